@@ -1,0 +1,32 @@
+#!/usr/bin/env bash
+# Installs what the tests need from Debian's packages, and nothing that is already there.
+#   scripts/deps.sh zookeeper          ZooKeeper 3.8 (the servers zktest starts)
+#   scripts/deps.sh zookeeper curator  plus Apache Curator 5.4 (interop tests, benchmarks)
+set -euo pipefail
+
+declare -A jar=(
+  [zookeeper]=/usr/share/java/zookeeper.jar
+  [curator]=/usr/share/java/curator-recipes.jar
+)
+declare -A pkg=(
+  [zookeeper]=zookeeper
+  [curator]=libcurator-recipes-java
+)
+
+missing=()
+for want in "$@"; do
+  [[ -n "${jar[$want]:-}" ]] || { echo "deps: unknown component '$want'" >&2; exit 2; }
+  [[ -f "${jar[$want]}" ]] || missing+=("${pkg[$want]}")
+done
+command -v java >/dev/null || missing+=(default-jre-headless)
+[[ ${#missing[@]} -eq 0 ]] && exit 0
+
+if [[ $(id -u) -ne 0 ]]; then
+  echo "deps: missing Debian packages: ${missing[*]}" >&2
+  echo "deps: run as root: sudo apt-get update && sudo apt-get install -y --no-install-recommends ${missing[*]}" >&2
+  exit 1
+fi
+echo "deps: installing ${missing[*]}"
+export DEBIAN_FRONTEND=noninteractive
+apt-get update -qq
+apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null

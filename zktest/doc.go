@@ -1,0 +1,19 @@
+// Package zktest runs a real Apache ZooKeeper for tests: a standalone server or a
+// three-server ensemble on loopback, each member a child java process started from
+// Debian's zookeeper package, with a fresh data directory and free ports.
+//
+// It is to ZooKeeper what net/http/httptest is to HTTP: NewServer and NewEnsemble
+// start the real thing and register its shutdown with the test's Cleanup, so a test
+// needs one line. Faults are real too: Stop and Start restart a member on the same
+// port with the same data, and a Proxy between client and server cuts or black-holes
+// connections, or holds a client away long enough for the server to expire its
+// session (Proxy.ExpireSession).
+//
+// Servers are tuned for tests: a 200 ms tick, so session timeouts from 400 ms to 4 s
+// are allowed and expire quickly; no admin server; every four-letter word that the
+// tests and benchmarks read (ruok, srvr, stat, mntr, wchs, wchc, wchp, cons, conf,
+// dump) is enabled; no connection limit per client address.
+//
+// When ZooKeeper is not installed, NewServer fails the test with the command that
+// installs it (make deps). Nothing is skipped silently.
+package zktest

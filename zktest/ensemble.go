@@ -1,0 +1,173 @@
+package zktest
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"strconv"
+	"sync"
+	"testing"
+	"time"
+)
+
+// Ensemble is a quorum of ZooKeeper servers on loopback, each with its own ports and
+// data directory.
+type Ensemble struct {
+	ms        []*member
+	closeOnce sync.Once
+}
+
+// NewEnsemble starts an ensemble of n servers (1 to 5; 3 is the usual) and registers its
+// Close with tb.Cleanup. It returns once every member serves.
+func NewEnsemble(tb testing.TB, n int, opts ...Option) *Ensemble {
+	tb.Helper()
+	e, err := StartEnsemble(context.Background(), n, opts...)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	tb.Cleanup(func() { _ = e.Close() })
+	return e
+}
+
+// StartEnsemble is NewEnsemble outside of a test; the caller must Close it.
+func StartEnsemble(ctx context.Context, n int, opts ...Option) (*Ensemble, error) {
+	if n < 1 || n > 5 {
+		return nil, fmt.Errorf("zktest: an ensemble has 1 to 5 servers, not %d", n)
+	}
+	cfg, java, err := prepare(opts)
+	if err != nil {
+		return nil, err
+	}
+	ms, err := startMembers(ctx, cfg, java, n)
+	if err != nil {
+		return nil, err
+	}
+	return &Ensemble{ms: ms}, nil
+}
+
+// Addrs are the client addresses of every member, running or not, in member order.
+func (e *Ensemble) Addrs() []string {
+	addrs := make([]string, len(e.ms))
+	for i, m := range e.ms {
+		addrs[i] = m.addr()
+	}
+	return addrs
+}
+
+// Addr is the client address of member i.
+func (e *Ensemble) Addr(i int) string { return e.ms[i].addr() }
+
+// Stop kills member i, as a crash would.
+func (e *Ensemble) Stop(i int) { e.ms[i].stop() }
+
+// Start restarts member i on its ports with its data and returns once it serves again,
+// which needs a quorum of the ensemble to be running.
+func (e *Ensemble) Start(i int) error {
+	if err := e.ms[i].launch(); err != nil {
+		return err
+	}
+	return e.ms[i].waitServing(context.Background())
+}
+
+// Leader is the index of the member that says it leads (srvr's Mode), or -1 while
+// none does, as during an election.
+func (e *Ensemble) Leader() int {
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	for i, m := range e.ms {
+		if m.pid() == 0 {
+			continue
+		}
+		if mode, _ := m.mode(ctx); mode == "leader" || mode == "standalone" {
+			return i
+		}
+	}
+	return -1
+}
+
+// FourLetter sends a four-letter word to member i.
+func (e *Ensemble) FourLetter(ctx context.Context, i int, word string) (string, error) {
+	return fourLetter(ctx, e.ms[i].addr(), word)
+}
+
+// Close stops every member and removes their directories. It is idempotent.
+func (e *Ensemble) Close() error {
+	var err error
+	e.closeOnce.Do(func() {
+		err = closeMembers(e.ms)
+	})
+	return err
+}
+
+// startMembers starts n servers (an ensemble when n > 1) and waits until all serve.
+// A lost race for a port is retried with fresh ports.
+func startMembers(ctx context.Context, cfg config, java string, n int) ([]*member, error) {
+	const attempts = 3
+	for attempt := 1; ; attempt++ {
+		ms, err := tryStartMembers(ctx, cfg, java, n)
+		if err == nil {
+			return ms, nil
+		}
+		bindFailed := false
+		for _, m := range ms {
+			bindFailed = bindFailed || m.bindFailed()
+		}
+		_ = closeMembers(ms)
+		if !bindFailed || attempt == attempts || ctx.Err() != nil {
+			return nil, err
+		}
+	}
+}
+
+func tryStartMembers(ctx context.Context, cfg config, java string, n int) ([]*member, error) {
+	perMember := 1
+	if n > 1 {
+		perMember = 3
+	}
+	ports, err := freePorts(n * perMember)
+	if err != nil {
+		return nil, err
+	}
+	ms := make([]*member, 0, n)
+	for i := range n {
+		dir, err := os.MkdirTemp("", "zktest-")
+		if err != nil {
+			return ms, fmt.Errorf("zktest: %w", err)
+		}
+		myid := 0
+		if n > 1 {
+			myid = i + 1
+		}
+		ms = append(ms, newMember(cfg, java, dir, myid, ports[i*perMember:(i+1)*perMember]))
+	}
+	var peers []string
+	if n > 1 {
+		for _, m := range ms {
+			peers = append(peers, "server."+strconv.Itoa(m.myid)+"=127.0.0.1:"+
+				strconv.Itoa(m.peerPort)+":"+strconv.Itoa(m.electPort))
+		}
+	}
+	for _, m := range ms {
+		if err := m.writeConfig(peers); err != nil {
+			return ms, err
+		}
+		if err := m.launch(); err != nil {
+			return ms, err
+		}
+	}
+	var errs []error
+	for _, m := range ms {
+		errs = append(errs, m.waitServing(ctx))
+	}
+	return ms, errors.Join(errs...)
+}
+
+func closeMembers(ms []*member) error {
+	var errs []error
+	for _, m := range ms {
+		m.stop()
+		errs = append(errs, os.RemoveAll(m.dir))
+	}
+	return errors.Join(errs...)
+}

@@ -1,0 +1,219 @@
+package zktest
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"net"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"sync"
+	"syscall"
+	"time"
+)
+
+// startTimeout bounds how long a member may take to serve; Debian's ZooKeeper serves in
+// about a second here, an ensemble reaches quorum in about two.
+const startTimeout = 60 * time.Second
+
+// member is one ZooKeeper java process: standalone, or one server of an ensemble.
+type member struct {
+	cfg        config
+	java       string
+	dir        string // owns data/, zoo.cfg and server.log; removed by close
+	myid       int    // 0 when standalone
+	clientPort int
+	peerPort   int
+	electPort  int
+
+	mu     sync.Mutex
+	cmd    *exec.Cmd
+	exited chan struct{} // closed when the current process has been reaped
+}
+
+func newMember(cfg config, java, dir string, myid int, ports []int) *member {
+	m := &member{cfg: cfg, java: java, dir: dir, myid: myid, clientPort: ports[0]}
+	if len(ports) == 3 {
+		m.peerPort, m.electPort = ports[1], ports[2]
+	}
+	return m
+}
+
+func (m *member) addr() string { return net.JoinHostPort("127.0.0.1", strconv.Itoa(m.clientPort)) }
+
+// writeConfig writes zoo.cfg; peers holds the server.N lines of an ensemble.
+func (m *member) writeConfig(peers []string) error {
+	dataDir := filepath.Join(m.dir, "data")
+	if err := os.MkdirAll(dataDir, 0o755); err != nil {
+		return fmt.Errorf("zktest: %w", err)
+	}
+	if m.myid > 0 {
+		if err := os.WriteFile(filepath.Join(dataDir, "myid"), []byte(strconv.Itoa(m.myid)+"\n"), 0o644); err != nil {
+			return fmt.Errorf("zktest: %w", err)
+		}
+	}
+	tick := m.cfg.tickTime.Milliseconds()
+	lines := []string{
+		"tickTime=" + strconv.FormatInt(tick, 10),
+		"initLimit=10",
+		"syncLimit=5",
+		"dataDir=" + dataDir,
+		"clientPort=" + strconv.Itoa(m.clientPort),
+		"clientPortAddress=127.0.0.1",
+		"admin.enableServer=false",
+		"maxClientCnxns=0",
+		"4lw.commands.whitelist=ruok,srvr,stat,mntr,wchs,wchc,wchp,cons,conf,dump",
+		// The tests' durability needs are met by the page cache: a killed java process
+		// loses nothing that the kernel holds, and fsyncs would only slow every write.
+		"forceSync=no",
+	}
+	if m.cfg.minSession > 0 {
+		lines = append(lines, "minSessionTimeout="+strconv.FormatInt(m.cfg.minSession.Milliseconds(), 10))
+	}
+	if m.cfg.maxSession > 0 {
+		lines = append(lines, "maxSessionTimeout="+strconv.FormatInt(m.cfg.maxSession.Milliseconds(), 10))
+	}
+	lines = append(lines, peers...)
+	lines = append(lines, m.cfg.extra...)
+	return os.WriteFile(m.configPath(), []byte(strings.Join(lines, "\n")+"\n"), 0o644)
+}
+
+func (m *member) configPath() string { return filepath.Join(m.dir, "zoo.cfg") }
+func (m *member) logPath() string    { return filepath.Join(m.dir, "server.log") }
+
+// launch starts the java process without waiting for it to serve.
+func (m *member) launch() error {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if m.cmd != nil {
+		return errors.New("zktest: server is already running")
+	}
+	logFile, err := os.OpenFile(m.logPath(), os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644)
+	if err != nil {
+		return fmt.Errorf("zktest: %w", err)
+	}
+	cmd := exec.Command(m.java,
+		"-Xmx"+strconv.Itoa(m.cfg.heapMB)+"m",
+		"-XX:+UseSerialGC",
+		"-Dzookeeper.jmx.log4j.disable=true",
+		"-Dznode.container.checkIntervalMs="+strconv.FormatInt(m.cfg.containerInterval.Milliseconds(), 10),
+		"-cp", javaClassPath(),
+		"org.apache.zookeeper.server.quorum.QuorumPeerMain", m.configPath())
+	cmd.Dir = m.dir
+	cmd.Stdout, cmd.Stderr = logFile, logFile
+	// If the test binary dies without cleaning up, the kernel kills the server too.
+	cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
+	if err := cmd.Start(); err != nil {
+		logFile.Close()
+		return fmt.Errorf("zktest: starting java: %w", err)
+	}
+	exited := make(chan struct{})
+	m.cmd, m.exited = cmd, exited
+	go func() {
+		_ = cmd.Wait()
+		logFile.Close()
+		close(exited)
+	}()
+	return nil
+}
+
+// waitServing polls srvr until the member serves clients, as standalone, leader or
+// follower. A process that exits first fails at once, with the tail of its log.
+func (m *member) waitServing(ctx context.Context) error {
+	m.mu.Lock()
+	exited := m.exited
+	m.mu.Unlock()
+	if exited == nil {
+		return errors.New("zktest: server is not running")
+	}
+	ctx, cancel := context.WithTimeout(ctx, startTimeout)
+	defer cancel()
+	tick := time.NewTicker(25 * time.Millisecond)
+	defer tick.Stop()
+	for {
+		if mode, _ := m.mode(ctx); mode != "" {
+			return nil
+		}
+		select {
+		case <-exited:
+			return fmt.Errorf("zktest: server %s exited during start-up; its log ends:\n%s", m.addr(), m.logTail(40))
+		case <-ctx.Done():
+			return fmt.Errorf("zktest: server %s did not serve: %w; its log ends:\n%s", m.addr(), ctx.Err(), m.logTail(40))
+		case <-tick.C:
+		}
+	}
+}
+
+// mode is "standalone", "leader" or "follower" while the member serves, else "".
+func (m *member) mode(ctx context.Context) (string, error) {
+	out, err := fourLetter(ctx, m.addr(), "srvr")
+	if err != nil {
+		return "", err
+	}
+	for _, line := range strings.Split(out, "\n") {
+		if mode, ok := strings.CutPrefix(line, "Mode: "); ok {
+			return strings.TrimSpace(mode), nil
+		}
+	}
+	return "", nil
+}
+
+// stop kills the process and reaps it. A killed ZooKeeper loses nothing it acknowledged
+// (the kernel still holds its writes), so this is a faithful crash and a fast one.
+func (m *member) stop() {
+	m.mu.Lock()
+	cmd, exited := m.cmd, m.exited
+	m.cmd, m.exited = nil, nil
+	m.mu.Unlock()
+	if cmd == nil {
+		return
+	}
+	_ = cmd.Process.Kill()
+	<-exited
+}
+
+func (m *member) pid() int {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if m.cmd == nil {
+		return 0
+	}
+	return m.cmd.Process.Pid
+}
+
+func (m *member) logTail(n int) string {
+	data, err := os.ReadFile(m.logPath())
+	if err != nil {
+		return "(no log: " + err.Error() + ")"
+	}
+	lines := bytes.Split(bytes.TrimRight(data, "\n"), []byte("\n"))
+	if len(lines) > n {
+		lines = lines[len(lines)-n:]
+	}
+	return string(bytes.Join(lines, []byte("\n")))
+}
+
+// bindFailed tells a lost race for a port (another process took it between our probe
+// and the server's bind) from a real failure, so that the caller can try other ports.
+func (m *member) bindFailed() bool {
+	data, _ := os.ReadFile(m.logPath())
+	return bytes.Contains(data, []byte("Address already in use"))
+}
+
+// freePorts reserves n distinct loopback ports by listening on them all at once.
+func freePorts(n int) ([]int, error) {
+	ports := make([]int, 0, n)
+	for range n {
+		l, err := net.Listen("tcp", "127.0.0.1:0")
+		if err != nil {
+			return nil, fmt.Errorf("zktest: finding a free port: %w", err)
+		}
+		defer l.Close()
+		ports = append(ports, l.Addr().(*net.TCPAddr).Port)
+	}
+	return ports, nil
+}

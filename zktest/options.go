@@ -1,0 +1,65 @@
+package zktest
+
+import (
+	"fmt"
+	"time"
+)
+
+// Option tunes the servers that NewServer, StartServer and NewEnsemble start.
+type Option func(*config)
+
+type config struct {
+	tickTime          time.Duration
+	minSession        time.Duration
+	maxSession        time.Duration
+	containerInterval time.Duration
+	extra             []string
+	heapMB            int
+}
+
+func defaultConfig() config {
+	return config{
+		tickTime:          200 * time.Millisecond,
+		containerInterval: time.Minute,
+		heapMB:            256,
+	}
+}
+
+// WithTickTime sets ZooKeeper's tickTime. Default 200 ms: session timeouts from 2 to 20
+// ticks are allowed, so tests can expire sessions in well under a second.
+func WithTickTime(d time.Duration) Option { return func(c *config) { c.tickTime = d } }
+
+// WithSessionTimeouts sets the server's minSessionTimeout and maxSessionTimeout, the
+// range a client's requested timeout is clamped to. Default 2 and 20 ticks.
+func WithSessionTimeouts(min, max time.Duration) Option {
+	return func(c *config) { c.minSession, c.maxSession = min, max }
+}
+
+// WithContainerCheckInterval sets how often the server deletes empty container nodes
+// (znode.container.checkIntervalMs). Default one minute, ZooKeeper's own; tests of
+// container cleanup set a few hundred milliseconds.
+func WithContainerCheckInterval(d time.Duration) Option {
+	return func(c *config) { c.containerInterval = d }
+}
+
+// WithConfig appends lines to zoo.cfg, after the ones zktest writes. Default none.
+func WithConfig(lines ...string) Option {
+	return func(c *config) { c.extra = append(c.extra, lines...) }
+}
+
+// WithHeapMB sets the JVM's maximum heap in MiB. Default 256.
+func WithHeapMB(mb int) Option { return func(c *config) { c.heapMB = mb } }
+
+func (c config) validate() error {
+	switch {
+	case c.tickTime < time.Millisecond:
+		return fmt.Errorf("zktest: tickTime %v is below 1ms", c.tickTime)
+	case c.minSession < 0 || c.maxSession < 0 || (c.maxSession > 0 && c.maxSession < c.minSession):
+		return fmt.Errorf("zktest: bad session timeout range [%v, %v]", c.minSession, c.maxSession)
+	case c.containerInterval < time.Millisecond:
+		return fmt.Errorf("zktest: container check interval %v is below 1ms", c.containerInterval)
+	case c.heapMB < 32:
+		return fmt.Errorf("zktest: JVM heap of %d MiB is too small (32 at least)", c.heapMB)
+	}
+	return nil
+}

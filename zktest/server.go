@@ -1,0 +1,86 @@
+package zktest
+
+import (
+	"context"
+	"errors"
+	"os"
+	"sync"
+	"testing"
+)
+
+// Server is a standalone ZooKeeper on a loopback port, with its own data directory.
+type Server struct {
+	m         *member
+	closeOnce sync.Once
+}
+
+// NewServer starts a standalone server for the test and registers its Close with
+// tb.Cleanup. It fails the test, with the server's own log, if the server cannot start.
+func NewServer(tb testing.TB, opts ...Option) *Server {
+	tb.Helper()
+	s, err := StartServer(context.Background(), opts...)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	tb.Cleanup(func() { _ = s.Close() })
+	return s
+}
+
+// StartServer starts a standalone server outside of a test (the demo and `zkr dev` use
+// it). It returns once the server serves clients; the caller must Close it.
+func StartServer(ctx context.Context, opts ...Option) (*Server, error) {
+	cfg, java, err := prepare(opts)
+	if err != nil {
+		return nil, err
+	}
+	ms, err := startMembers(ctx, cfg, java, 1)
+	if err != nil {
+		return nil, err
+	}
+	return &Server{m: ms[0]}, nil
+}
+
+// Addr is the server's client address, "127.0.0.1:port".
+func (s *Server) Addr() string { return s.m.addr() }
+
+// Stop kills the server process, as a crash would. Its port and data are kept for Start.
+func (s *Server) Stop() { s.m.stop() }
+
+// Start restarts a stopped server on the same port with the same data, and returns once
+// it serves. Sessions whose timeout has not run out survive the restart, as in production.
+func (s *Server) Start() error {
+	if err := s.m.launch(); err != nil {
+		return err
+	}
+	return s.m.waitServing(context.Background())
+}
+
+// FourLetter sends a four-letter word (mntr, wchs, srvr, ...) to the server.
+func (s *Server) FourLetter(ctx context.Context, word string) (string, error) {
+	return fourLetter(ctx, s.Addr(), word)
+}
+
+// Close stops the server and removes its directory. It is idempotent.
+func (s *Server) Close() error {
+	var err error
+	s.closeOnce.Do(func() {
+		s.m.stop()
+		err = os.RemoveAll(s.m.dir)
+	})
+	return err
+}
+
+func prepare(opts []Option) (config, string, error) {
+	cfg := defaultConfig()
+	for _, o := range opts {
+		if o == nil {
+			return cfg, "", errors.New("zktest: nil Option")
+		}
+		o(&cfg)
+	}
+	if err := cfg.validate(); err != nil {
+		return cfg, "", err
+	}
+	java, err := checkInstalled()
+	return cfg, java, err
+}
