@@ -1,0 +1,74 @@
+package framework
+
+import (
+	"strings"
+
+	"github.com/google/uuid"
+)
+
+// A protected node's name starts with a prefix that carries a random id, so that a
+// client whose create failed with a connection loss can find out whether the node
+// was made after all: it lists the parent and looks for its own id. The layout is
+// Curator's, byte for byte, so Go and Java processes can share a lock:
+//
+//	_c_0f8fad5b-d9cb-469f-a165-70867728950e-lock-0000000007
+//	^^^ marker (3) ^^^ UUID, lowercase, dashed (36) ^ "-" (1), then the name
+//
+// go-zookeeper's CreateProtectedEphemeralSequential writes "_c_" + 32 hex digits
+// without dashes instead; Curator does not recognise such names as protected, and
+// neither do we.
+const (
+	protectedMarker    = "_c_"
+	protectedIDLen     = 36
+	protectedPrefixLen = len(protectedMarker) + protectedIDLen + 1 // 40
+)
+
+// newProtectedID returns a fresh id for one protected create: a random UUID in the
+// lowercase dashed form that Curator writes. Use one id per logical create and
+// keep it across that create's retries, or the recovery cannot find the node.
+func newProtectedID() string {
+	return uuid.NewString()
+}
+
+// protectedName returns the protected form of the node name (the last path
+// segment) for the given id. For a sequential create the name is the prefix the
+// server appends the sequence number to, e.g. "lock-". With an empty name the
+// result is only the 40-byte prefix, which IsProtectedName rejects, as Curator does,
+// until the server has appended a sequence number.
+func protectedName(id, name string) string {
+	return protectedMarker + id + "-" + name
+}
+
+// IsProtectedName reports whether the node name (a last path segment, not a path)
+// carries Curator's protection prefix: "_c_", a UUID in the canonical dashed form
+// (either case, as Java's UUID parser accepts), "-", and at least one more
+// character. Recipes use it to tell participants from other children; tools use it
+// to find orphaned nodes.
+func IsProtectedName(name string) bool {
+	if len(name) <= protectedPrefixLen || !strings.HasPrefix(name, protectedMarker) ||
+		name[protectedPrefixLen-1] != '-' {
+		return false
+	}
+	// uuid.Parse takes a 36-byte input only in the dashed 8-4-4-4-12 form.
+	_, err := uuid.Parse(name[len(protectedMarker) : protectedPrefixLen-1])
+	return err == nil
+}
+
+// ProtectedID returns the UUID of a protected name, as written in it; ok is false
+// if the name is not protected.
+func ProtectedID(name string) (id string, ok bool) {
+	if !IsProtectedName(name) {
+		return "", false
+	}
+	return name[len(protectedMarker) : protectedPrefixLen-1], true
+}
+
+// StripProtection returns the name without its protection prefix: the name the
+// creator asked for plus any sequence number, e.g. "lock-0000000007". A name that is
+// not protected is returned unchanged.
+func StripProtection(name string) string {
+	if !IsProtectedName(name) {
+		return name
+	}
+	return name[protectedPrefixLen:]
+}
