@@ -1,0 +1,259 @@
+package framework
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/go-zookeeper/zk"
+)
+
+// ErrClosed is returned by every operation of a closed Client, including those that
+// were waiting when Close was called.
+var ErrClosed = errors.New("framework: client closed")
+
+// closeWait bounds how long Close waits for background deletes to finish, as
+// Curator's maxCloseWaitMs does.
+const closeWait = time.Second
+
+// Client is one ZooKeeper session, kept alive across connection drops and replaced
+// after a loss, with Curator's connection states, retries, namespace and ACLs.
+// It is safe for concurrent use.
+type Client struct {
+	servers []string
+	opts    options
+	log     *slog.Logger
+
+	events    *queue[sessionEvent] // go-zookeeper's session events, and our timers
+	published *queue[change]       // what listeners hear, in order
+
+	mu          sync.Mutex
+	h           *handle // the current go-zookeeper connection
+	state       ConnectionState
+	sessionID   int64         // the session of the last Connected or Reconnected
+	connected   chan struct{} // closed while state.IsConnected()
+	lostTimer   *time.Timer
+	suspendedAt int // counts Suspended states, so a late timer of an old one is ignored
+	listeners   map[int]listener
+	nextID      int
+	changes     int // how many states were published
+	closing     bool
+
+	namespaceReady atomic.Bool
+
+	bgCtx    context.Context // cancelled at the end of Close; stops background work
+	bgCancel context.CancelFunc
+	bg       sync.WaitGroup // background deletes, abandoned requests
+	done     chan struct{}  // closed by Close: stops our goroutines
+	loops    sync.WaitGroup // our goroutines and each handle's event drain
+	closeErr error
+	once     sync.Once
+}
+
+// New validates its arguments and starts connecting in the background, as Curator's
+// client does; it does not wait for a server (see WaitConnected). servers are
+// "host:port" addresses of the ensemble's members.
+func New(servers []string, opts ...Option) (*Client, error) {
+	if len(servers) == 0 {
+		return nil, invalidOption("no servers")
+	}
+	for _, s := range servers {
+		if strings.TrimSpace(s) == "" || strings.ContainsAny(s, " ,/") {
+			return nil, invalidOption("bad server address %q (want host:port)", s)
+		}
+	}
+	o := defaultOptions()
+	for _, opt := range opts {
+		if opt == nil {
+			return nil, invalidOption("nil Option")
+		}
+		if err := opt(&o); err != nil {
+			return nil, err
+		}
+	}
+	c := &Client{
+		servers:   append([]string(nil), servers...),
+		opts:      o,
+		log:       o.logger,
+		events:    newQueue[sessionEvent](),
+		published: newQueue[change](),
+		connected: make(chan struct{}),
+		listeners: map[int]listener{},
+		done:      make(chan struct{}),
+	}
+	c.bgCtx, c.bgCancel = context.WithCancel(context.Background())
+	h, err := c.dial(1)
+	if err != nil {
+		return nil, err
+	}
+	c.h = h
+	c.loops.Add(2)
+	go func() { defer c.loops.Done(); c.events.drain(c.done, c.handleEvent) }()
+	go func() { defer c.loops.Done(); c.published.drain(c.done, c.notify) }()
+	return c, nil
+}
+
+// WaitConnected blocks until the client has a session: it returns nil, the context's
+// error, or ErrClosed.
+func (c *Client) WaitConnected(ctx context.Context) error {
+	for {
+		c.mu.Lock()
+		closing, state, ch := c.closing, c.state, c.connected
+		c.mu.Unlock()
+		switch {
+		case closing:
+			return ErrClosed
+		case state.IsConnected():
+			return nil
+		}
+		select {
+		case <-ch:
+		case <-ctx.Done():
+			return fmt.Errorf("framework: waiting for a connection: %w", ctx.Err())
+		case <-c.done:
+			return ErrClosed
+		}
+	}
+}
+
+// State is the connection state listeners last heard (Latent before the first).
+func (c *Client) State() ConnectionState {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.state
+}
+
+// Listen registers fn to hear every state change after this call, in order, on one
+// goroutine of the client's (never go-zookeeper's). fn must not block for long: later
+// changes wait for it. stop unregisters fn; it may be called from within fn.
+func (c *Client) Listen(fn func(ConnectionState)) (stop func()) {
+	if fn == nil {
+		return func() {}
+	}
+	c.mu.Lock()
+	id := c.nextID
+	c.nextID++
+	c.listeners[id] = listener{fn: fn, after: c.changes}
+	c.mu.Unlock()
+	return func() {
+		c.mu.Lock()
+		delete(c.listeners, id)
+		c.mu.Unlock()
+	}
+}
+
+// SessionID is the id of the session requests currently run in, 0 while there is
+// none. A node's ephemeral owner equal to it means the node is ours and alive.
+func (c *Client) SessionID() int64 { return c.Conn().SessionID() }
+
+// ErrorPolicy is the policy recipes apply to connection states.
+func (c *Client) ErrorPolicy() ErrorPolicy { return c.opts.errorPolicy }
+
+// Namespace is the client's namespace, "" for none.
+func (c *Client) Namespace() string { return c.opts.namespace }
+
+// SessionTimeout is the session timeout the client asked for.
+func (c *Client) SessionTimeout() time.Duration { return c.opts.sessionTimeout }
+
+// Logger is the client's logger, for recipes to log through.
+func (c *Client) Logger() *slog.Logger { return c.log }
+
+// Conn is the current go-zookeeper connection, for what the client does not wrap: no
+// namespace, no retries, no ACL provider. It is replaced when a session is given up
+// (Lost without expiry), so do not keep it.
+func (c *Client) Conn() *zk.Conn {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.h.conn
+}
+
+// Close ends the session: its ephemeral nodes go at once. It waits up to a second for
+// background deletes, then releases every goroutine. Operations blocked in it and
+// after it return ErrClosed. Close is idempotent.
+func (c *Client) Close() error {
+	c.once.Do(func() {
+		c.mu.Lock()
+		c.closing = true
+		c.mu.Unlock()
+		c.waitBackground(closeWait)
+		c.bgCancel()
+
+		c.mu.Lock()
+		h := c.h
+		if c.lostTimer != nil {
+			c.lostTimer.Stop()
+		}
+		c.mu.Unlock()
+		close(c.done)
+		h.conn.Close()
+		c.bg.Wait()
+		c.loops.Wait()
+	})
+	return c.closeErr
+}
+
+func (c *Client) waitBackground(limit time.Duration) {
+	idle := make(chan struct{})
+	go func() { c.bg.Wait(); close(idle) }()
+	select {
+	case <-idle:
+	case <-time.After(limit):
+		c.log.Warn("zkrecipes: closing with background deletes still pending")
+	}
+	c.bgCancel()
+	<-idle
+}
+
+func (c *Client) isClosing() bool {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.closing
+}
+
+// goBackground runs fn in a goroutine that Close waits for; fn's context ends when
+// Close gives up waiting. It returns false once the client is closing.
+func (c *Client) goBackground(fn func(ctx context.Context)) bool {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.bgCtx.Err() != nil {
+		return false
+	}
+	c.bg.Add(1)
+	go func() {
+		defer c.bg.Done()
+		fn(c.bgCtx)
+	}()
+	return true
+}
+
+type listener struct {
+	fn    func(ConnectionState)
+	after int // the number of changes published before it registered
+}
+
+// change is the n-th published state.
+type change struct {
+	state ConnectionState
+	n     int
+}
+
+// notify delivers one state change to the listeners registered before it happened,
+// in the order they registered.
+func (c *Client) notify(ch change) {
+	c.mu.Lock()
+	fns := make([]func(ConnectionState), 0, len(c.listeners))
+	for id := 0; id < c.nextID; id++ {
+		if l, ok := c.listeners[id]; ok && l.after < ch.n {
+			fns = append(fns, l.fn)
+		}
+	}
+	c.mu.Unlock()
+	for _, fn := range fns {
+		fn(ch.state)
+	}
+}

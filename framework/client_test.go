@@ -1,0 +1,347 @@
+package framework
+
+import (
+	"context"
+	"errors"
+	"testing"
+	"time"
+
+	"github.com/go-zookeeper/zk"
+	"github.com/stretchr/testify/require"
+
+	"github.com/zkrecipes/zkrecipes/zktest"
+)
+
+func TestFirstSessionIsConnected(t *testing.T) {
+	srv := zktest.NewServer(t)
+	c, err := New([]string{srv.Addr()}, WithSessionTimeout(2*time.Second))
+	require.NoError(t, err)
+	defer c.Close()
+	log := listen(c)
+	require.Equal(t, Latent, c.State())
+	require.NoError(t, c.WaitConnected(testCtx(t)))
+	log.waitFor(t, Connected)
+	require.NotZero(t, c.SessionID())
+}
+
+func TestServerRestartWithinSessionTimeoutKeepsTheSession(t *testing.T) {
+	srv := zktest.NewServer(t)
+	c := newClient(t, []string{srv.Addr()}, WithSessionTimeout(4*time.Second))
+	log := listen(c)
+	sid := c.SessionID()
+
+	srv.Stop()
+	log.waitFor(t, Suspended)
+	require.NoError(t, srv.Start())
+	log.waitFor(t, Suspended, Reconnected)
+	require.Equal(t, sid, c.SessionID(), "the same session came back")
+}
+
+func TestSessionExpiryIsLostThenReconnected(t *testing.T) {
+	srv := zktest.NewServer(t)
+	proxy := zktest.NewProxy(t, srv.Addr())
+	c := newClient(t, []string{proxy.Addr()}, WithSessionTimeout(2*time.Second))
+	log := listen(c)
+	sid := c.SessionID()
+	ctx := testCtx(t)
+	_, err := c.Create(ctx, "/eph", nil, Ephemeral())
+	require.NoError(t, err)
+
+	require.NoError(t, proxy.ExpireSession(ctx, 2*time.Second))
+	require.NoError(t, c.WaitConnected(ctx))
+	require.Eventually(t, func() bool {
+		s := log.get()
+		return len(s) > 0 && s[len(s)-1] == Reconnected
+	}, wait, 10*time.Millisecond)
+	// The black-hole may or may not be noticed before the server expires the session,
+	// so Suspended may come first; Lost comes once, then Reconnected.
+	states := log.get()
+	if states[0] == Suspended {
+		states = states[1:]
+	}
+	require.Equal(t, []ConnectionState{Lost, Reconnected}, states)
+	require.NotEqual(t, sid, c.SessionID(), "a new session")
+	ok, _, err := c.Exists(ctx, "/eph")
+	require.NoError(t, err)
+	require.False(t, ok, "the old session's ephemeral node is gone")
+}
+
+func TestServerDownPastSessionTimeoutIsLost(t *testing.T) {
+	srv := zktest.NewServer(t)
+	c := newClient(t, []string{srv.Addr()}, WithSessionTimeout(2*time.Second))
+	log := listen(c)
+	sid := c.SessionID()
+	ctx := testCtx(t)
+	_, err := c.Create(ctx, "/eph", nil, Ephemeral())
+	require.NoError(t, err)
+
+	srv.Stop()
+	log.waitFor(t, Suspended, Lost)
+	require.NoError(t, srv.Start())
+	log.waitFor(t, Suspended, Lost, Reconnected)
+	require.NotEqual(t, sid, c.SessionID(), "the client gave up the old session for a new one")
+
+	// The server kept the old session across its restart, but nobody uses it any more:
+	// it expires, and its ephemeral node with it.
+	require.Eventually(t, func() bool {
+		ok, _, err := c.Exists(ctx, "/eph")
+		return err == nil && !ok
+	}, wait, 50*time.Millisecond)
+	require.Equal(t, []ConnectionState{Suspended, Lost, Reconnected}, log.get(), "never two Lost")
+}
+
+func TestEnsembleMemberLossKeepsTheSession(t *testing.T) {
+	e := zktest.NewEnsemble(t, 3)
+	c := newClient(t, e.Addrs(), WithSessionTimeout(4*time.Second))
+	log := listen(c)
+	sid := c.SessionID()
+	server := c.Conn().Server()
+	member := -1
+	for i, a := range e.Addrs() {
+		if a == server {
+			member = i
+		}
+	}
+	require.GreaterOrEqual(t, member, 0, "connected to %s, one of %v", server, e.Addrs())
+
+	e.Stop(member)
+	log.waitFor(t, Suspended, Reconnected)
+	require.Equal(t, sid, c.SessionID(), "the session moved to another member")
+	require.NotEqual(t, server, c.Conn().Server())
+	_, err := c.Create(testCtx(t), "/after", nil)
+	require.NoError(t, err)
+}
+
+func TestListenersHearInOrderAndStopFromWithin(t *testing.T) {
+	srv := zktest.NewServer(t)
+	c := newClient(t, []string{srv.Addr()}, WithSessionTimeout(4*time.Second))
+	var stop func()
+	var heard []ConnectionState
+	stop = c.Listen(func(s ConnectionState) {
+		heard = append(heard, s) // only the client's one goroutine writes: no lock needed
+		stop()
+	})
+	log := listen(c)
+	srv.Stop()
+	log.waitFor(t, Suspended)
+	require.NoError(t, srv.Start())
+	log.waitFor(t, Suspended, Reconnected)
+	log.stop()
+	require.NoError(t, c.Close())
+	require.Equal(t, []ConnectionState{Suspended}, heard, "a listener that stopped itself hears nothing more")
+}
+
+func TestNamespacesAreSeparate(t *testing.T) {
+	srv := zktest.NewServer(t)
+	a := newClient(t, []string{srv.Addr()}, WithNamespace("a"))
+	b := newClient(t, []string{srv.Addr()}, WithNamespace("b/inner"))
+	raw := newClient(t, []string{srv.Addr()})
+	ctx := testCtx(t)
+
+	p, err := a.Create(ctx, "/x/y", []byte("A"), CreatingParents())
+	require.NoError(t, err)
+	require.Equal(t, "/x/y", p, "paths come back without the namespace")
+	ok, _, err := b.Exists(ctx, "/x/y")
+	require.NoError(t, err)
+	require.False(t, ok, "b does not see a's node")
+	data, _, err := raw.Get(ctx, "/a/x/y")
+	require.NoError(t, err)
+	require.Equal(t, "A", string(data))
+	_, stat, err := raw.Exists(ctx, "/b/inner")
+	require.NoError(t, err)
+	require.NotNil(t, stat, "the namespace node was created on first use")
+	names, _, err := a.Children(ctx, "/")
+	require.NoError(t, err)
+	require.Equal(t, []string{"x"}, names)
+}
+
+func TestCreatingParentsMakesContainers(t *testing.T) {
+	srv := zktest.NewServer(t, zktest.WithContainerCheckInterval(100*time.Millisecond))
+	c := newClient(t, []string{srv.Addr()})
+	ctx := testCtx(t)
+	p, err := c.Create(ctx, "/locks/l1/n-", nil, CreatingParents(), Ephemeral(), Sequential())
+	require.NoError(t, err)
+	require.Regexp(t, `^/locks/l1/n-\d{10}$`, p)
+	require.NoError(t, c.Delete(ctx, p, -1))
+	require.Eventually(t, func() bool {
+		ok, _, err := c.Exists(ctx, "/locks")
+		return err == nil && !ok
+	}, wait, 50*time.Millisecond, "empty containers are removed by the server")
+}
+
+func TestDigestAuthAndCreatorOnlyACL(t *testing.T) {
+	srv := zktest.NewServer(t)
+	owner := newClient(t, []string{srv.Addr()}, WithSessionTimeout(4*time.Second),
+		WithAuth("digest", []byte("alice:secret")), WithACL(FixedACL(zk.AuthACL(zk.PermAll)...)))
+	stranger := newClient(t, []string{srv.Addr()})
+	ctx := testCtx(t)
+
+	_, err := owner.Create(ctx, "/private", []byte("p"))
+	require.NoError(t, err)
+	_, _, err = stranger.Get(ctx, "/private")
+	require.ErrorIs(t, err, zk.ErrNoAuth, "no credentials, no read")
+	err = stranger.Delete(ctx, "/private", -1)
+	require.NoError(t, err, "delete needs permission on the parent, which is open")
+
+	_, err = owner.Create(ctx, "/private", []byte("p"))
+	require.NoError(t, err)
+	_, err = owner.Create(ctx, "/private/child", nil)
+	require.NoError(t, err)
+	require.ErrorIs(t, stranger.Delete(ctx, "/private/child", -1), zk.ErrNoAuth)
+
+	// The credentials hold on a new connection of the same session...
+	log := listen(owner)
+	srv.Stop()
+	log.waitFor(t, Suspended)
+	require.NoError(t, srv.Start())
+	log.waitFor(t, Suspended, Reconnected)
+	_, _, err = owner.Get(ctx, "/private")
+	require.NoError(t, err)
+}
+
+func TestAuthHoldsOnANewSession(t *testing.T) {
+	srv := zktest.NewServer(t)
+	owner := newClient(t, []string{srv.Addr()}, WithSessionTimeout(2*time.Second),
+		WithAuth("digest", []byte("alice:secret")), WithACL(FixedACL(zk.AuthACL(zk.PermAll)...)))
+	ctx := testCtx(t)
+	_, err := owner.Create(ctx, "/private", []byte("p"))
+	require.NoError(t, err)
+
+	// Down past the session timeout: the client gives the session up and makes a new
+	// connection, which must send the credentials again before anything else.
+	log := listen(owner)
+	srv.Stop()
+	log.waitFor(t, Suspended, Lost)
+	require.NoError(t, srv.Start())
+	log.waitFor(t, Suspended, Lost, Reconnected)
+	data, _, err := owner.Get(ctx, "/private")
+	require.NoError(t, err)
+	require.Equal(t, "p", string(data))
+}
+
+func TestCloseReleasesABlockedRetry(t *testing.T) {
+	srv := zktest.NewServer(t)
+	c := newClient(t, []string{srv.Addr()}, WithRetryPolicy(RetryForever(10*time.Millisecond)))
+	srv.Stop()
+	done := make(chan error, 1)
+	go func() {
+		_, _, err := c.Get(context.Background(), "/x")
+		done <- err
+	}()
+	require.NoError(t, c.Close())
+	select {
+	case err := <-done:
+		require.ErrorIs(t, err, ErrClosed)
+	case <-time.After(wait):
+		t.Fatal("Get still blocked after Close")
+	}
+	_, _, err := c.Get(context.Background(), "/x")
+	require.ErrorIs(t, err, ErrClosed, "operations after Close")
+	require.ErrorIs(t, c.WaitConnected(context.Background()), ErrClosed)
+	require.NoError(t, c.Close(), "Close is idempotent")
+}
+
+func TestRetryStopsWithItsContext(t *testing.T) {
+	srv := zktest.NewServer(t)
+	c := newClient(t, []string{srv.Addr()}, WithRetryPolicy(RetryForever(10*time.Millisecond)),
+		WithConnectionTimeout(100*time.Millisecond))
+	srv.Stop()
+	ctx, cancel := context.WithTimeout(context.Background(), 300*time.Millisecond)
+	defer cancel()
+	_, _, err := c.Get(ctx, "/x")
+	require.ErrorIs(t, err, context.DeadlineExceeded)
+}
+
+func TestRetryRetriesOnlyConnectionErrors(t *testing.T) {
+	srv := zktest.NewServer(t)
+	c := newClient(t, []string{srv.Addr()}, WithRetryPolicy(RetryNTimes(3, 0)))
+	ctx := testCtx(t)
+	calls := 0
+	err := c.Retry(ctx, func(context.Context) error { calls++; return zk.ErrNoNode })
+	require.ErrorIs(t, err, zk.ErrNoNode)
+	require.Equal(t, 1, calls)
+
+	calls = 0
+	err = c.Retry(ctx, func(context.Context) error { calls++; return zk.ErrConnectionClosed })
+	require.ErrorIs(t, err, zk.ErrConnectionClosed)
+	require.Equal(t, 4, calls, "the first attempt and three retries")
+
+	calls = 0
+	err = c.Retry(ctx, func(context.Context) error {
+		calls++
+		if calls < 3 {
+			return zk.ErrSessionMoved
+		}
+		return nil
+	})
+	require.NoError(t, err)
+	require.Equal(t, 3, calls)
+}
+
+func TestGuaranteedDeleteFinishesInTheBackground(t *testing.T) {
+	srv := zktest.NewServer(t)
+	c := newClient(t, []string{srv.Addr()}, WithSessionTimeout(4*time.Second),
+		WithConnectionTimeout(100*time.Millisecond), WithRetryPolicy(RetryNTimes(0, 0)))
+	observer := newClient(t, []string{srv.Addr()})
+	ctx := testCtx(t)
+	_, err := c.Create(ctx, "/doomed", nil)
+	require.NoError(t, err)
+
+	log := listen(c)
+	srv.Stop()
+	log.waitFor(t, Suspended)
+	err = c.Delete(ctx, "/doomed", -1, Guaranteed())
+	require.ErrorIs(t, err, ErrDeleteInBackground)
+	require.NoError(t, srv.Start())
+	require.Eventually(t, func() bool {
+		ok, _, err := observer.Exists(ctx, "/doomed")
+		return err == nil && !ok
+	}, wait, 20*time.Millisecond, "the delete completed once the server was back")
+}
+
+func TestBadInput(t *testing.T) {
+	_, err := New(nil)
+	require.ErrorIs(t, err, ErrInvalidOption)
+	_, err = New([]string{""})
+	require.ErrorIs(t, err, ErrInvalidOption)
+	for name, opt := range map[string]Option{
+		"session timeout":    WithSessionTimeout(0),
+		"connection timeout": WithConnectionTimeout(-time.Second),
+		"nil retry":          WithRetryPolicy(nil),
+		"bad retry":          WithRetryPolicy(ExponentialBackoff(0, 3)),
+		"namespace":          WithNamespace("/slash"),
+		"reserved namespace": WithNamespace("zookeeper"),
+		"auth scheme":        WithAuth("", []byte("x")),
+		"nil acl":            WithACL(nil),
+		"empty acl":          WithACL(FixedACL()),
+		"nil policy":         WithErrorPolicy(nil),
+		"nil logger":         WithLogger(nil),
+		"nil dialer":         WithDialer(nil),
+		"nil option":         nil,
+	} {
+		_, err := New([]string{"127.0.0.1:1"}, opt)
+		require.ErrorIs(t, err, ErrInvalidOption, name)
+	}
+
+	srv := zktest.NewServer(t)
+	c := newClient(t, []string{srv.Addr()})
+	ctx := testCtx(t)
+	for _, p := range []string{"", "relative", "/trailing/", "/a//b", "/a/./b", "/a/../b", "/ctl\x01"} {
+		_, err := c.Create(ctx, p, nil)
+		require.ErrorIs(t, err, ErrInvalidPath, "%q", p)
+		_, _, err = c.Get(ctx, p)
+		require.ErrorIs(t, err, ErrInvalidPath, "%q", p)
+		require.ErrorIs(t, c.Delete(ctx, p, -1), ErrInvalidPath, "%q", p)
+	}
+	_, err = c.Create(ctx, "/zookeeper/mine", nil)
+	require.ErrorIs(t, err, ErrInvalidPath, "writes under /zookeeper are refused")
+	_, _, err = c.Get(ctx, "/zookeeper")
+	require.NoError(t, err, "reads of /zookeeper are fine")
+	_, err = c.Create(ctx, "/c", nil, Container(), Ephemeral())
+	require.ErrorIs(t, err, ErrInvalidCreate)
+	_, err = c.Create(ctx, "/", nil)
+	require.ErrorIs(t, err, ErrInvalidPath)
+	_, err = c.Create(ctx, "/x", nil, nil)
+	require.ErrorIs(t, err, ErrInvalidCreate)
+	require.True(t, errors.Is(c.Delete(ctx, "/", -1), ErrInvalidPath))
+}

@@ -1,0 +1,200 @@
+package framework
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+
+	"github.com/go-zookeeper/zk"
+)
+
+// ErrInvalidCreate is returned for contradictory create options.
+var ErrInvalidCreate = errors.New("framework: invalid create options")
+
+// CreateOption sets how Create makes a node.
+type CreateOption func(*createOptions)
+
+type createOptions struct {
+	ephemeral, sequential, container, protected, parents bool
+	afterCreate                                          func() error // test seam: runs after the server applied a create
+}
+
+// Ephemeral: the node lives as long as the session that made it.
+func Ephemeral() CreateOption { return func(o *createOptions) { o.ephemeral = true } }
+
+// Sequential: the server appends a ten-digit sequence number to the name.
+func Sequential() CreateOption { return func(o *createOptions) { o.sequential = true } }
+
+// Container: the server deletes the node some time after its last child goes.
+func Container() CreateOption { return func(o *createOptions) { o.container = true } }
+
+// Protected names the node _c_<uuid>-<name> (Curator's layout), so that a create
+// whose reply was lost with the connection can be found again: the retry looks for
+// the uuid among the parent's children and accepts a node found only if its
+// ephemeral owner is the current session. A create that fails for good deletes what
+// it may have made, in the background.
+func Protected() CreateOption { return func(o *createOptions) { o.protected = true } }
+
+// CreatingParents creates missing parents as container nodes, which the server
+// removes once empty.
+func CreatingParents() CreateOption { return func(o *createOptions) { o.parents = true } }
+
+func (o createOptions) flags() int32 {
+	var f int32
+	if o.ephemeral {
+		f |= zk.FlagEphemeral
+	}
+	if o.sequential {
+		f |= zk.FlagSequence
+	}
+	return f
+}
+
+// Create makes a node and returns its path (with the sequence number, if any, and
+// without the namespace). Retried on connection errors like every operation; only a
+// protected create is safe to retry when sequential, since a lost reply would
+// otherwise leave a second node. When ctx ends while the request is in flight, a
+// node it turns out to have made is deleted in the background.
+func (c *Client) Create(ctx context.Context, path string, data []byte, opts ...CreateOption) (string, error) {
+	var o createOptions
+	for _, opt := range opts {
+		if opt == nil {
+			return "", fmt.Errorf("%w: nil CreateOption", ErrInvalidCreate)
+		}
+		opt(&o)
+	}
+	if o.container && (o.ephemeral || o.sequential) {
+		return "", fmt.Errorf("%w: a container cannot be ephemeral or sequential", ErrInvalidCreate)
+	}
+	full, err := c.fix(path, true)
+	if err != nil {
+		return "", err
+	}
+	if full == "/" {
+		return "", fmt.Errorf("%w: cannot create the root", ErrInvalidPath)
+	}
+	var created string
+	if o.protected {
+		created, err = c.createProtected(ctx, full, data, o)
+	} else {
+		err = c.Retry(ctx, func(ctx context.Context) error {
+			var err error
+			created, err = c.createAttempt(ctx, full, data, o, "")
+			return err
+		})
+	}
+	if err != nil {
+		return "", fmt.Errorf("framework: create %s: %w", path, err)
+	}
+	return c.unfix(created), nil
+}
+
+// createProtected follows Curator's protected mode: one id for every retry; from the
+// second attempt on, look for our node first. A node found under another session is
+// a dead session's leftover, not ours (Curator's CURATOR-498).
+func (c *Client) createProtected(ctx context.Context, full string, data []byte, o createOptions) (string, error) {
+	id := newProtectedID()
+	parent := parentPath(full)
+	target := joinPath(parent, protectedName(id, baseName(full)))
+	var created string
+	unknown := false // the last attempt may have made the node without our knowing
+	err := c.Retry(ctx, func(ctx context.Context) error {
+		if unknown {
+			found, err := c.findProtected(ctx, parent, id, o.ephemeral)
+			if err != nil {
+				return err
+			}
+			if found != "" {
+				created = found
+				return nil
+			}
+		}
+		p, err := c.createAttempt(ctx, target, data, o, id)
+		unknown = err != nil && (IsRetryable(err) || errors.Is(err, ErrClosed))
+		created = p
+		return err
+	})
+	if err != nil && unknown {
+		c.deleteProtectedInBackground(parent, id)
+	}
+	return created, err
+}
+
+// createAttempt sends one create, and creates missing parents when asked. id is the
+// protection id, "" for an unprotected create.
+func (c *Client) createAttempt(ctx context.Context, full string, data []byte, o createOptions, id string) (string, error) {
+	abandoned := func(p string, err error) {
+		switch {
+		case err == nil:
+			c.deleteInBackground(p, -1)
+		case id != "" && IsRetryable(err):
+			c.deleteProtectedInBackground(parentPath(full), id)
+		}
+	}
+	return attempt(c, ctx, func(conn *zk.Conn) (string, error) {
+		create := func() (string, error) {
+			if o.container {
+				return conn.CreateContainer(full, data, zk.FlagContainer, c.aclFor(full))
+			}
+			return conn.Create(full, data, o.flags(), c.aclFor(full))
+		}
+		p, err := create()
+		if errors.Is(err, zk.ErrNoNode) && o.parents {
+			if err := c.mkdirs(conn, parentPath(full), true); err != nil {
+				return "", err
+			}
+			p, err = create()
+		}
+		if err == nil && o.afterCreate != nil {
+			if err := o.afterCreate(); err != nil {
+				return "", err
+			}
+		}
+		return p, err
+	}, abandoned)
+}
+
+// findProtected looks among parent's children for the node of protection id. An
+// ephemeral node counts only if the current session owns it; one of an earlier
+// session is deleted, since its session is dead or dying and it is nobody's.
+func (c *Client) findProtected(ctx context.Context, parent, id string, ephemeral bool) (string, error) {
+	return attempt(c, ctx, func(conn *zk.Conn) (string, error) {
+		names, _, err := conn.Children(parent)
+		if errors.Is(err, zk.ErrNoNode) {
+			return "", nil
+		}
+		if err != nil {
+			return "", err
+		}
+		prefix := protectedName(id, "")
+		for _, name := range names {
+			if !strings.HasPrefix(name, prefix) {
+				continue
+			}
+			p := joinPath(parent, name)
+			if !ephemeral {
+				return p, nil
+			}
+			ok, stat, err := conn.Exists(p)
+			if err != nil {
+				return "", err
+			}
+			if ok && stat.EphemeralOwner == conn.SessionID() {
+				return p, nil
+			}
+			if ok {
+				c.log.Info("zkrecipes: deleting a protected node of an earlier session", "path", p)
+				c.deleteInBackground(p, -1)
+			}
+		}
+		return "", nil
+	}, nil)
+}
+
+func joinPath(parent, name string) string {
+	if parent == "/" {
+		return "/" + name
+	}
+	return parent + "/" + name
+}

@@ -1,0 +1,26 @@
+// Package framework is zkrecipes' ZooKeeper client: Apache Curator's CuratorFramework
+// for Go. A Client is one session that every recipe trusts, so it has to be right
+// under faults:
+//
+//   - Connection states are Curator's. The first session is Connected; a dropped
+//     connection is Suspended, and Reconnected when the same session is back; an
+//     expired session is Lost, then Reconnected in a new session. go-zookeeper has no
+//     client-side timer, so the client decides Lost itself when it stays Suspended for
+//     a whole session timeout (counted from the last byte a server sent), and then
+//     gives that session up for a new one, so that its ephemeral nodes die with it on
+//     the server instead of coming back to a client that no longer trusts them.
+//     Listeners hear every change, in order, on one goroutine of the client's.
+//   - An ErrorPolicy says which states lose locks and leadership: Suspended and Lost
+//     (StandardErrorPolicy, the default) or only Lost (SessionErrorPolicy).
+//   - Operations retry connection errors, and only those, as the RetryPolicy says,
+//     and stop when their context ends or the client closes.
+//   - A namespace puts every path under one node; an ACL provider sets the ACL of
+//     every node created; credentials are sent on every connection and new session.
+//   - Protected creates use Curator's _c_<uuid>- names: a create whose reply was lost
+//     is found again, and accepted only if the current session owns it; one that
+//     failed for good is found and deleted in the background. Guaranteed deletes go on
+//     in the background until they succeed.
+//
+// Recipes (mutex, rwlock, semaphore, election) build on it; Conn gives raw access to
+// the go-zookeeper connection for anything else.
+package framework

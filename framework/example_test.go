@@ -1,0 +1,53 @@
+package framework_test
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	"github.com/zkrecipes/zkrecipes/framework"
+	"github.com/zkrecipes/zkrecipes/zktest"
+)
+
+func Example() {
+	ctx := context.Background()
+	srv, err := zktest.StartServer(ctx) // a throwaway ZooKeeper; use your ensemble's addresses
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	defer srv.Close()
+
+	client, err := framework.New([]string{srv.Addr()},
+		framework.WithSessionTimeout(10*time.Second),
+		framework.WithNamespace("myapp"),
+		framework.WithRetryPolicy(framework.ExponentialBackoff(100*time.Millisecond, 5)))
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	defer client.Close()
+
+	// Every lock and leadership depends on the session: watch what happens to it.
+	stop := client.Listen(func(s framework.ConnectionState) {
+		if client.ErrorPolicy().IsError(s) {
+			fmt.Println("stop trusting what this session holds:", s)
+		}
+	})
+	defer stop()
+
+	waitCtx, cancel := context.WithTimeout(ctx, 30*time.Second)
+	defer cancel()
+	if err := client.WaitConnected(waitCtx); err != nil {
+		fmt.Println(err)
+		return
+	}
+	path, err := client.Create(ctx, "/config/greeting", []byte("hello"), framework.CreatingParents())
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	data, _, err := client.Get(ctx, path)
+	fmt.Println(path, string(data), err)
+	// Output: /config/greeting hello <nil>
+}

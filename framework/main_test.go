@@ -1,0 +1,64 @@
+package framework
+
+import (
+	"context"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+	"go.uber.org/goleak"
+)
+
+func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
+
+// wait is how long a test waits for a condition before it fails; far above what any
+// condition needs, so that a busy machine does not make a test flaky.
+const wait = 30 * time.Second
+
+func testCtx(t *testing.T) context.Context {
+	ctx, cancel := context.WithTimeout(context.Background(), wait)
+	t.Cleanup(cancel)
+	return ctx
+}
+
+// newClient connects to servers, waits for the session, and closes at the end.
+func newClient(t *testing.T, servers []string, opts ...Option) *Client {
+	t.Helper()
+	c, err := New(servers, opts...)
+	require.NoError(t, err)
+	t.Cleanup(func() { _ = c.Close() })
+	require.NoError(t, c.WaitConnected(testCtx(t)))
+	return c
+}
+
+// stateLog records what a listener hears.
+type stateLog struct {
+	mu     sync.Mutex
+	states []ConnectionState
+	stop   func()
+}
+
+func listen(c *Client) *stateLog {
+	l := &stateLog{}
+	l.stop = c.Listen(func(s ConnectionState) {
+		l.mu.Lock()
+		l.states = append(l.states, s)
+		l.mu.Unlock()
+	})
+	return l
+}
+
+func (l *stateLog) get() []ConnectionState {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return append([]ConnectionState(nil), l.states...)
+}
+
+// waitFor waits until the log holds exactly want.
+func (l *stateLog) waitFor(t *testing.T, want ...ConnectionState) {
+	t.Helper()
+	require.Eventually(t, func() bool { return len(l.get()) >= len(want) }, wait, 10*time.Millisecond,
+		"waiting for %v, heard %v", want, l.get())
+	require.Equal(t, want, l.get())
+}

@@ -1,0 +1,346 @@
+package framework
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/cenkalti/backoff/v4"
+	"github.com/go-zookeeper/zk"
+)
+
+// Retry runs op until it succeeds, fails with an error that IsRetryable does not
+// accept, or the retry policy gives up; between attempts it sleeps as the policy
+// says. It returns promptly when ctx is done (an error wrapping ctx.Err()) or the
+// client closes (ErrClosed). Node operations of the Client already retry; do not
+// call them inside Retry, or retries multiply.
+func (c *Client) Retry(ctx context.Context, op func(ctx context.Context) error) error {
+	var b backoff.BackOff
+	for {
+		if c.isClosing() {
+			return ErrClosed
+		}
+		err := op(ctx)
+		switch {
+		case err == nil:
+			return nil
+		case c.isClosing():
+			return ErrClosed
+		case ctx.Err() != nil:
+			return wrapCtx(ctx, err)
+		case !IsRetryable(err):
+			return err
+		}
+		if b == nil {
+			b = c.opts.retry.NewBackOff()
+		}
+		pause := b.NextBackOff()
+		if pause == backoff.Stop {
+			return err
+		}
+		c.log.Debug("zkrecipes: retrying", "error", err, "after", pause)
+		t := time.NewTimer(pause)
+		select {
+		case <-t.C:
+		case <-ctx.Done():
+			t.Stop()
+			return wrapCtx(ctx, err)
+		case <-c.done:
+			t.Stop()
+			return ErrClosed
+		}
+	}
+}
+
+func wrapCtx(ctx context.Context, last error) error {
+	if errors.Is(last, ctx.Err()) {
+		return last
+	}
+	return fmt.Errorf("framework: %w (last error: %v)", ctx.Err(), last)
+}
+
+// connection waits, at most the connection timeout, until the client has a session,
+// and returns the connection to send a request on. Background work (internal) goes
+// on while Close waits for it; user requests stop as soon as Close begins.
+func (c *Client) connection(ctx context.Context, internal bool) (*zk.Conn, error) {
+	var timer *time.Timer
+	defer func() {
+		if timer != nil {
+			timer.Stop()
+		}
+	}()
+	for {
+		c.mu.Lock()
+		closing, state, ch, conn := c.closing, c.state, c.connected, c.h.conn
+		c.mu.Unlock()
+		switch {
+		case closing && !internal:
+			return nil, ErrClosed
+		case state.IsConnected():
+			return conn, nil
+		case ctx.Err() != nil:
+			return nil, ctx.Err()
+		}
+		if timer == nil {
+			timer = time.NewTimer(c.opts.connectionTimeout)
+		}
+		select {
+		case <-ch:
+		case <-ctx.Done():
+			return nil, ctx.Err()
+		case <-c.done:
+			return nil, ErrClosed
+		case <-timer.C:
+			return nil, fmt.Errorf("framework: no connection within %v: %w", c.opts.connectionTimeout, zk.ErrNoServer)
+		}
+	}
+}
+
+// attempt sends one request once connected. A request cannot be taken back once
+// sent, and go-zookeeper takes no context, so when ctx ends first the request is
+// left to finish on its own (go-zookeeper bounds it by its receive timeout) and
+// abandoned, if given, is told its outcome in the background.
+func attempt[T any](c *Client, ctx context.Context, req func(*zk.Conn) (T, error), abandoned func(T, error)) (T, error) {
+	var zero T
+	if err := c.ensureNamespace(ctx); err != nil {
+		return zero, err
+	}
+	conn, err := c.connection(ctx, false)
+	if err != nil {
+		return zero, err
+	}
+	if ctx.Done() == nil {
+		v, err := req(conn)
+		return v, c.closedErr(err)
+	}
+	type result struct {
+		v   T
+		err error
+	}
+	res := make(chan result, 1)
+	if !c.goBackground(func(context.Context) {
+		v, err := req(conn)
+		res <- result{v, err}
+	}) {
+		return zero, ErrClosed
+	}
+	select {
+	case r := <-res:
+		return r.v, c.closedErr(r.err)
+	case <-ctx.Done():
+		if abandoned != nil {
+			c.goBackground(func(context.Context) {
+				r := <-res
+				abandoned(r.v, r.err)
+			})
+		}
+		return zero, ctx.Err()
+	}
+}
+
+// closedErr turns the errors go-zookeeper gives requests cut short by our own Close
+// into ErrClosed; the same errors from a dropped connection stay retryable.
+func (c *Client) closedErr(err error) error {
+	if err != nil && (errors.Is(err, zk.ErrClosing) || errors.Is(err, zk.ErrConnectionClosed)) && c.isClosing() {
+		return ErrClosed
+	}
+	return err
+}
+
+// ensureNamespace creates the namespace node on first use. It is persistent, unlike
+// the container parents of recipes: a container namespace would vanish when empty and
+// make later creates under it fail.
+func (c *Client) ensureNamespace(ctx context.Context) error {
+	ns := c.opts.namespace
+	if ns == "" || c.namespaceReady.Load() {
+		return nil
+	}
+	conn, err := c.connection(ctx, false)
+	if err != nil {
+		return err
+	}
+	if err := c.mkdirs(conn, "/"+ns, false); err != nil && !errors.Is(err, zk.ErrNodeExists) {
+		return err
+	}
+	c.namespaceReady.Store(true)
+	return nil
+}
+
+// mkdirs creates p and any missing parents, with the ACL provider's ACLs: containers
+// when asked, persistent nodes otherwise. It walks up only as far as nodes are
+// missing, so an existing parent costs one request.
+func (c *Client) mkdirs(conn *zk.Conn, p string, containers bool) error {
+	if p == "/" {
+		return nil
+	}
+	create := func() error {
+		var err error
+		if containers && p != "/"+c.opts.namespace {
+			_, err = conn.CreateContainer(p, nil, zk.FlagContainer, c.aclFor(p))
+		} else {
+			_, err = conn.Create(p, nil, zk.FlagPersistent, c.aclFor(p))
+		}
+		if errors.Is(err, zk.ErrNodeExists) {
+			return nil
+		}
+		return err
+	}
+	err := create()
+	if errors.Is(err, zk.ErrNoNode) {
+		if err := c.mkdirs(conn, parentPath(p), containers); err != nil {
+			return err
+		}
+		err = create()
+	}
+	return err
+}
+
+func (c *Client) aclFor(serverPath string) []zk.ACL {
+	if acl := c.opts.acl.ACLForPath(serverPath); len(acl) > 0 {
+		return acl
+	}
+	return c.opts.acl.DefaultACL()
+}
+
+// fix turns a user's path into the server's, checking it first.
+func (c *Client) fix(p string, write bool) (string, error) {
+	if err := ValidatePath(p); err != nil {
+		return "", err
+	}
+	full := joinNamespace(c.opts.namespace, p)
+	if write {
+		if err := validateWritePath(full); err != nil {
+			return "", err
+		}
+	}
+	return full, nil
+}
+
+func (c *Client) unfix(serverPath string) string {
+	return stripNamespace(c.opts.namespace, serverPath)
+}
+
+type getResult struct {
+	data  []byte
+	stat  *zk.Stat
+	watch <-chan zk.Event
+	ok    bool
+}
+
+// read runs a retried read of p.
+func (c *Client) read(ctx context.Context, p string, req func(*zk.Conn, string) (getResult, error)) (getResult, error) {
+	full, err := c.fix(p, false)
+	if err != nil {
+		return getResult{}, err
+	}
+	var r getResult
+	err = c.Retry(ctx, func(ctx context.Context) error {
+		var err error
+		r, err = attempt(c, ctx, func(conn *zk.Conn) (getResult, error) { return req(conn, full) }, nil)
+		return err
+	})
+	if err != nil {
+		return getResult{}, fmt.Errorf("framework: %s: %w", p, err)
+	}
+	return r, nil
+}
+
+// Get reads a node's data and stat.
+func (c *Client) Get(ctx context.Context, path string) ([]byte, *zk.Stat, error) {
+	r, err := c.read(ctx, path, func(conn *zk.Conn, p string) (getResult, error) {
+		data, stat, err := conn.Get(p)
+		return getResult{data: data, stat: stat}, err
+	})
+	return r.data, r.stat, err
+}
+
+// GetW reads a node's data and leaves a watch on it, which fires once on its next
+// change or deletion, or with EventNotWatching when the session ends. Event paths are
+// the server's, namespace included. No watch is left when the node does not exist.
+func (c *Client) GetW(ctx context.Context, path string) ([]byte, *zk.Stat, <-chan zk.Event, error) {
+	r, err := c.read(ctx, path, func(conn *zk.Conn, p string) (getResult, error) {
+		data, stat, w, err := conn.GetW(p)
+		return getResult{data: data, stat: stat, watch: w}, err
+	})
+	return r.data, r.stat, r.watch, err
+}
+
+// Exists reports whether a node exists, with its stat when it does.
+func (c *Client) Exists(ctx context.Context, path string) (bool, *zk.Stat, error) {
+	r, err := c.read(ctx, path, func(conn *zk.Conn, p string) (getResult, error) {
+		ok, stat, err := conn.Exists(p)
+		return getResult{ok: ok, stat: stat}, err
+	})
+	return r.ok, r.stat, err
+}
+
+// ExistsW is Exists leaving a watch that fires on the node's creation, change or
+// deletion.
+func (c *Client) ExistsW(ctx context.Context, path string) (bool, *zk.Stat, <-chan zk.Event, error) {
+	r, err := c.read(ctx, path, func(conn *zk.Conn, p string) (getResult, error) {
+		ok, stat, w, err := conn.ExistsW(p)
+		return getResult{ok: ok, stat: stat, watch: w}, err
+	})
+	return r.ok, r.stat, r.watch, err
+}
+
+type childrenResult struct {
+	names []string
+	stat  *zk.Stat
+	watch <-chan zk.Event
+}
+
+// Children lists the names of a node's children, in no particular order.
+func (c *Client) Children(ctx context.Context, path string) ([]string, *zk.Stat, error) {
+	r, err := c.children(ctx, path, false)
+	return r.names, r.stat, err
+}
+
+// ChildrenW is Children leaving a watch that fires when a child is added or removed.
+func (c *Client) ChildrenW(ctx context.Context, path string) ([]string, *zk.Stat, <-chan zk.Event, error) {
+	r, err := c.children(ctx, path, true)
+	return r.names, r.stat, r.watch, err
+}
+
+func (c *Client) children(ctx context.Context, path string, watch bool) (childrenResult, error) {
+	full, err := c.fix(path, false)
+	if err != nil {
+		return childrenResult{}, err
+	}
+	var r childrenResult
+	err = c.Retry(ctx, func(ctx context.Context) error {
+		var err error
+		r, err = attempt(c, ctx, func(conn *zk.Conn) (childrenResult, error) {
+			if watch {
+				names, stat, w, err := conn.ChildrenW(full)
+				return childrenResult{names, stat, w}, err
+			}
+			names, stat, err := conn.Children(full)
+			return childrenResult{names: names, stat: stat}, err
+		}, nil)
+		return err
+	})
+	if err != nil {
+		return childrenResult{}, fmt.Errorf("framework: %s: %w", path, err)
+	}
+	return r, nil
+}
+
+// Set writes a node's data if its version matches (-1 matches any).
+func (c *Client) Set(ctx context.Context, path string, data []byte, version int32) (*zk.Stat, error) {
+	full, err := c.fix(path, true)
+	if err != nil {
+		return nil, err
+	}
+	var stat *zk.Stat
+	err = c.Retry(ctx, func(ctx context.Context) error {
+		var err error
+		stat, err = attempt(c, ctx, func(conn *zk.Conn) (*zk.Stat, error) { return conn.Set(full, data, version) }, nil)
+		return err
+	})
+	if err != nil {
+		return nil, fmt.Errorf("framework: %s: %w", path, err)
+	}
+	return stat, nil
+}

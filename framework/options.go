@@ -1,0 +1,187 @@
+package framework
+
+import (
+	"errors"
+	"fmt"
+	"log/slog"
+	"net"
+	"time"
+
+	"github.com/go-zookeeper/zk"
+)
+
+// ErrInvalidOption is wrapped by every error New returns for a bad argument.
+var ErrInvalidOption = errors.New("framework: invalid option")
+
+// Option configures a Client.
+type Option func(*options) error
+
+type authInfo struct {
+	scheme string
+	auth   []byte
+}
+
+type options struct {
+	sessionTimeout    time.Duration
+	connectionTimeout time.Duration
+	retry             RetryPolicy
+	namespace         string
+	auth              []authInfo
+	acl               ACLProvider
+	errorPolicy       ErrorPolicy
+	logger            *slog.Logger
+	dialer            zk.Dialer
+}
+
+func defaultOptions() options {
+	return options{
+		sessionTimeout:    60 * time.Second,
+		connectionTimeout: 15 * time.Second,
+		retry:             BoundedExponentialBackoff(100*time.Millisecond, 5*time.Second, 10),
+		acl:               FixedACL(zk.WorldACL(zk.PermAll)...),
+		errorPolicy:       StandardErrorPolicy,
+		logger:            slog.New(slog.DiscardHandler),
+		dialer:            net.DialTimeout,
+	}
+}
+
+func invalidOption(format string, args ...any) error {
+	return fmt.Errorf("%w: %s", ErrInvalidOption, fmt.Sprintf(format, args...))
+}
+
+// WithSessionTimeout asks the server for this session timeout; the server clamps it
+// to its own range (2 to 20 ticks by default). Default 60 s, Curator's. A session
+// outlives a disconnection this long: Suspended turns into Lost after it.
+func WithSessionTimeout(d time.Duration) Option {
+	return func(o *options) error {
+		if d <= 0 {
+			return invalidOption("session timeout %v must be positive", d)
+		}
+		o.sessionTimeout = d
+		return nil
+	}
+}
+
+// WithConnectionTimeout bounds how long an operation waits for a connection before it
+// fails with a connection error that the retry policy may retry. Default 15 s,
+// Curator's.
+func WithConnectionTimeout(d time.Duration) Option {
+	return func(o *options) error {
+		if d <= 0 {
+			return invalidOption("connection timeout %v must be positive", d)
+		}
+		o.connectionTimeout = d
+		return nil
+	}
+}
+
+// WithRetryPolicy sets how failed operations are retried (see IsRetryable for which
+// failures are). Default BoundedExponentialBackoff(100ms, 5s, 10).
+func WithRetryPolicy(p RetryPolicy) Option {
+	return func(o *options) error {
+		if p == nil {
+			return invalidOption("nil retry policy")
+		}
+		if v, ok := p.(interface{ Validate() error }); ok {
+			if err := v.Validate(); err != nil {
+				return fmt.Errorf("%w: %w", ErrInvalidOption, err)
+			}
+		}
+		o.retry = p
+		return nil
+	}
+}
+
+// WithNamespace puts every path of the client under /ns: "/locks/a" is stored at
+// "/ns/locks/a", and paths handed back leave the namespace out. ns is written
+// without slashes at the ends ("app" or "app/sub"). Default none.
+func WithNamespace(ns string) Option {
+	return func(o *options) error {
+		if err := validateNamespace(ns); err != nil {
+			return fmt.Errorf("%w: %w", ErrInvalidOption, err)
+		}
+		o.namespace = ns
+		return nil
+	}
+}
+
+// WithAuth adds credentials (for example scheme "digest", auth "user:password"),
+// sent before any request of every connection and every new session. May be given
+// more than once. Default none.
+func WithAuth(scheme string, auth []byte) Option {
+	return func(o *options) error {
+		if scheme == "" {
+			return invalidOption("empty auth scheme")
+		}
+		o.auth = append(o.auth, authInfo{scheme, append([]byte(nil), auth...)})
+		return nil
+	}
+}
+
+// WithACL sets the ACL provider for every node the client creates, container parents
+// included. Default FixedACL(zk.WorldACL(zk.PermAll)...), open to all.
+func WithACL(p ACLProvider) Option {
+	return func(o *options) error {
+		if p == nil {
+			return invalidOption("nil ACL provider")
+		}
+		if len(p.DefaultACL()) == 0 {
+			return invalidOption("the ACL provider's default ACL is empty")
+		}
+		o.acl = p
+		return nil
+	}
+}
+
+// WithErrorPolicy sets which connection states recipes treat as losing what they
+// hold. Default StandardErrorPolicy.
+func WithErrorPolicy(p ErrorPolicy) Option {
+	return func(o *options) error {
+		if p == nil {
+			return invalidOption("nil error policy")
+		}
+		o.errorPolicy = p
+		return nil
+	}
+}
+
+// WithLogger sets where the client and go-zookeeper log (go-zookeeper's lines at
+// Debug). Default: silent.
+func WithLogger(l *slog.Logger) Option {
+	return func(o *options) error {
+		if l == nil {
+			return invalidOption("nil logger")
+		}
+		o.logger = l
+		return nil
+	}
+}
+
+// WithDialer sets how connections to servers are made, for example over TLS or
+// through a test proxy. Default net.DialTimeout.
+func WithDialer(d zk.Dialer) Option {
+	return func(o *options) error {
+		if d == nil {
+			return invalidOption("nil dialer")
+		}
+		o.dialer = d
+		return nil
+	}
+}
+
+// ACLProvider chooses the ACL of each node the client creates.
+type ACLProvider interface {
+	// DefaultACL is used where ACLForPath returns nothing.
+	DefaultACL() []zk.ACL
+	// ACLForPath may return a specific ACL for a path; the path is the server's,
+	// namespace included, as in Curator.
+	ACLForPath(path string) []zk.ACL
+}
+
+// FixedACL is an ACLProvider that gives every node the same ACL.
+func FixedACL(acl ...zk.ACL) ACLProvider { return fixedACL(acl) }
+
+type fixedACL []zk.ACL
+
+func (a fixedACL) DefaultACL() []zk.ACL       { return a }
+func (a fixedACL) ACLForPath(string) []zk.ACL { return nil }

@@ -1,0 +1,239 @@
+package framework
+
+import (
+	"encoding/binary"
+	"fmt"
+	"net"
+	"sync/atomic"
+	"time"
+
+	"github.com/go-zookeeper/zk"
+)
+
+// handle is one go-zookeeper connection. A client has one at a time; it makes a new
+// one when it gives up a session that the server never reported expired, so that the
+// old session dies on the server with its ephemeral nodes instead of coming back.
+type handle struct {
+	gen        int
+	conn       *zk.Conn
+	lastRead   atomic.Int64 // unix nanoseconds of the last byte from a server
+	negotiated atomic.Int64 // the session timeout the server granted, in ns
+	authed     bool         // credentials sent on this handle (guarded by the state goroutine)
+}
+
+// sessionEvent is a session event of one handle, or a Lost timer firing.
+type sessionEvent struct {
+	gen   int
+	state zk.State
+	timer int // the Suspended count the timer was set for; 0 for a go-zookeeper event
+}
+
+// dial makes a handle; go-zookeeper connects in the background.
+func (c *Client) dial(gen int) (*handle, error) {
+	h := &handle{gen: gen}
+	dialer := func(network, addr string, timeout time.Duration) (net.Conn, error) {
+		conn, err := c.opts.dialer(network, addr, timeout)
+		if err != nil {
+			return nil, err
+		}
+		return &trackedConn{Conn: conn, h: h}, nil
+	}
+	conn, events, err := zk.Connect(c.servers, c.opts.sessionTimeout,
+		zk.WithDialer(dialer),
+		zk.WithLogger(zkLogger{c.log}),
+		zk.WithLogInfo(false),
+		zk.WithEventCallback(func(ev zk.Event) {
+			if ev.Type == zk.EventSession {
+				c.events.push(sessionEvent{gen: gen, state: ev.State})
+			}
+		}))
+	if err != nil {
+		return nil, fmt.Errorf("%w: %w", ErrInvalidOption, err)
+	}
+	h.conn = conn
+	c.loops.Add(1)
+	go func() {
+		defer c.loops.Done()
+		for range events { // we use the callback; draining lets go-zookeeper finish
+		}
+	}()
+	return h, nil
+}
+
+// handleEvent is Curator's state machine, run on one goroutine. It turns
+// go-zookeeper's session events into Connected, Suspended, Reconnected and Lost, and
+// decides Lost itself when a session stays Suspended for its whole timeout, since
+// go-zookeeper has no timer of its own and would otherwise stay Connecting forever.
+func (c *Client) handleEvent(ev sessionEvent) {
+	c.mu.Lock()
+	h := c.h
+	if ev.gen != h.gen || c.closing {
+		c.mu.Unlock()
+		return
+	}
+	switch {
+	case ev.timer != 0:
+		if ev.timer == c.suspendedAt && c.state == Suspended {
+			c.log.Warn("zkrecipes: session given up after a whole session timeout without a server",
+				"session", fmt.Sprintf("%#x", c.sessionID))
+			c.publish(Lost)
+			c.replaceHandle()
+		}
+	case ev.state == zk.StateHasSession:
+		c.mu.Unlock()
+		c.authenticate(h)
+		c.mu.Lock()
+		if c.h != h || c.closing {
+			break
+		}
+		sid := h.conn.SessionID()
+		c.stopLostTimer()
+		switch {
+		case c.state == Latent:
+			c.publish(Connected)
+		case sid != c.sessionID:
+			if c.state != Lost {
+				c.publish(Lost)
+			}
+			c.publish(Reconnected)
+		case !c.state.IsConnected():
+			c.publish(Reconnected)
+		}
+		c.sessionID = sid
+	case ev.state == zk.StateDisconnected:
+		if c.state.IsConnected() {
+			c.publish(Suspended)
+			c.startLostTimer(h)
+		}
+	case ev.state == zk.StateExpired:
+		if c.state != Latent && c.state != Lost {
+			c.stopLostTimer()
+			c.publish(Lost)
+		}
+	case ev.state == zk.StateConnectedReadOnly:
+		if c.state != ReadOnly {
+			c.publish(ReadOnly)
+		}
+	case ev.state == zk.StateAuthFailed:
+		c.log.Error("zkrecipes: the server refused the client's credentials")
+	}
+	c.mu.Unlock()
+}
+
+// authenticate sends the credentials before anyone learns that the session exists,
+// so no request can run without them. go-zookeeper re-sends them by itself on later
+// connections of the same handle.
+func (c *Client) authenticate(h *handle) {
+	if h.authed || len(c.opts.auth) == 0 {
+		return
+	}
+	for _, a := range c.opts.auth {
+		if err := h.conn.AddAuth(a.scheme, a.auth); err != nil {
+			c.log.Warn("zkrecipes: sending credentials failed; will retry on the next connection",
+				"scheme", a.scheme, "error", err)
+			return
+		}
+	}
+	h.authed = true
+}
+
+// publish records a new state and queues it for the listeners. c.mu is held.
+func (c *Client) publish(s ConnectionState) {
+	was := c.state.IsConnected()
+	c.state = s
+	switch {
+	case s.IsConnected() && !was:
+		close(c.connected)
+	case !s.IsConnected() && was:
+		c.connected = make(chan struct{})
+	}
+	c.log.Info("zkrecipes: connection state", "state", s.String())
+	c.changes++
+	c.published.push(change{state: s, n: c.changes})
+}
+
+// startLostTimer arms Lost for one session timeout after the server was last heard
+// from, which is when the server itself may expire the session. c.mu is held.
+func (c *Client) startLostTimer(h *handle) {
+	c.suspendedAt++
+	epoch, gen := c.suspendedAt, h.gen
+	timeout := time.Duration(h.negotiated.Load())
+	if timeout <= 0 {
+		timeout = c.opts.sessionTimeout
+	}
+	delay := timeout
+	if last := h.lastRead.Load(); last != 0 {
+		delay = time.Until(time.Unix(0, last).Add(timeout))
+	}
+	c.stopLostTimer()
+	c.lostTimer = time.AfterFunc(max(delay, 0), func() {
+		c.events.push(sessionEvent{gen: gen, timer: epoch})
+	})
+}
+
+func (c *Client) stopLostTimer() {
+	if c.lostTimer != nil {
+		c.lostTimer.Stop()
+		c.lostTimer = nil
+	}
+}
+
+// replaceHandle abandons the current session for a new one. Closing the old handle
+// fails its requests in flight (retryable) and wakes its watchers. c.mu is held.
+func (c *Client) replaceHandle() {
+	old := c.h
+	h, err := c.dial(old.gen + 1)
+	if err != nil {
+		// The addresses resolved at New; if they no longer do, keep the old handle and
+		// try again shortly rather than leave the client without one.
+		c.log.Error("zkrecipes: cannot make a new connection", "error", err)
+		c.suspendedAt++
+		epoch := c.suspendedAt
+		c.state = Suspended
+		c.lostTimer = time.AfterFunc(time.Second, func() {
+			c.events.push(sessionEvent{gen: old.gen, timer: epoch})
+		})
+		return
+	}
+	c.h = h
+	c.loops.Add(1)
+	go func() {
+		defer c.loops.Done()
+		old.conn.Close()
+	}()
+}
+
+// trackedConn notes when a server last said anything, and reads the session timeout
+// the server granted from the connect response (bytes 8 to 12 of the stream), which
+// go-zookeeper keeps to itself.
+type trackedConn struct {
+	net.Conn
+	h    *handle
+	head [12]byte
+	seen int
+}
+
+func (t *trackedConn) Read(b []byte) (int, error) {
+	n, err := t.Conn.Read(b)
+	if n > 0 {
+		t.h.lastRead.Store(time.Now().UnixNano())
+		if t.seen < len(t.head) {
+			t.seen += copy(t.head[t.seen:], b[:n])
+			if t.seen == len(t.head) {
+				if ms := int32(binary.BigEndian.Uint32(t.head[8:12])); ms > 0 {
+					t.h.negotiated.Store(int64(time.Duration(ms) * time.Millisecond))
+				}
+			}
+		}
+	}
+	return n, err
+}
+
+// zkLogger sends go-zookeeper's log lines to the client's logger at Debug.
+type zkLogger struct {
+	l interface{ Debug(string, ...any) }
+}
+
+func (z zkLogger) Printf(format string, args ...any) {
+	z.l.Debug("go-zookeeper: " + fmt.Sprintf(format, args...))
+}

@@ -1,0 +1,67 @@
+package framework
+
+import "strconv"
+
+// ConnectionState is Curator's view of a client's connection and session. Listeners
+// hear every change, in order.
+type ConnectionState int
+
+const (
+	// Latent is the state before the first session; listeners never hear it.
+	Latent ConnectionState = iota
+	// Connected: the first session of this client exists. Sent once per client.
+	Connected
+	// Suspended: the connection dropped while a session existed. The session may still
+	// be alive on the server, or not: treat what it holds as uncertain.
+	Suspended
+	// Reconnected: a session is back after Suspended, Lost or ReadOnly. After Lost it
+	// is a new session, and every ephemeral node of the old one is gone.
+	Reconnected
+	// Lost: the session is gone, either expired by the server, or given up by this
+	// client after staying Suspended for a whole session timeout. Ephemeral nodes,
+	// locks and leadership held through it are lost.
+	Lost
+	// ReadOnly: connected to a server in read-only mode. go-zookeeper never asks for
+	// read-only sessions, so this client does not enter it; it exists for parity with
+	// Curator and for listeners written against its five states.
+	ReadOnly
+)
+
+var stateNames = [...]string{"Latent", "Connected", "Suspended", "Reconnected", "Lost", "ReadOnly"}
+
+func (s ConnectionState) String() string {
+	if s < 0 || int(s) >= len(stateNames) {
+		return "ConnectionState(" + strconv.Itoa(int(s)) + ")"
+	}
+	return stateNames[s]
+}
+
+// IsConnected reports whether requests can be served in this state.
+func (s ConnectionState) IsConnected() bool {
+	return s == Connected || s == Reconnected || s == ReadOnly
+}
+
+// ErrorPolicy decides which connection states count as losing what a session holds:
+// recipes give up locks and leadership on an error state.
+type ErrorPolicy interface {
+	IsError(ConnectionState) bool
+}
+
+type standardErrorPolicy struct{}
+
+func (standardErrorPolicy) IsError(s ConnectionState) bool { return s == Suspended || s == Lost }
+
+type sessionErrorPolicy struct{}
+
+func (sessionErrorPolicy) IsError(s ConnectionState) bool { return s == Lost }
+
+var (
+	// StandardErrorPolicy, the default, treats Suspended and Lost as errors: a holder
+	// gives up as soon as it cannot be sure its session is alive. This is the safe
+	// choice: two holders are impossible while sessions behave.
+	StandardErrorPolicy ErrorPolicy = standardErrorPolicy{}
+	// SessionErrorPolicy treats only Lost as an error, so a short disconnection does
+	// not interrupt a holder. The price: while Suspended, the server may already have
+	// expired the session and granted the lock to another.
+	SessionErrorPolicy ErrorPolicy = sessionErrorPolicy{}
+)
