@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"slices"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -46,13 +47,15 @@ type Client struct {
 
 	namespaceReady atomic.Bool
 
-	bgCtx    context.Context // cancelled at the end of Close; stops background work
-	bgCancel context.CancelFunc
-	bg       sync.WaitGroup // background deletes, abandoned requests
-	done     chan struct{}  // closed by Close: stops our goroutines
-	loops    sync.WaitGroup // our goroutines and each handle's event drain
-	closeErr error
-	once     sync.Once
+	bgCtx      context.Context // cancelled when Close stops waiting for background work
+	bgCancel   context.CancelFunc
+	bg         sync.WaitGroup // background deletes and requests; Add only while !closing
+	closingCh  chan struct{}  // closed when Close begins: user operations give up
+	done       chan struct{}  // closed when Close ends background work: our goroutines stop
+	loops      sync.WaitGroup // the state goroutine and each handle's event drain
+	dispatcher sync.WaitGroup // the goroutine that calls listeners
+	delivering atomic.Bool    // a listener is running
+	once       sync.Once
 }
 
 // New validates its arguments and starts connecting in the background, as Curator's
@@ -84,17 +87,15 @@ func New(servers []string, opts ...Option) (*Client, error) {
 		published: newQueue[change](),
 		connected: make(chan struct{}),
 		listeners: map[int]listener{},
+		closingCh: make(chan struct{}),
 		done:      make(chan struct{}),
 	}
 	c.bgCtx, c.bgCancel = context.WithCancel(context.Background())
-	h, err := c.dial(1)
-	if err != nil {
-		return nil, err
-	}
-	c.h = h
-	c.loops.Add(2)
+	c.h = c.dial(1)
+	c.loops.Add(1)
 	go func() { defer c.loops.Done(); c.events.drain(c.done, c.handleEvent) }()
-	go func() { defer c.loops.Done(); c.published.drain(c.done, c.notify) }()
+	c.dispatcher.Add(1)
+	go func() { defer c.dispatcher.Done(); c.published.drain(c.done, c.notify) }()
 	return c, nil
 }
 
@@ -115,13 +116,14 @@ func (c *Client) WaitConnected(ctx context.Context) error {
 		case <-ch:
 		case <-ctx.Done():
 			return fmt.Errorf("framework: waiting for a connection: %w", ctx.Err())
-		case <-c.done:
+		case <-c.closingCh:
 			return ErrClosed
 		}
 	}
 }
 
-// State is the connection state listeners last heard (Latent before the first).
+// State is the last connection state published (Latent before the first); listeners
+// may not have heard it yet.
 func (c *Client) State() ConnectionState {
 	c.mu.Lock()
 	defer c.mu.Unlock()
@@ -130,7 +132,8 @@ func (c *Client) State() ConnectionState {
 
 // Listen registers fn to hear every state change after this call, in order, on one
 // goroutine of the client's (never go-zookeeper's). fn must not block for long: later
-// changes wait for it. stop unregisters fn; it may be called from within fn.
+// changes wait for it. stop unregisters fn, and may be called from within fn; a
+// delivery already under way when stop is called may still reach fn.
 func (c *Client) Listen(fn func(ConnectionState)) (stop func()) {
 	if fn == nil {
 		return func() {}
@@ -173,40 +176,38 @@ func (c *Client) Conn() *zk.Conn {
 }
 
 // Close ends the session: its ephemeral nodes go at once. It waits up to a second for
-// background deletes, then releases every goroutine. Operations blocked in it and
-// after it return ErrClosed. Close is idempotent.
+// background deletes to finish, and a little longer for go-zookeeper to say goodbye
+// to the server, then releases every goroutine. Operations blocked in it and after it
+// return ErrClosed at once. Close is idempotent, and may be called from a listener.
 func (c *Client) Close() error {
 	c.once.Do(func() {
 		c.mu.Lock()
 		c.closing = true
+		close(c.closingCh)
 		c.mu.Unlock()
-		c.waitBackground(closeWait)
+
+		idle := make(chan struct{})
+		go func() { c.bg.Wait(); close(idle) }()
+		select {
+		case <-idle:
+		case <-time.After(closeWait):
+			c.log.Warn("zkrecipes: closing with background work still pending")
+		}
 		c.bgCancel()
 
 		c.mu.Lock()
 		h := c.h
-		if c.lostTimer != nil {
-			c.lostTimer.Stop()
-		}
+		c.stopLostTimer()
 		c.mu.Unlock()
 		close(c.done)
-		h.conn.Close()
-		c.bg.Wait()
+		h.close()
+		<-idle
 		c.loops.Wait()
+		if !c.delivering.Load() { // else Close runs inside a listener: it cannot wait for itself
+			c.dispatcher.Wait()
+		}
 	})
-	return c.closeErr
-}
-
-func (c *Client) waitBackground(limit time.Duration) {
-	idle := make(chan struct{})
-	go func() { c.bg.Wait(); close(idle) }()
-	select {
-	case <-idle:
-	case <-time.After(limit):
-		c.log.Warn("zkrecipes: closing with background deletes still pending")
-	}
-	c.bgCancel()
-	<-idle
+	return nil
 }
 
 func (c *Client) isClosing() bool {
@@ -216,11 +217,12 @@ func (c *Client) isClosing() bool {
 }
 
 // goBackground runs fn in a goroutine that Close waits for; fn's context ends when
-// Close gives up waiting. It returns false once the client is closing.
+// Close gives up waiting. It returns false once Close has begun, so that nothing is
+// added to c.bg while Close waits on it.
 func (c *Client) goBackground(fn func(ctx context.Context)) bool {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	if c.bgCtx.Err() != nil {
+	if c.closing {
 		return false
 	}
 	c.bg.Add(1)
@@ -246,13 +248,20 @@ type change struct {
 // in the order they registered.
 func (c *Client) notify(ch change) {
 	c.mu.Lock()
-	fns := make([]func(ConnectionState), 0, len(c.listeners))
-	for id := 0; id < c.nextID; id++ {
-		if l, ok := c.listeners[id]; ok && l.after < ch.n {
-			fns = append(fns, l.fn)
+	ids := make([]int, 0, len(c.listeners))
+	for id, l := range c.listeners {
+		if l.after < ch.n {
+			ids = append(ids, id)
 		}
 	}
+	slices.Sort(ids)
+	fns := make([]func(ConnectionState), len(ids))
+	for i, id := range ids {
+		fns[i] = c.listeners[id].fn
+	}
 	c.mu.Unlock()
+	c.delivering.Store(true)
+	defer c.delivering.Store(false)
 	for _, fn := range fns {
 		fn(ch.state)
 	}

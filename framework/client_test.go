@@ -345,3 +345,22 @@ func TestBadInput(t *testing.T) {
 	require.ErrorIs(t, err, ErrInvalidCreate)
 	require.True(t, errors.Is(c.Delete(ctx, "/", -1), ErrInvalidPath))
 }
+
+func TestCloseFromAListener(t *testing.T) {
+	srv := zktest.NewServer(t)
+	c := newClient(t, []string{srv.Addr()}, WithSessionTimeout(4*time.Second))
+	closed := make(chan error, 1)
+	c.Listen(func(s ConnectionState) {
+		if s == Suspended {
+			closed <- c.Close()
+		}
+	})
+	srv.Stop()
+	select {
+	case err := <-closed:
+		require.NoError(t, err)
+	case <-time.After(wait):
+		t.Fatal("Close called from a listener did not return")
+	}
+	require.ErrorIs(t, c.WaitConnected(context.Background()), ErrClosed)
+}

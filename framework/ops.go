@@ -25,12 +25,12 @@ func (c *Client) Retry(ctx context.Context, op func(ctx context.Context) error) 
 		switch {
 		case err == nil:
 			return nil
+		case !IsRetryable(err): // a definitive answer, even if ctx ended meanwhile
+			return err
 		case c.isClosing():
 			return ErrClosed
 		case ctx.Err() != nil:
 			return wrapCtx(ctx, err)
-		case !IsRetryable(err):
-			return err
 		}
 		if b == nil {
 			b = c.opts.retry.NewBackOff()
@@ -46,7 +46,7 @@ func (c *Client) Retry(ctx context.Context, op func(ctx context.Context) error) 
 		case <-ctx.Done():
 			t.Stop()
 			return wrapCtx(ctx, err)
-		case <-c.done:
+		case <-c.closingCh:
 			t.Stop()
 			return ErrClosed
 		}
@@ -85,11 +85,15 @@ func (c *Client) connection(ctx context.Context, internal bool) (*zk.Conn, error
 		if timer == nil {
 			timer = time.NewTimer(c.opts.connectionTimeout)
 		}
+		stop := c.closingCh
+		if internal {
+			stop = c.done
+		}
 		select {
 		case <-ch:
 		case <-ctx.Done():
 			return nil, ctx.Err()
-		case <-c.done:
+		case <-stop:
 			return nil, ErrClosed
 		case <-timer.C:
 			return nil, fmt.Errorf("framework: no connection within %v: %w", c.opts.connectionTimeout, zk.ErrNoServer)
@@ -103,12 +107,12 @@ func (c *Client) connection(ctx context.Context, internal bool) (*zk.Conn, error
 // abandoned, if given, is told its outcome in the background.
 func attempt[T any](c *Client, ctx context.Context, req func(*zk.Conn) (T, error), abandoned func(T, error)) (T, error) {
 	var zero T
-	if err := c.ensureNamespace(ctx); err != nil {
-		return zero, err
-	}
 	conn, err := c.connection(ctx, false)
 	if err != nil {
 		return zero, err
+	}
+	if c.opts.namespace != "" && !c.namespaceReady.Load() {
+		req = inNamespace(c, req)
 	}
 	if ctx.Done() == nil {
 		v, err := req(conn)
@@ -148,23 +152,18 @@ func (c *Client) closedErr(err error) error {
 	return err
 }
 
-// ensureNamespace creates the namespace node on first use. It is persistent, unlike
-// the container parents of recipes: a container namespace would vanish when empty and
-// make later creates under it fail.
-func (c *Client) ensureNamespace(ctx context.Context) error {
-	ns := c.opts.namespace
-	if ns == "" || c.namespaceReady.Load() {
-		return nil
+// inNamespace makes req create the namespace node first, on the client's first use.
+// It is persistent, unlike the container parents of recipes: a container namespace
+// would vanish when empty and make later creates under it fail.
+func inNamespace[T any](c *Client, req func(*zk.Conn) (T, error)) func(*zk.Conn) (T, error) {
+	return func(conn *zk.Conn) (T, error) {
+		if err := c.mkdirs(conn, "/"+c.opts.namespace, false); err != nil {
+			var zero T
+			return zero, err
+		}
+		c.namespaceReady.Store(true)
+		return req(conn)
 	}
-	conn, err := c.connection(ctx, false)
-	if err != nil {
-		return err
-	}
-	if err := c.mkdirs(conn, "/"+ns, false); err != nil && !errors.Is(err, zk.ErrNodeExists) {
-		return err
-	}
-	c.namespaceReady.Store(true)
-	return nil
 }
 
 // mkdirs creates p and any missing parents, with the ACL provider's ACLs: containers

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"math"
 	"net"
 	"time"
 
@@ -54,8 +55,9 @@ func invalidOption(format string, args ...any) error {
 // outlives a disconnection this long: Suspended turns into Lost after it.
 func WithSessionTimeout(d time.Duration) Option {
 	return func(o *options) error {
-		if d <= 0 {
-			return invalidOption("session timeout %v must be positive", d)
+		// go-zookeeper sends whole milliseconds as an int32.
+		if d < time.Millisecond || d > math.MaxInt32*time.Millisecond {
+			return invalidOption("session timeout %v is not between 1ms and %v", d, math.MaxInt32*time.Millisecond)
 		}
 		o.sessionTimeout = d
 		return nil

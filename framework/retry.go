@@ -3,8 +3,12 @@ package framework
 import (
 	"errors"
 	"fmt"
+	"io"
 	"math"
 	"math/rand/v2"
+	"net"
+	"os"
+	"syscall"
 	"time"
 
 	"github.com/cenkalti/backoff/v4"
@@ -278,18 +282,28 @@ func invalidPolicy(policy, format string, args ...any) error {
 // IsRetryable reports whether err is a failure of the connection rather than of the
 // request, so that the same request may succeed when sent again: the connection
 // dropped (zk.ErrConnectionClosed), no server could be reached (zk.ErrNoServer), the
-// session moved to another server (zk.ErrSessionMoved), or go-zookeeper failed a
-// request in flight while replacing its connection (zk.ErrClosing). Wrapped errors
-// count.
+// session moved to another server (zk.ErrSessionMoved), or the go-zookeeper connection
+// was closed under the request (zk.ErrClosing: by our Close, which the client turns
+// into ErrClosed, or when the client gives a session up for a new one). Wrapped
+// errors count.
 //
 // A session expiry is deliberately not retryable: the session's ephemeral nodes,
 // and with them any lock or leadership, are gone, so repeating the request blindly
 // would be wrong; a recipe restarts its own step instead. Context errors are final
 // too: the caller asked to stop. IsRetryable cannot tell a connection closed by the
 // network from one closed by our own Close; the client checks that itself.
+//
+// go-zookeeper also hands a request the raw error of a failed socket write (a broken
+// pipe, a reset, a deadline) when the connection dies under it: those are connection
+// losses too.
 func IsRetryable(err error) bool {
+	var netErr *net.OpError
 	return errors.Is(err, zk.ErrConnectionClosed) ||
 		errors.Is(err, zk.ErrNoServer) ||
 		errors.Is(err, zk.ErrSessionMoved) ||
-		errors.Is(err, zk.ErrClosing)
+		errors.Is(err, zk.ErrClosing) ||
+		errors.As(err, &netErr) ||
+		errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF) ||
+		errors.Is(err, syscall.EPIPE) || errors.Is(err, syscall.ECONNRESET) ||
+		errors.Is(err, os.ErrDeadlineExceeded)
 }

@@ -6,7 +6,10 @@ import (
 	"fmt"
 	"io"
 	"math"
+	"net"
+	"os"
 	"sync"
+	"syscall"
 	"testing"
 	"time"
 
@@ -323,7 +326,11 @@ func TestIsRetryable(t *testing.T) {
 		{context.DeadlineExceeded, false},
 		{fmt.Errorf("wait: %w", context.DeadlineExceeded), false},
 		{errors.New(zk.ErrConnectionClosed.Error()), false}, // same text, different error
-		{io.EOF, false},
+		// go-zookeeper passes on the raw error of a failed socket write.
+		{io.EOF, true},
+		{&net.OpError{Op: "write", Net: "tcp", Err: syscall.EPIPE}, true},
+		{fmt.Errorf("write: %w", syscall.ECONNRESET), true},
+		{os.ErrDeadlineExceeded, true},
 	}
 	for _, tt := range tests {
 		require.Equal(t, tt.want, IsRetryable(tt.err), "%v", tt.err)

@@ -16,9 +16,20 @@ import (
 type handle struct {
 	gen        int
 	conn       *zk.Conn
-	lastRead   atomic.Int64 // unix nanoseconds of the last byte from a server
-	negotiated atomic.Int64 // the session timeout the server granted, in ns
-	authed     bool         // credentials sent on this handle (guarded by the state goroutine)
+	net        atomic.Pointer[trackedConn] // the current TCP connection
+	lastRead   atomic.Int64                // unix nanoseconds of the last byte from a server
+	negotiated atomic.Int64                // the session timeout the server granted, in ns
+	authed     bool                        // credentials sent on this handle (state goroutine only)
+}
+
+// close says goodbye to the server (go-zookeeper waits up to a second for the reply),
+// then closes the socket: go-zookeeper's own goroutines only notice a silent server
+// after their read timeouts, which would hold Close for most of a session timeout.
+func (h *handle) close() {
+	h.conn.Close()
+	if t := h.net.Load(); t != nil {
+		_ = t.Conn.Close()
+	}
 }
 
 // sessionEvent is a session event of one handle, or a Lost timer firing.
@@ -29,17 +40,23 @@ type sessionEvent struct {
 }
 
 // dial makes a handle; go-zookeeper connects in the background.
-func (c *Client) dial(gen int) (*handle, error) {
+func (c *Client) dial(gen int) *handle {
 	h := &handle{gen: gen}
 	dialer := func(network, addr string, timeout time.Duration) (net.Conn, error) {
 		conn, err := c.opts.dialer(network, addr, timeout)
 		if err != nil {
 			return nil, err
 		}
-		return &trackedConn{Conn: conn, h: h}, nil
+		t := &trackedConn{Conn: conn, h: h}
+		h.net.Store(t)
+		return t, nil
 	}
-	conn, events, err := zk.Connect(c.servers, c.opts.sessionTimeout,
+	// Connect fails only for an empty server list (New refuses it) or when its host
+	// provider cannot resolve a name; ours resolves nothing (the dialer does, on every
+	// attempt), so that a DNS outage delays a connection instead of breaking the client.
+	conn, events, _ := zk.Connect(c.servers, c.opts.sessionTimeout,
 		zk.WithDialer(dialer),
+		zk.WithHostProvider(&hostList{}),
 		zk.WithLogger(zkLogger{c.log}),
 		zk.WithLogInfo(false),
 		zk.WithEventCallback(func(ev zk.Event) {
@@ -47,9 +64,6 @@ func (c *Client) dial(gen int) (*handle, error) {
 				c.events.push(sessionEvent{gen: gen, state: ev.State})
 			}
 		}))
-	if err != nil {
-		return nil, fmt.Errorf("%w: %w", ErrInvalidOption, err)
-	}
 	h.conn = conn
 	c.loops.Add(1)
 	go func() {
@@ -57,8 +71,35 @@ func (c *Client) dial(gen int) (*handle, error) {
 		for range events { // we use the callback; draining lets go-zookeeper finish
 		}
 	}()
-	return h, nil
+	return h
 }
+
+// hostList hands out the servers in turn, unresolved.
+type hostList struct {
+	servers []string
+	next    int
+	tried   int // since the last successful connection
+}
+
+func (l *hostList) Init(servers []string) error {
+	l.servers = servers
+	return nil
+}
+
+func (l *hostList) Len() int { return len(l.servers) }
+
+func (l *hostList) Next() (string, bool) {
+	s := l.servers[l.next]
+	l.next = (l.next + 1) % len(l.servers)
+	l.tried++
+	retryStart := l.tried > len(l.servers)
+	if retryStart {
+		l.tried = 1
+	}
+	return s, retryStart
+}
+
+func (l *hostList) Connected() { l.tried = 0 }
 
 // handleEvent is Curator's state machine, run on one goroutine. It turns
 // go-zookeeper's session events into Connected, Suspended, Reconnected and Lost, and
@@ -80,13 +121,16 @@ func (c *Client) handleEvent(ev sessionEvent) {
 			c.replaceHandle()
 		}
 	case ev.state == zk.StateHasSession:
-		c.mu.Unlock()
-		c.authenticate(h)
-		c.mu.Lock()
-		if c.h != h || c.closing {
+		sid := h.conn.SessionID()
+		if sid == 0 { // already expired again; its Expired event is next in the queue
 			break
 		}
-		sid := h.conn.SessionID()
+		c.mu.Unlock()
+		authed := c.authenticate(h)
+		c.mu.Lock()
+		if c.h != h || c.closing || !authed {
+			break
+		}
 		c.stopLostTimer()
 		switch {
 		case c.state == Latent:
@@ -121,20 +165,22 @@ func (c *Client) handleEvent(ev sessionEvent) {
 }
 
 // authenticate sends the credentials before anyone learns that the session exists,
-// so no request can run without them. go-zookeeper re-sends them by itself on later
-// connections of the same handle.
-func (c *Client) authenticate(h *handle) {
+// so no request runs without them: until they are accepted, the session is not
+// published. go-zookeeper re-sends them by itself on later connections of the same
+// handle. A failure comes with a dropped connection, whose next session tries again.
+func (c *Client) authenticate(h *handle) bool {
 	if h.authed || len(c.opts.auth) == 0 {
-		return
+		return true
 	}
 	for _, a := range c.opts.auth {
 		if err := h.conn.AddAuth(a.scheme, a.auth); err != nil {
 			c.log.Warn("zkrecipes: sending credentials failed; will retry on the next connection",
 				"scheme", a.scheme, "error", err)
-			return
+			return false
 		}
 	}
 	h.authed = true
+	return true
 }
 
 // publish records a new state and queues it for the listeners. c.mu is held.
@@ -182,24 +228,11 @@ func (c *Client) stopLostTimer() {
 // fails its requests in flight (retryable) and wakes its watchers. c.mu is held.
 func (c *Client) replaceHandle() {
 	old := c.h
-	h, err := c.dial(old.gen + 1)
-	if err != nil {
-		// The addresses resolved at New; if they no longer do, keep the old handle and
-		// try again shortly rather than leave the client without one.
-		c.log.Error("zkrecipes: cannot make a new connection", "error", err)
-		c.suspendedAt++
-		epoch := c.suspendedAt
-		c.state = Suspended
-		c.lostTimer = time.AfterFunc(time.Second, func() {
-			c.events.push(sessionEvent{gen: old.gen, timer: epoch})
-		})
-		return
-	}
-	c.h = h
+	c.h = c.dial(old.gen + 1)
 	c.loops.Add(1)
 	go func() {
 		defer c.loops.Done()
-		old.conn.Close()
+		old.close()
 	}()
 }
 

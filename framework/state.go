@@ -14,7 +14,7 @@ const (
 	// Suspended: the connection dropped while a session existed. The session may still
 	// be alive on the server, or not: treat what it holds as uncertain.
 	Suspended
-	// Reconnected: a session is back after Suspended, Lost or ReadOnly. After Lost it
+	// Reconnected: a session is back after Suspended or Lost. After Lost it
 	// is a new session, and every ephemeral node of the old one is gone.
 	Reconnected
 	// Lost: the session is gone, either expired by the server, or given up by this
