@@ -45,19 +45,13 @@ func (c *Client) Delete(ctx context.Context, path string, version int32, opts ..
 	if full == "/" {
 		return fmt.Errorf("%w: cannot delete the root", ErrInvalidPath)
 	}
-	err = c.Retry(ctx, func(ctx context.Context) error {
-		_, err := attempt(c, ctx, func(conn *zk.Conn) (struct{}, error) {
-			return struct{}{}, conn.Delete(full, version)
-		}, nil)
-		return err
+	_, err = call(c, ctx, path, true, func(conn *zk.Conn, p string) (struct{}, error) {
+		return struct{}{}, conn.Delete(p, version)
 	})
 	if err != nil && o.guaranteed && (IsRetryable(err) || ctx.Err() != nil) && c.deleteInBackground(full, version) {
-		err = fmt.Errorf("%w: %w", ErrDeleteInBackground, err)
+		return fmt.Errorf("%w: %w", ErrDeleteInBackground, err)
 	}
-	if err != nil {
-		return fmt.Errorf("framework: delete %s: %w", path, err)
-	}
-	return nil
+	return err
 }
 
 // deleteInBackground deletes the server path p until done. It reports whether the

@@ -220,6 +220,24 @@ func (c *Client) unfix(serverPath string) string {
 	return stripNamespace(c.opts.namespace, serverPath)
 }
 
+// call runs req on the server path of p, retried, with errors that name p.
+func call[T any](c *Client, ctx context.Context, p string, write bool, req func(conn *zk.Conn, full string) (T, error)) (T, error) {
+	var v, zero T
+	full, err := c.fix(p, write)
+	if err != nil {
+		return zero, err
+	}
+	err = c.Retry(ctx, func(ctx context.Context) error {
+		var err error
+		v, err = attempt(c, ctx, func(conn *zk.Conn) (T, error) { return req(conn, full) }, nil)
+		return err
+	})
+	if err != nil {
+		return zero, fmt.Errorf("framework: %s: %w", p, err)
+	}
+	return v, nil
+}
+
 type getResult struct {
 	data  []byte
 	stat  *zk.Stat
@@ -227,27 +245,9 @@ type getResult struct {
 	ok    bool
 }
 
-// read runs a retried read of p.
-func (c *Client) read(ctx context.Context, p string, req func(*zk.Conn, string) (getResult, error)) (getResult, error) {
-	full, err := c.fix(p, false)
-	if err != nil {
-		return getResult{}, err
-	}
-	var r getResult
-	err = c.Retry(ctx, func(ctx context.Context) error {
-		var err error
-		r, err = attempt(c, ctx, func(conn *zk.Conn) (getResult, error) { return req(conn, full) }, nil)
-		return err
-	})
-	if err != nil {
-		return getResult{}, fmt.Errorf("framework: %s: %w", p, err)
-	}
-	return r, nil
-}
-
 // Get reads a node's data and stat.
 func (c *Client) Get(ctx context.Context, path string) ([]byte, *zk.Stat, error) {
-	r, err := c.read(ctx, path, func(conn *zk.Conn, p string) (getResult, error) {
+	r, err := call(c, ctx, path, false, func(conn *zk.Conn, p string) (getResult, error) {
 		data, stat, err := conn.Get(p)
 		return getResult{data: data, stat: stat}, err
 	})
@@ -258,7 +258,7 @@ func (c *Client) Get(ctx context.Context, path string) ([]byte, *zk.Stat, error)
 // change or deletion, or with EventNotWatching when the session ends. Event paths are
 // the server's, namespace included. No watch is left when the node does not exist.
 func (c *Client) GetW(ctx context.Context, path string) ([]byte, *zk.Stat, <-chan zk.Event, error) {
-	r, err := c.read(ctx, path, func(conn *zk.Conn, p string) (getResult, error) {
+	r, err := call(c, ctx, path, false, func(conn *zk.Conn, p string) (getResult, error) {
 		data, stat, w, err := conn.GetW(p)
 		return getResult{data: data, stat: stat, watch: w}, err
 	})
@@ -267,7 +267,7 @@ func (c *Client) GetW(ctx context.Context, path string) ([]byte, *zk.Stat, <-cha
 
 // Exists reports whether a node exists, with its stat when it does.
 func (c *Client) Exists(ctx context.Context, path string) (bool, *zk.Stat, error) {
-	r, err := c.read(ctx, path, func(conn *zk.Conn, p string) (getResult, error) {
+	r, err := call(c, ctx, path, false, func(conn *zk.Conn, p string) (getResult, error) {
 		ok, stat, err := conn.Exists(p)
 		return getResult{ok: ok, stat: stat}, err
 	})
@@ -277,7 +277,7 @@ func (c *Client) Exists(ctx context.Context, path string) (bool, *zk.Stat, error
 // ExistsW is Exists leaving a watch that fires on the node's creation, change or
 // deletion.
 func (c *Client) ExistsW(ctx context.Context, path string) (bool, *zk.Stat, <-chan zk.Event, error) {
-	r, err := c.read(ctx, path, func(conn *zk.Conn, p string) (getResult, error) {
+	r, err := call(c, ctx, path, false, func(conn *zk.Conn, p string) (getResult, error) {
 		ok, stat, w, err := conn.ExistsW(p)
 		return getResult{ok: ok, stat: stat, watch: w}, err
 	})
@@ -292,54 +292,25 @@ type childrenResult struct {
 
 // Children lists the names of a node's children, in no particular order.
 func (c *Client) Children(ctx context.Context, path string) ([]string, *zk.Stat, error) {
-	r, err := c.children(ctx, path, false)
+	r, err := call(c, ctx, path, false, func(conn *zk.Conn, p string) (childrenResult, error) {
+		names, stat, err := conn.Children(p)
+		return childrenResult{names: names, stat: stat}, err
+	})
 	return r.names, r.stat, err
 }
 
 // ChildrenW is Children leaving a watch that fires when a child is added or removed.
 func (c *Client) ChildrenW(ctx context.Context, path string) ([]string, *zk.Stat, <-chan zk.Event, error) {
-	r, err := c.children(ctx, path, true)
-	return r.names, r.stat, r.watch, err
-}
-
-func (c *Client) children(ctx context.Context, path string, watch bool) (childrenResult, error) {
-	full, err := c.fix(path, false)
-	if err != nil {
-		return childrenResult{}, err
-	}
-	var r childrenResult
-	err = c.Retry(ctx, func(ctx context.Context) error {
-		var err error
-		r, err = attempt(c, ctx, func(conn *zk.Conn) (childrenResult, error) {
-			if watch {
-				names, stat, w, err := conn.ChildrenW(full)
-				return childrenResult{names, stat, w}, err
-			}
-			names, stat, err := conn.Children(full)
-			return childrenResult{names: names, stat: stat}, err
-		}, nil)
-		return err
+	r, err := call(c, ctx, path, false, func(conn *zk.Conn, p string) (childrenResult, error) {
+		names, stat, w, err := conn.ChildrenW(p)
+		return childrenResult{names, stat, w}, err
 	})
-	if err != nil {
-		return childrenResult{}, fmt.Errorf("framework: %s: %w", path, err)
-	}
-	return r, nil
+	return r.names, r.stat, r.watch, err
 }
 
 // Set writes a node's data if its version matches (-1 matches any).
 func (c *Client) Set(ctx context.Context, path string, data []byte, version int32) (*zk.Stat, error) {
-	full, err := c.fix(path, true)
-	if err != nil {
-		return nil, err
-	}
-	var stat *zk.Stat
-	err = c.Retry(ctx, func(ctx context.Context) error {
-		var err error
-		stat, err = attempt(c, ctx, func(conn *zk.Conn) (*zk.Stat, error) { return conn.Set(full, data, version) }, nil)
-		return err
+	return call(c, ctx, path, true, func(conn *zk.Conn, p string) (*zk.Stat, error) {
+		return conn.Set(p, data, version)
 	})
-	if err != nil {
-		return nil, fmt.Errorf("framework: %s: %w", path, err)
-	}
-	return stat, nil
 }
