@@ -157,6 +157,10 @@ func (c *Client) SessionID() int64 { return c.Conn().SessionID() }
 // ErrorPolicy is the policy recipes apply to connection states.
 func (c *Client) ErrorPolicy() ErrorPolicy { return c.opts.errorPolicy }
 
+// RetryPolicy is the client's retry policy, for recipes that restart a step of their
+// own (a lock whose node vanished with its session) as often as it allows.
+func (c *Client) RetryPolicy() RetryPolicy { return c.opts.retry }
+
 // Namespace is the client's namespace, "" for none.
 func (c *Client) Namespace() string { return c.opts.namespace }
 

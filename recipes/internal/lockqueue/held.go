@@ -1,0 +1,166 @@
+package lockqueue
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sync"
+	"sync/atomic"
+
+	"github.com/go-zookeeper/zk"
+
+	"github.com/zkrecipes/zkrecipes/framework"
+)
+
+// ErrLost is returned by Release when the hold had been lost before it: the node
+// went with its session, or someone deleted it.
+var ErrLost = errors.New("the hold was lost before the release")
+
+// RevokeMessage is what another client writes into a holder's node to ask it to
+// release (Curator's Revoker).
+const RevokeMessage = "__REVOKE__"
+
+// Tracker follows the client's connection states for one participant: it wakes the
+// waiting participant on every change, and once the participant holds, closes lost
+// on the first state the error policy counts as an error. Start one before the
+// participant's node exists, so that no state change between its listing and its
+// grant goes unseen.
+type Tracker struct {
+	c        *framework.Client
+	stop     func()
+	errors   atomic.Int64 // error states seen
+	holding  atomic.Bool
+	wake     chan struct{}
+	lost     chan struct{}
+	lostOnce sync.Once
+}
+
+// Track starts a Tracker; Stop it unless a Held took it over.
+func Track(c *framework.Client) *Tracker {
+	t := &Tracker{c: c, wake: make(chan struct{}, 1), lost: make(chan struct{})}
+	policy := c.ErrorPolicy()
+	t.stop = c.Listen(func(s framework.ConnectionState) {
+		if policy.IsError(s) || s == framework.Lost {
+			t.errors.Add(1)
+			if t.holding.Load() {
+				t.markLost()
+			}
+		}
+		select {
+		case t.wake <- struct{}{}:
+		default:
+		}
+	})
+	return t
+}
+
+// Wake receives after every connection state change.
+func (t *Tracker) Wake() <-chan struct{} { return t.wake }
+
+// Epoch counts the error states seen; take it before a listing, for Grant.
+func (t *Tracker) Epoch() int64 { return t.errors.Load() }
+
+// Stop stops following the client's states.
+func (t *Tracker) Stop() { t.stop() }
+
+// Grant makes node n a holder, unless an error state came since the listing that
+// found it holding (taken at epoch): then the participant must look again. The Held
+// takes the Tracker over.
+func (t *Tracker) Grant(epoch int64, n *Node) (*Held, bool) {
+	t.holding.Store(true)
+	if t.errors.Load() != epoch {
+		t.holding.Store(false)
+		return nil, false
+	}
+	return &Held{Node: n, c: t.c, t: t}, true
+}
+
+func (t *Tracker) markLost() { t.lostOnce.Do(func() { close(t.lost) }) }
+
+func (t *Tracker) isLost() bool {
+	select {
+	case <-t.lost:
+		return true
+	default:
+		return false
+	}
+}
+
+// Held is a node that holds: a lock, a lease, a leadership.
+type Held struct {
+	Node *Node
+	c    *framework.Client
+	t    *Tracker
+
+	stopRevocation context.CancelFunc
+	revocation     sync.WaitGroup
+	releaseOnce    sync.Once
+}
+
+// Lost closes when the hold may have been lost: the client's error policy counted a
+// connection state as an error, or the node was seen deleted. It never reopens.
+func (h *Held) Lost() <-chan struct{} { return h.t.lost }
+
+// FencingToken is the node's czxid: it grows across the ensemble with every write,
+// so a store can refuse a holder whose token is older than one it has seen.
+func (h *Held) FencingToken() int64 { return h.Node.Czxid }
+
+// Release deletes the node. It returns an error wrapping ErrLost if the hold had been
+// lost, and one wrapping framework.ErrDeleteInBackground if the delete goes on in the
+// background; the hold is over either way. A second Release does nothing.
+func (h *Held) Release(ctx context.Context) error {
+	err := ErrLost
+	h.releaseOnce.Do(func() { err = h.release(ctx) })
+	return err
+}
+
+func (h *Held) release(ctx context.Context) error {
+	h.t.stop()
+	if h.stopRevocation != nil {
+		h.stopRevocation()
+		h.revocation.Wait()
+	}
+	lost := h.t.isLost() || h.c.SessionID() != h.Node.Session
+	h.t.markLost()
+	err := h.Node.Delete(ctx, h.c)
+	switch {
+	case lost:
+		return fmt.Errorf("%w: %s", ErrLost, h.Node)
+	case errors.Is(err, zk.ErrNoNode):
+		return fmt.Errorf("%w: %s was deleted by someone else", ErrLost, h.Node)
+	}
+	return err
+}
+
+// watchRevocation watches our node's data for Curator's revocation message, and
+// for its deletion, which loses the hold.
+func (h *Held) watchRevocation(onRevoke func()) {
+	ctx, cancel := context.WithCancel(context.Background())
+	h.stopRevocation = cancel
+	h.revocation.Add(1)
+	go func() {
+		defer h.revocation.Done()
+		for {
+			data, _, ev, err := h.c.GetW(ctx, h.Node.Path)
+			switch {
+			case errors.Is(err, zk.ErrNoNode):
+				h.t.markLost()
+				return
+			case err != nil: // released, or the client closed
+				return
+			}
+			if string(data) == RevokeMessage {
+				onRevoke()
+			}
+			select {
+			case e := <-ev:
+				if e.Type == zk.EventNodeDeleted {
+					h.t.markLost()
+					return
+				}
+			case <-ctx.Done():
+				return
+			}
+		}
+	}()
+}

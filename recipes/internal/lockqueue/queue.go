@@ -1,0 +1,176 @@
+package lockqueue
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"path"
+	"time"
+
+	"github.com/cenkalti/backoff/v4"
+	"github.com/go-zookeeper/zk"
+
+	"github.com/zkrecipes/zkrecipes/framework"
+)
+
+// ErrWouldBlock is returned by a non-waiting Acquire when another participant holds.
+var ErrWouldBlock = errors.New("held by another participant")
+
+// Queue is the participants of one lock path.
+type Queue struct {
+	Client *framework.Client
+	Path   string   // the lock's path, whose children are the participants
+	Name   string   // our nodes' name, before the sequence number: "lock-"
+	Names  []string // every participant name on the path, Name among them
+	Rule   Rule
+}
+
+// Options of one acquisition.
+type Options struct {
+	Wait     bool   // wait for the hold; else give up with ErrWouldBlock
+	OnRevoke func() // if set, called when another client asks us to release
+}
+
+// Acquire creates our node and waits until the rule says it holds, ctx ends, or the
+// client closes. Whatever the failure, our node is deleted before it returns.
+func (q *Queue) Acquire(ctx context.Context, data []byte, o Options) (*Held, error) {
+	t := Track(q.Client)
+	var restarts backoff.BackOff
+	for {
+		n, err := CreateNode(ctx, q.Client, q.Path, q.Name, q.Names, data)
+		if err == nil {
+			var h *Held
+			h, err = q.await(ctx, n, t, o.Wait)
+			if err == nil {
+				if o.OnRevoke != nil {
+					h.watchRevocation(o.OnRevoke)
+				}
+				return h, nil
+			}
+			n.Delete(ctx, q.Client)
+		}
+		if !errors.Is(err, ErrNodeGone) {
+			t.Stop()
+			return nil, err
+		}
+		// Our node went with its session: start again in the new one, as the client's
+		// retry policy allows.
+		if restarts == nil {
+			restarts = q.Client.RetryPolicy().NewBackOff()
+		}
+		pause := restarts.NextBackOff()
+		if pause == backoff.Stop {
+			t.Stop()
+			return nil, err
+		}
+		if err := sleep(ctx, pause); err != nil {
+			t.Stop()
+			return nil, err
+		}
+	}
+}
+
+// await is the loop of the lock queue: list, ask the rule, watch one node, wait.
+func (q *Queue) await(ctx context.Context, n *Node, t *Tracker, wait bool) (*Held, error) {
+	for {
+		epoch := t.Epoch()
+		children, stat, err := q.Client.Children(ctx, q.Path)
+		if errors.Is(err, zk.ErrNoNode) {
+			return nil, ErrNodeGone
+		}
+		if err != nil {
+			return nil, err
+		}
+		if sid := q.Client.SessionID(); sid != n.Session {
+			if sid == 0 {
+				continue // no session now: the next listing waits for one
+			}
+			return nil, ErrNodeGone
+		}
+		sorted := SortChildren(children, q.Names)
+		ours := indexOf(sorted, n.Name)
+		if ours < 0 {
+			return nil, ErrNodeGone
+		}
+		n.LearnCzxid(stat)
+		holds, watch := q.Rule(sorted, ours)
+		if holds {
+			if err := n.Confirm(ctx, q.Client); err != nil {
+				return nil, err
+			}
+			if h, ok := t.Grant(epoch, n); ok {
+				return h, nil
+			}
+			continue
+		}
+		if !wait {
+			return nil, ErrWouldBlock
+		}
+		_, _, ev, err := q.Client.GetW(ctx, path.Join(q.Path, sorted[watch]))
+		if errors.Is(err, zk.ErrNoNode) {
+			continue
+		}
+		if err != nil {
+			return nil, err
+		}
+		select {
+		case <-ev:
+		case <-t.Wake():
+		case <-ctx.Done():
+			return nil, fmt.Errorf("waiting for %s: %w", q.Path, ctx.Err())
+		}
+	}
+}
+
+// Participant is a node in the queue.
+type Participant struct {
+	Node   string // its path
+	ID     string // its data: the participant's id
+	Holder bool   // whether the rule lets it hold
+}
+
+// Participants lists the queue in order, holders first.
+func (q *Queue) Participants(ctx context.Context) ([]Participant, error) {
+	children, _, err := q.Client.Children(ctx, q.Path)
+	if errors.Is(err, zk.ErrNoNode) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	sorted := SortChildren(children, q.Names)
+	ps := make([]Participant, 0, len(sorted))
+	for i, name := range sorted {
+		p := path.Join(q.Path, name)
+		data, _, err := q.Client.Get(ctx, p)
+		if errors.Is(err, zk.ErrNoNode) {
+			continue // left while we listed
+		}
+		if err != nil {
+			return nil, err
+		}
+		holds, _ := q.Rule(sorted, i)
+		ps = append(ps, Participant{Node: p, ID: string(data), Holder: holds})
+	}
+	return ps, nil
+}
+
+func indexOf(names []string, name string) int {
+	for i, n := range names {
+		if n == name {
+			return i
+		}
+	}
+	return -1
+}
+
+func sleep(ctx context.Context, d time.Duration) error {
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-t.C:
+		return nil
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+}

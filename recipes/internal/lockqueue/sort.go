@@ -1,0 +1,60 @@
+package lockqueue
+
+import (
+	"slices"
+	"strconv"
+	"strings"
+)
+
+// Rule decides, from the participants in queue order, whether the one at index ours
+// holds; if it does not, watch is the index of the single node it must wait on.
+type Rule func(sorted []string, ours int) (holds bool, watch int)
+
+// Exclusive is the mutex rule: the first holds, everyone else watches the node
+// just before it.
+func Exclusive(sorted []string, ours int) (bool, int) { return ours == 0, ours - 1 }
+
+// Leases lets the first n hold; the others watch the node n places before them, the
+// one whose release moves them into the first n.
+func Leases(n int) Rule {
+	return func(sorted []string, ours int) (bool, int) { return ours < n, ours - n }
+}
+
+// Sequence returns the sequence number the server appended to a participant's node
+// (the text after the last occurrence of one of names), or false when child is not
+// one of ours: a foreign node, or a malformed one, never takes part.
+func Sequence(child string, names []string) (string, bool) {
+	for _, name := range names {
+		i := strings.LastIndex(child, name)
+		if i < 0 {
+			continue
+		}
+		seq := child[i+len(name):]
+		if len(seq) >= 10 {
+			if _, err := strconv.ParseInt(seq, 10, 32); err == nil && seq[0] != '+' {
+				return seq, true
+			}
+		}
+	}
+	return "", false
+}
+
+// SortChildren keeps the children that are participants and orders them by
+// sequence, comparing the sequence texts as Curator does, so that Go and Java
+// participants agree on the queue. The sort is stable, as Curator's, for the one case
+// of equal sequences (a read lock taken under the same sequence as its write lock).
+func SortChildren(children []string, names []string) []string {
+	type entry struct{ name, seq string }
+	entries := make([]entry, 0, len(children))
+	for _, c := range children {
+		if seq, ok := Sequence(c, names); ok {
+			entries = append(entries, entry{c, seq})
+		}
+	}
+	slices.SortStableFunc(entries, func(a, b entry) int { return strings.Compare(a.seq, b.seq) })
+	sorted := make([]string, len(entries))
+	for i, e := range entries {
+		sorted[i] = e.name
+	}
+	return sorted
+}

@@ -1,0 +1,205 @@
+package mutex
+
+import (
+	"context"
+	"errors"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/go-zookeeper/zk"
+	"github.com/stretchr/testify/require"
+
+	"github.com/zkrecipes/zkrecipes/framework"
+	"github.com/zkrecipes/zkrecipes/zktest"
+)
+
+func TestServerRestartWhileHeldAndAwaited(t *testing.T) {
+	srv := zktest.NewServer(t)
+	ctx := testCtx(t)
+	opts := []framework.Option{framework.WithSessionTimeout(4 * time.Second)}
+	holderClient := newClient(t, []string{srv.Addr()}, opts...)
+	holder := newMutex(t, holderClient, "/locks/restart")
+	require.NoError(t, holder.Acquire(ctx))
+
+	var wg sync.WaitGroup
+	errs := make(chan error, 3)
+	for range 3 {
+		m := newMutex(t, newClient(t, []string{srv.Addr()}, opts...), "/locks/restart")
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for {
+				err := m.Acquire(ctx)
+				if err == nil {
+					err = m.Release(ctx)
+				}
+				if err == nil || ctx.Err() != nil {
+					errs <- err
+					return
+				}
+				// A hold lost to the restart is reported; the value is ready again.
+				if !errors.Is(err, ErrLost) {
+					errs <- err
+					return
+				}
+			}
+		}()
+	}
+	require.Eventually(t, func() bool { return len(children(t, holderClient, "/locks/restart")) == 4 }, wait, 5*time.Millisecond)
+
+	srv.Stop()
+	select {
+	case <-holder.Lost():
+	case <-time.After(wait):
+		t.Fatal("the holder's Lost did not close on Suspended")
+	}
+	require.NoError(t, srv.Start())
+	err := holder.Release(ctx)
+	require.ErrorIs(t, err, ErrLost, "the hold was in doubt: Release says so")
+
+	wg.Wait()
+	close(errs)
+	for err := range errs {
+		require.NoError(t, err)
+	}
+	require.Empty(t, children(t, holderClient, "/locks/restart"), "no orphan")
+}
+
+func TestWaiterStartsAgainAfterItsSessionExpired(t *testing.T) {
+	srv := zktest.NewServer(t)
+	proxy := zktest.NewProxy(t, srv.Addr())
+	ctx := testCtx(t)
+	c := newClient(t, []string{srv.Addr()})
+	holder := newMutex(t, c, "/locks/w")
+	require.NoError(t, holder.Acquire(ctx))
+
+	waiterClient := newClient(t, []string{proxy.Addr()}, framework.WithSessionTimeout(2*time.Second))
+	waiter := newMutex(t, waiterClient, "/locks/w")
+	done := make(chan error, 1)
+	go func() { done <- waiter.Acquire(ctx) }()
+	require.Eventually(t, func() bool { return len(children(t, c, "/locks/w")) == 2 }, wait, 5*time.Millisecond)
+	first := children(t, c, "/locks/w")
+
+	require.NoError(t, proxy.ExpireSession(ctx, 2*time.Second))
+	require.NoError(t, waiterClient.WaitConnected(ctx))
+	require.Eventually(t, func() bool {
+		now := children(t, c, "/locks/w")
+		return len(now) == 2 && !(now[0] == first[0] && now[1] == first[1]) && !(now[0] == first[1] && now[1] == first[0])
+	}, wait, 10*time.Millisecond, "the waiter queued again with a new node")
+
+	require.NoError(t, holder.Release(ctx))
+	require.NoError(t, <-done)
+	require.Equal(t, waiterClient.SessionID(), ownerOf(t, c, waiter.Node()), "held on a node of the live session")
+	require.NoError(t, waiter.Release(ctx))
+}
+
+func ownerOf(t *testing.T, c *framework.Client, node string) int64 {
+	t.Helper()
+	_, stat, err := c.Exists(testCtx(t), node)
+	require.NoError(t, err)
+	return stat.EphemeralOwner
+}
+
+func TestLockPathIsAContainerRemovedWhenEmpty(t *testing.T) {
+	srv := zktest.NewServer(t, zktest.WithContainerCheckInterval(100*time.Millisecond))
+	ctx := testCtx(t)
+	c := newClient(t, []string{srv.Addr()})
+	m := newMutex(t, c, "/app/locks/job")
+	for range 3 {
+		require.NoError(t, m.Acquire(ctx))
+		require.NoError(t, m.Release(ctx))
+	}
+	require.Eventually(t, func() bool {
+		ok, _, err := c.Exists(ctx, "/app")
+		return err == nil && !ok
+	}, wait, 50*time.Millisecond, "the container parents go once empty")
+}
+
+func TestRevocation(t *testing.T) {
+	srv := zktest.NewServer(t)
+	ctx := testCtx(t)
+	c := newClient(t, []string{srv.Addr()})
+	revoked := make(chan struct{}, 1)
+	holder := newMutex(t, c, "/locks/rev", WithID("holder"), WithRevocationListener(func() { revoked <- struct{}{} }))
+	require.NoError(t, holder.Acquire(ctx))
+
+	other := newClient(t, []string{srv.Addr()})
+	ps, err := newMutex(t, other, "/locks/rev").Participants(ctx)
+	require.NoError(t, err)
+	require.Len(t, ps, 1)
+	require.Equal(t, "holder", ps[0].ID)
+	require.True(t, ps[0].Holder)
+	require.NoError(t, Revoke(ctx, other, ps[0].Node))
+	select {
+	case <-revoked:
+	case <-time.After(wait):
+		t.Fatal("the holder did not hear the revocation")
+	}
+	require.NoError(t, holder.Release(ctx))
+	require.ErrorIs(t, Revoke(ctx, other, ps[0].Node), zk.ErrNoNode)
+}
+
+func TestDeletedNodeLosesTheHoldWithAListener(t *testing.T) {
+	srv := zktest.NewServer(t)
+	ctx := testCtx(t)
+	c := newClient(t, []string{srv.Addr()})
+	m := newMutex(t, c, "/locks/del", WithRevocationListener(func() {}))
+	require.NoError(t, m.Acquire(ctx))
+	require.NoError(t, c.Delete(ctx, m.Node(), -1))
+	select {
+	case <-m.Lost():
+	case <-time.After(wait):
+		t.Fatal("Lost did not close when our node was deleted")
+	}
+	require.ErrorIs(t, m.Release(ctx), ErrLost)
+}
+
+func TestParticipantsInQueueOrder(t *testing.T) {
+	srv := zktest.NewServer(t)
+	ctx := testCtx(t)
+	c := newClient(t, []string{srv.Addr()})
+	holder := newMutex(t, c, "/locks/p", WithID("first"))
+	require.NoError(t, holder.Acquire(ctx))
+	waiter := newMutex(t, newClient(t, []string{srv.Addr()}), "/locks/p", WithID("second"))
+	waitCtx, cancel := context.WithCancel(ctx)
+	done := make(chan error, 1)
+	go func() { done <- waiter.Acquire(waitCtx) }()
+	require.Eventually(t, func() bool { return len(children(t, c, "/locks/p")) == 2 }, wait, 5*time.Millisecond)
+
+	ps, err := holder.Participants(ctx)
+	require.NoError(t, err)
+	require.Len(t, ps, 2)
+	require.Equal(t, []string{"first", "second"}, []string{ps[0].ID, ps[1].ID})
+	require.Equal(t, []bool{true, false}, []bool{ps[0].Holder, ps[1].Holder})
+	require.Equal(t, holder.Node(), ps[0].Node)
+	cancel()
+	require.ErrorIs(t, <-done, context.Canceled)
+	require.NoError(t, holder.Release(ctx))
+}
+
+func TestBadInput(t *testing.T) {
+	srv := zktest.NewServer(t)
+	c := newClient(t, []string{srv.Addr()})
+	for name, call := range map[string]func() error{
+		"nil client":    func() error { _, err := New(nil, "/l"); return err },
+		"empty path":    func() error { _, err := New(c, ""); return err },
+		"relative path": func() error { _, err := New(c, "locks/a"); return err },
+		"trailing":      func() error { _, err := New(c, "/locks/"); return err },
+		"root":          func() error { _, err := New(c, "/"); return err },
+		"nil option":    func() error { _, err := New(c, "/l", nil); return err },
+		"revoke nil":    func() error { return Revoke(context.Background(), nil, "/l/x") },
+		"revoke path":   func() error { return Revoke(context.Background(), c, "l/x") },
+	} {
+		require.ErrorIs(t, call(), ErrInvalid, name)
+	}
+	m := newMutex(t, c, "/l")
+	require.ErrorIs(t, m.Release(context.Background()), ErrNotHeld)
+	require.Zero(t, m.FencingToken())
+	require.Empty(t, m.Node())
+	select {
+	case <-m.Lost():
+	default:
+		t.Fatal("Lost of a value that holds nothing is closed")
+	}
+}

@@ -1,0 +1,272 @@
+package mutex
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"path"
+	"strconv"
+	"sync"
+
+	"github.com/go-zookeeper/zk"
+
+	"github.com/zkrecipes/zkrecipes/framework"
+	"github.com/zkrecipes/zkrecipes/recipes/internal/lockqueue"
+)
+
+var (
+	// ErrNotHeld is returned by Release on a Mutex that does not hold the lock.
+	ErrNotHeld = errors.New("mutex: not held")
+	// ErrLost is returned by Release when the hold had been lost before it (the
+	// session ended, or the node was deleted), and by Acquire on a value whose hold is
+	// lost but not yet released. After Release the value can Acquire again.
+	ErrLost = errors.New("mutex: lock lost")
+	// ErrInvalid is wrapped by the errors for bad arguments.
+	ErrInvalid = errors.New("mutex: invalid argument")
+)
+
+// lockName is what Curator's InterProcessMutex names its nodes.
+const lockName = "lock-"
+
+// Participant is one node of the queue, in order.
+type Participant = lockqueue.Participant
+
+// Option configures a Mutex.
+type Option func(*options)
+
+type options struct {
+	id       string
+	onRevoke func()
+}
+
+// WithID sets the participant id stored as the node's data, shown by Participants
+// and `zkr inspect`. Default "host:pid".
+func WithID(id string) Option { return func(o *options) { o.id = id } }
+
+// WithRevocationListener calls fn, on a goroutine of its own, when another client
+// asks the holder to release (Revoke). What to do is up to fn, typically to finish
+// the work at hand and Release. Watching for it costs one more request per
+// acquisition; it also lets Lost close when someone deletes our node. Default none.
+func WithRevocationListener(fn func()) Option { return func(o *options) { o.onRevoke = fn } }
+
+// Mutex is one participant in the lock at a path.
+type Mutex struct {
+	q        *lockqueue.Queue
+	id       []byte
+	onRevoke func()
+	turn     chan struct{} // one acquisition at a time per value
+
+	mu    sync.Mutex
+	held  *lockqueue.Held
+	count int
+}
+
+// New makes a participant in the lock at path. Nothing is sent to ZooKeeper until
+// Acquire.
+func New(c *framework.Client, path string, opts ...Option) (*Mutex, error) {
+	q, o, err := newQueue(c, path, opts)
+	if err != nil {
+		return nil, err
+	}
+	return &Mutex{q: q, id: []byte(o.id), onRevoke: o.onRevoke, turn: make(chan struct{}, 1)}, nil
+}
+
+func newQueue(c *framework.Client, p string, opts []Option) (*lockqueue.Queue, options, error) {
+	o := options{id: defaultID()}
+	if c == nil {
+		return nil, o, fmt.Errorf("%w: nil client", ErrInvalid)
+	}
+	if err := framework.ValidatePath(p); err != nil {
+		return nil, o, fmt.Errorf("%w: %w", ErrInvalid, err)
+	}
+	if p == "/" {
+		return nil, o, fmt.Errorf("%w: the lock path cannot be the root", ErrInvalid)
+	}
+	for _, opt := range opts {
+		if opt == nil {
+			return nil, o, fmt.Errorf("%w: nil Option", ErrInvalid)
+		}
+		opt(&o)
+	}
+	return &lockqueue.Queue{Client: c, Path: p, Name: lockName, Names: []string{lockName}, Rule: lockqueue.Exclusive}, o, nil
+}
+
+func defaultID() string {
+	host, _ := os.Hostname()
+	return host + ":" + strconv.Itoa(os.Getpid())
+}
+
+// Acquire waits until this value holds the lock, ctx ends (an error wrapping
+// ctx.Err()), or the client closes. If the value already holds it, Acquire counts up
+// at once. Our node is gone before an error returns.
+func (m *Mutex) Acquire(ctx context.Context) error {
+	_, err := m.acquire(ctx, true)
+	return err
+}
+
+// TryAcquire takes the lock only if nobody holds it or waits for it before us; it
+// never waits for another holder. It reports whether this value holds the lock.
+func (m *Mutex) TryAcquire(ctx context.Context) (bool, error) {
+	return m.acquire(ctx, false)
+}
+
+func (m *Mutex) acquire(ctx context.Context, wait bool) (bool, error) {
+	if ok, err := m.reenter(); ok || err != nil {
+		return ok, err
+	}
+	if wait {
+		select {
+		case m.turn <- struct{}{}:
+		case <-ctx.Done():
+			return false, fmt.Errorf("mutex: acquire %s: %w", m.q.Path, ctx.Err())
+		}
+	} else {
+		select {
+		case m.turn <- struct{}{}:
+		default:
+			return false, nil // another goroutine of this value is acquiring: held or queued
+		}
+	}
+	defer func() { <-m.turn }()
+	if ok, err := m.reenter(); ok || err != nil {
+		return ok, err
+	}
+	h, err := m.q.Acquire(ctx, m.id, lockqueue.Options{Wait: wait, OnRevoke: m.onRevoke})
+	if errors.Is(err, lockqueue.ErrWouldBlock) {
+		return false, nil
+	}
+	if err != nil {
+		return false, fmt.Errorf("mutex: acquire %s: %w", m.q.Path, err)
+	}
+	m.mu.Lock()
+	m.held, m.count = h, 1
+	m.mu.Unlock()
+	return true, nil
+}
+
+// reenter counts up when the value already holds the lock.
+func (m *Mutex) reenter() (bool, error) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if m.held == nil {
+		return false, nil
+	}
+	select {
+	case <-m.held.Lost():
+		return false, fmt.Errorf("%w: release %s before acquiring it again", ErrLost, m.held.Node)
+	default:
+	}
+	m.count++
+	return true, nil
+}
+
+// Release counts down, and releases the lock when the count reaches zero: our node
+// is deleted (in the background if the connection is down). It returns ErrNotHeld
+// when the value does not hold the lock, and an error wrapping ErrLost when the hold
+// had been lost before; either way the value is then free to Acquire again.
+func (m *Mutex) Release(ctx context.Context) error {
+	m.mu.Lock()
+	if m.held == nil {
+		m.mu.Unlock()
+		return ErrNotHeld
+	}
+	m.count--
+	if m.count > 0 {
+		m.mu.Unlock()
+		return nil
+	}
+	h := m.held
+	m.held = nil
+	m.mu.Unlock()
+	err := h.Release(ctx)
+	switch {
+	case errors.Is(err, lockqueue.ErrLost):
+		return fmt.Errorf("%w: %w", ErrLost, err)
+	case errors.Is(err, framework.ErrDeleteInBackground):
+		return nil // released: the client deletes the node as soon as it can
+	case err != nil:
+		return fmt.Errorf("mutex: release %s: %w", h.Node.Path, err)
+	}
+	return nil
+}
+
+// IsAcquired reports whether this value holds the lock and has not lost it.
+func (m *Mutex) IsAcquired() bool {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if m.held == nil {
+		return false
+	}
+	select {
+	case <-m.held.Lost():
+		return false
+	default:
+		return true
+	}
+}
+
+var closed = func() chan struct{} { c := make(chan struct{}); close(c); return c }()
+
+// Lost closes when the hold may have been lost: the client's error policy counted a
+// connection state as an error (StandardErrorPolicy: Suspended or Lost), or, with a
+// revocation listener, our node was deleted. Stop using what the lock protects when
+// it closes. Without a hold it is closed.
+func (m *Mutex) Lost() <-chan struct{} {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if m.held == nil {
+		return closed
+	}
+	return m.held.Lost()
+}
+
+// FencingToken is the czxid of our node while the lock is held, else 0. It grows
+// with every holder across the whole ensemble: pass it to a store that refuses
+// writes with a token lower than one it has seen.
+func (m *Mutex) FencingToken() int64 {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if m.held == nil {
+		return 0
+	}
+	return m.held.FencingToken()
+}
+
+// Node is our node's path while the lock is held, else "".
+func (m *Mutex) Node() string {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if m.held == nil {
+		return ""
+	}
+	return m.held.Node.Path
+}
+
+// Participants lists the queue in order, the holder first, with each one's id.
+func (m *Mutex) Participants(ctx context.Context) ([]Participant, error) {
+	ps, err := m.q.Participants(ctx)
+	if err != nil {
+		return nil, fmt.Errorf("mutex: participants of %s: %w", m.q.Path, err)
+	}
+	return ps, nil
+}
+
+// Revoke asks the holder of node (a participant's path) to release, by writing
+// Curator's revocation message into it. Only a holder with a revocation listener
+// hears it; releasing is up to the holder.
+func Revoke(ctx context.Context, c *framework.Client, node string) error {
+	if c == nil {
+		return fmt.Errorf("%w: nil client", ErrInvalid)
+	}
+	if err := framework.ValidatePath(node); err != nil {
+		return fmt.Errorf("%w: %w", ErrInvalid, err)
+	}
+	if _, err := c.Set(ctx, node, []byte(lockqueue.RevokeMessage), -1); err != nil {
+		if errors.Is(err, zk.ErrNoNode) {
+			return fmt.Errorf("mutex: revoke %s: no such participant: %w", path.Base(node), err)
+		}
+		return fmt.Errorf("mutex: revoke: %w", err)
+	}
+	return nil
+}
