@@ -11,8 +11,7 @@
 //
 // A lock is only as good as the session behind it. Lost closes when the client's
 // error policy says the session may be gone (by default already on Suspended), so a
-// holder can stop before another process takes over; FencingToken gives the czxid of
-// the lock node, which grows with every holder, for stores that can refuse a stale
-// writer. Acquire never grants the lock on a node of an earlier session (Curator's
+// holder can stop before another process takes over; FencingToken gives a zxid that
+// grows with every holder, for stores that can refuse a stale writer. Acquire never grants the lock on a node of an earlier session (Curator's
 // CURATOR-604), and a cancelled or failed Acquire leaves no node behind.
 package mutex

@@ -221,9 +221,11 @@ func (m *Mutex) Lost() <-chan struct{} {
 	return m.held.Lost()
 }
 
-// FencingToken is the czxid of our node while the lock is held, else 0. It grows
-// with every holder across the whole ensemble: pass it to a store that refuses
-// writes with a token lower than one it has seen.
+// FencingToken is a number that grows with every holder of the lock, while it is
+// held, else 0: pass it to a store that refuses writes with a token lower than one it
+// has seen. It is a zxid of the ensemble (the lock path's last child change when the
+// lock was granted, at least our node's czxid), so tokens of one lock increase across
+// holders, sessions and the removal of the lock's container parent.
 func (m *Mutex) FencingToken() int64 {
 	m.mu.Lock()
 	defer m.mu.Unlock()

@@ -12,9 +12,8 @@
 // a new one, as the client's retry policy allows; every failure and cancellation
 // deletes our node (guaranteed, so even with the connection down); a held node comes
 // with a Lost channel that closes when the client's error policy says the session may
-// be gone, and a fencing token, the node's czxid.
+// be gone, and a fencing token that grows with every holder.
 //
-// Round trips: an uncontended acquisition costs a create and a list (the czxid is read
-// from the parent's stat when no other child changed since our create), and the
-// release a delete; a contended one adds a data watch and a list per wake-up.
+// Round trips: an uncontended acquisition costs a create and a list, and the release
+// a delete; a contended one adds a data watch and a list per wake-up.
 package lockqueue

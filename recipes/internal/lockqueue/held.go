@@ -64,15 +64,16 @@ func (t *Tracker) Epoch() int64 { return t.errors.Load() }
 func (t *Tracker) Stop() { t.stop() }
 
 // Grant makes node n a holder, unless an error state came since the listing that
-// found it holding (taken at epoch): then the participant must look again. The Held
-// takes the Tracker over.
-func (t *Tracker) Grant(epoch int64, n *Node) (*Held, bool) {
+// found it holding (taken at epoch): then the participant must look again. parent is
+// that listing's stat of the lock path, whose pzxid becomes the fencing token. The
+// Held takes the Tracker over.
+func (t *Tracker) Grant(epoch int64, n *Node, parent *zk.Stat) (*Held, bool) {
 	t.holding.Store(true)
 	if t.errors.Load() != epoch {
 		t.holding.Store(false)
 		return nil, false
 	}
-	return &Held{Node: n, c: t.c, t: t}, true
+	return &Held{Node: n, token: parent.Pzxid, c: t.c, t: t}, true
 }
 
 func (t *Tracker) markLost() { t.lostOnce.Do(func() { close(t.lost) }) }
@@ -88,8 +89,9 @@ func (t *Tracker) isLost() bool {
 
 // Held is a node that holds: a lock, a lease, a leadership.
 type Held struct {
-	Node *Node
-	c    *framework.Client
+	Node  *Node
+	token int64
+	c     *framework.Client
 	t    *Tracker
 
 	stopRevocation context.CancelFunc
@@ -101,9 +103,13 @@ type Held struct {
 // connection state as an error, or the node was seen deleted. It never reopens.
 func (h *Held) Lost() <-chan struct{} { return h.t.lost }
 
-// FencingToken is the node's czxid: it grows across the ensemble with every write,
-// so a store can refuse a holder whose token is older than one it has seen.
-func (h *Held) FencingToken() int64 { return h.Node.Czxid }
+// FencingToken grows with every holder, so a store can refuse a writer whose token is
+// lower than one it has seen. It is the zxid of the last change among the lock path's
+// children, as seen by the listing that granted the hold: at least our node's czxid,
+// and below the token of any later holder, whose grant can only come after a later
+// change (our node's deletion, at the latest). Unlike our czxid, which go-zookeeper
+// would only give us for one more request, it comes with the listing.
+func (h *Held) FencingToken() int64 { return h.token }
 
 // Release deletes the node. It returns an error wrapping ErrLost if the hold had been
 // lost, and one wrapping framework.ErrDeleteInBackground if the delete goes on in the

@@ -37,7 +37,7 @@ func (q *Queue) Acquire(ctx context.Context, data []byte, o Options) (*Held, err
 	t := Track(q.Client)
 	var restarts backoff.BackOff
 	for {
-		n, err := CreateNode(ctx, q.Client, q.Path, q.Name, q.Names, data)
+		n, err := CreateNode(ctx, q.Client, q.Path, q.Name, data)
 		if err == nil {
 			var h *Held
 			h, err = q.await(ctx, n, t, o.Wait)
@@ -92,13 +92,9 @@ func (q *Queue) await(ctx context.Context, n *Node, t *Tracker, wait bool) (*Hel
 		if ours < 0 {
 			return nil, ErrNodeGone
 		}
-		n.LearnCzxid(stat)
 		holds, watch := q.Rule(sorted, ours)
 		if holds {
-			if err := n.Confirm(ctx, q.Client); err != nil {
-				return nil, err
-			}
-			if h, ok := t.Grant(epoch, n); ok {
+			if h, ok := t.Grant(epoch, n, stat); ok {
 				return h, nil
 			}
 			continue
