@@ -203,3 +203,60 @@ func TestBadInput(t *testing.T) {
 		t.Fatal("Lost of a value that holds nothing is closed")
 	}
 }
+
+func TestSessionErrorPolicyKeepsTheHoldThroughSuspended(t *testing.T) {
+	srv := zktest.NewServer(t)
+	ctx := testCtx(t)
+	c := newClient(t, []string{srv.Addr()}, framework.WithSessionTimeout(4*time.Second),
+		framework.WithErrorPolicy(framework.SessionErrorPolicy))
+	states := make(chan framework.ConnectionState, 10)
+	c.Listen(func(s framework.ConnectionState) { states <- s })
+	m := newMutex(t, c, "/locks/sp")
+	require.NoError(t, m.Acquire(ctx))
+
+	srv.Stop()
+	require.Equal(t, framework.Suspended, <-states)
+	require.NoError(t, srv.Start())
+	require.Equal(t, framework.Reconnected, <-states)
+	select {
+	case <-m.Lost():
+		t.Fatal("Lost closed on Suspended under the session error policy")
+	default:
+	}
+	require.True(t, m.IsAcquired())
+	require.NoError(t, m.Release(ctx))
+}
+
+// Curator's CURATOR-604: the client gave its session up (Lost after a whole session
+// timeout without a server), but the restarted server brought the old session back
+// with its nodes. The waiter's old node comes first in line; it is not ours any more,
+// and the lock must not be granted on it.
+func TestNoLockOnANodeOfAnAbandonedSession(t *testing.T) {
+	srv := zktest.NewServer(t)
+	ctx := testCtx(t)
+	holderClient := newClient(t, []string{srv.Addr()}, framework.WithSessionTimeout(4*time.Second))
+	holder := newMutex(t, holderClient, "/locks/604")
+	require.NoError(t, holder.Acquire(ctx))
+
+	waiterClient := newClient(t, []string{srv.Addr()}, framework.WithSessionTimeout(2*time.Second))
+	states := make(chan framework.ConnectionState, 10)
+	waiterClient.Listen(func(s framework.ConnectionState) { states <- s })
+	waiter := newMutex(t, waiterClient, "/locks/604")
+	done := make(chan error, 1)
+	go func() { done <- waiter.Acquire(ctx) }()
+	require.Eventually(t, func() bool { return len(children(t, holderClient, "/locks/604")) == 2 }, wait, 5*time.Millisecond)
+	oldSession := waiterClient.SessionID()
+
+	srv.Stop()
+	require.Equal(t, framework.Suspended, <-states)
+	require.Equal(t, framework.Lost, <-states, "the waiter's client gives its session up")
+	require.NoError(t, srv.Start())
+	require.Equal(t, framework.Reconnected, <-states)
+	require.NotEqual(t, oldSession, waiterClient.SessionID())
+
+	_ = holder.Release(ctx) // lost to Suspended, but its node goes
+	require.NoError(t, <-done)
+	require.Equal(t, waiterClient.SessionID(), ownerOf(t, holderClient, waiter.Node()),
+		"the lock is held on a node of the live session, never the abandoned one's")
+	require.NoError(t, waiter.Release(ctx))
+}
