@@ -7,7 +7,6 @@ import (
 	"os"
 	"path"
 	"strconv"
-	"sync"
 
 	"github.com/go-zookeeper/zk"
 
@@ -52,44 +51,35 @@ func WithRevocationListener(fn func()) Option { return func(o *options) { o.onRe
 
 // Mutex is one participant in the lock at a path.
 type Mutex struct {
-	q        *lockqueue.Queue
-	id       []byte
-	onRevoke func()
-	turn     chan struct{} // one acquisition at a time per value
-
-	mu    sync.Mutex
-	held  *lockqueue.Held
-	count int
+	q *lockqueue.Queue
+	r *lockqueue.Reentrant
 }
 
 // New makes a participant in the lock at path. Nothing is sent to ZooKeeper until
 // Acquire.
 func New(c *framework.Client, path string, opts ...Option) (*Mutex, error) {
-	q, o, err := newQueue(c, path, opts)
-	if err != nil {
-		return nil, err
-	}
-	return &Mutex{q: q, id: []byte(o.id), onRevoke: o.onRevoke, turn: make(chan struct{}, 1)}, nil
-}
-
-func newQueue(c *framework.Client, p string, opts []Option) (*lockqueue.Queue, options, error) {
 	o := options{id: defaultID()}
 	if c == nil {
-		return nil, o, fmt.Errorf("%w: nil client", ErrInvalid)
+		return nil, fmt.Errorf("%w: nil client", ErrInvalid)
 	}
-	if err := framework.ValidatePath(p); err != nil {
-		return nil, o, fmt.Errorf("%w: %w", ErrInvalid, err)
+	if err := framework.ValidatePath(path); err != nil {
+		return nil, fmt.Errorf("%w: %w", ErrInvalid, err)
 	}
-	if p == "/" {
-		return nil, o, fmt.Errorf("%w: the lock path cannot be the root", ErrInvalid)
+	if path == "/" {
+		return nil, fmt.Errorf("%w: the lock path cannot be the root", ErrInvalid)
 	}
 	for _, opt := range opts {
 		if opt == nil {
-			return nil, o, fmt.Errorf("%w: nil Option", ErrInvalid)
+			return nil, fmt.Errorf("%w: nil Option", ErrInvalid)
 		}
 		opt(&o)
 	}
-	return &lockqueue.Queue{Client: c, Path: p, Name: lockName, Names: []string{lockName}, Rule: lockqueue.Exclusive}, o, nil
+	q := &lockqueue.Queue{Client: c, Path: path, Name: lockName, Names: []string{lockName}, Rule: lockqueue.Exclusive}
+	id := []byte(o.id)
+	r := lockqueue.NewReentrant(func(ctx context.Context, wait bool) (*lockqueue.Held, error) {
+		return q.Acquire(ctx, id, lockqueue.Options{Wait: wait, OnRevoke: o.onRevoke})
+	})
+	return &Mutex{q: q, r: r}, nil
 }
 
 func defaultID() string {
@@ -101,64 +91,15 @@ func defaultID() string {
 // ctx.Err()), or the client closes. If the value already holds it, Acquire counts up
 // at once. Our node is gone before an error returns.
 func (m *Mutex) Acquire(ctx context.Context) error {
-	_, err := m.acquire(ctx, true)
-	return err
+	_, err := m.r.Acquire(ctx, true)
+	return m.wrap("acquire", err)
 }
 
 // TryAcquire takes the lock only if nobody holds it or waits for it before us; it
 // never waits for another holder. It reports whether this value holds the lock.
 func (m *Mutex) TryAcquire(ctx context.Context) (bool, error) {
-	return m.acquire(ctx, false)
-}
-
-func (m *Mutex) acquire(ctx context.Context, wait bool) (bool, error) {
-	if ok, err := m.reenter(); ok || err != nil {
-		return ok, err
-	}
-	if wait {
-		select {
-		case m.turn <- struct{}{}:
-		case <-ctx.Done():
-			return false, fmt.Errorf("mutex: acquire %s: %w", m.q.Path, ctx.Err())
-		}
-	} else {
-		select {
-		case m.turn <- struct{}{}:
-		default:
-			return false, nil // another goroutine of this value is acquiring: held or queued
-		}
-	}
-	defer func() { <-m.turn }()
-	if ok, err := m.reenter(); ok || err != nil {
-		return ok, err
-	}
-	h, err := m.q.Acquire(ctx, m.id, lockqueue.Options{Wait: wait, OnRevoke: m.onRevoke})
-	if errors.Is(err, lockqueue.ErrWouldBlock) {
-		return false, nil
-	}
-	if err != nil {
-		return false, fmt.Errorf("mutex: acquire %s: %w", m.q.Path, err)
-	}
-	m.mu.Lock()
-	m.held, m.count = h, 1
-	m.mu.Unlock()
-	return true, nil
-}
-
-// reenter counts up when the value already holds the lock.
-func (m *Mutex) reenter() (bool, error) {
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	if m.held == nil {
-		return false, nil
-	}
-	select {
-	case <-m.held.Lost():
-		return false, fmt.Errorf("%w: release %s before acquiring it again", ErrLost, m.held.Node)
-	default:
-	}
-	m.count++
-	return true, nil
+	ok, err := m.r.Acquire(ctx, false)
+	return ok, m.wrap("acquire", err)
 }
 
 // Release counts down, and releases the lock when the count reaches zero: our node
@@ -166,84 +107,40 @@ func (m *Mutex) reenter() (bool, error) {
 // when the value does not hold the lock, and an error wrapping ErrLost when the hold
 // had been lost before; either way the value is then free to Acquire again.
 func (m *Mutex) Release(ctx context.Context) error {
-	m.mu.Lock()
-	if m.held == nil {
-		m.mu.Unlock()
-		return ErrNotHeld
-	}
-	m.count--
-	if m.count > 0 {
-		m.mu.Unlock()
-		return nil
-	}
-	h := m.held
-	m.held = nil
-	m.mu.Unlock()
-	err := h.Release(ctx)
+	return m.wrap("release", m.r.Release(ctx))
+}
+
+// wrap gives lockqueue's errors this package's names.
+func (m *Mutex) wrap(op string, err error) error {
 	switch {
+	case err == nil:
+		return nil
+	case errors.Is(err, lockqueue.ErrNotHeld):
+		return ErrNotHeld
 	case errors.Is(err, lockqueue.ErrLost):
 		return fmt.Errorf("%w: %w", ErrLost, err)
-	case errors.Is(err, framework.ErrDeleteInBackground):
-		return nil // released: the client deletes the node as soon as it can
-	case err != nil:
-		return fmt.Errorf("mutex: release %s: %w", h.Node.Path, err)
 	}
-	return nil
+	return fmt.Errorf("mutex: %s %s: %w", op, m.q.Path, err)
 }
 
 // IsAcquired reports whether this value holds the lock and has not lost it.
-func (m *Mutex) IsAcquired() bool {
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	if m.held == nil {
-		return false
-	}
-	select {
-	case <-m.held.Lost():
-		return false
-	default:
-		return true
-	}
-}
-
-var closed = func() chan struct{} { c := make(chan struct{}); close(c); return c }()
+func (m *Mutex) IsAcquired() bool { return m.r.IsAcquired() }
 
 // Lost closes when the hold may have been lost: the client's error policy counted a
 // connection state as an error (StandardErrorPolicy: Suspended or Lost), or, with a
 // revocation listener, our node was deleted. Stop using what the lock protects when
 // it closes. Without a hold it is closed.
-func (m *Mutex) Lost() <-chan struct{} {
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	if m.held == nil {
-		return closed
-	}
-	return m.held.Lost()
-}
+func (m *Mutex) Lost() <-chan struct{} { return m.r.Lost() }
 
 // FencingToken is a number that grows with every holder of the lock, while it is
 // held, else 0: pass it to a store that refuses writes with a token lower than one it
 // has seen. It is a zxid of the ensemble (the lock path's last child change when the
 // lock was granted, at least our node's czxid), so tokens of one lock increase across
 // holders, sessions and the removal of the lock's container parent.
-func (m *Mutex) FencingToken() int64 {
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	if m.held == nil {
-		return 0
-	}
-	return m.held.FencingToken()
-}
+func (m *Mutex) FencingToken() int64 { return m.r.FencingToken() }
 
 // Node is our node's path while the lock is held, else "".
-func (m *Mutex) Node() string {
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	if m.held == nil {
-		return ""
-	}
-	return m.held.Node.Path
-}
+func (m *Mutex) Node() string { return m.r.Node() }
 
 // Participants lists the queue in order, the holder first, with each one's id.
 func (m *Mutex) Participants(ctx context.Context) ([]Participant, error) {

@@ -78,21 +78,14 @@ func (t *Tracker) Grant(epoch int64, n *Node, parent *zk.Stat) (*Held, bool) {
 
 func (t *Tracker) markLost() { t.lostOnce.Do(func() { close(t.lost) }) }
 
-func (t *Tracker) isLost() bool {
-	select {
-	case <-t.lost:
-		return true
-	default:
-		return false
-	}
-}
+func (t *Tracker) isLost() bool { return isClosed(t.lost) }
 
 // Held is a node that holds: a lock, a lease, a leadership.
 type Held struct {
 	Node  *Node
 	token int64
 	c     *framework.Client
-	t    *Tracker
+	t     *Tracker
 
 	stopRevocation context.CancelFunc
 	revocation     sync.WaitGroup

@@ -1,0 +1,153 @@
+package lockqueue
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sync"
+
+	"github.com/zkrecipes/zkrecipes/framework"
+)
+
+// ErrNotHeld is returned by Reentrant.Release when nothing is held.
+var ErrNotHeld = errors.New("not held")
+
+// AcquireFunc takes a hold, waiting for it or not.
+type AcquireFunc func(ctx context.Context, wait bool) (*Held, error)
+
+// Reentrant counts the acquisitions of one participant (a lock value), so that a
+// holder may acquire again and is released when it has released as often: the shared
+// part of every reentrant recipe.
+type Reentrant struct {
+	acquire AcquireFunc
+	turn    chan struct{} // one acquisition at a time
+
+	mu    sync.Mutex
+	held  *Held
+	count int
+}
+
+// NewReentrant makes a participant that takes its holds with acquire.
+func NewReentrant(acquire AcquireFunc) *Reentrant {
+	return &Reentrant{acquire: acquire, turn: make(chan struct{}, 1)}
+}
+
+// Acquire counts up if already held; else it takes the hold, waiting for it or not.
+// It reports whether the participant holds. Acquiring again a hold that was lost
+// is an error wrapping ErrLost: release it first.
+func (r *Reentrant) Acquire(ctx context.Context, wait bool) (bool, error) {
+	if ok, err := r.reenter(); ok || err != nil {
+		return ok, err
+	}
+	if wait {
+		select {
+		case r.turn <- struct{}{}:
+		case <-ctx.Done():
+			return false, ctx.Err()
+		}
+	} else {
+		select {
+		case r.turn <- struct{}{}:
+		default:
+			return false, nil // another goroutine of this participant is acquiring
+		}
+	}
+	defer func() { <-r.turn }()
+	if ok, err := r.reenter(); ok || err != nil {
+		return ok, err
+	}
+	h, err := r.acquire(ctx, wait)
+	if errors.Is(err, ErrWouldBlock) {
+		return false, nil
+	}
+	if err != nil {
+		return false, err
+	}
+	r.mu.Lock()
+	r.held, r.count = h, 1
+	r.mu.Unlock()
+	return true, nil
+}
+
+func (r *Reentrant) reenter() (bool, error) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.held == nil {
+		return false, nil
+	}
+	if isClosed(r.held.Lost()) {
+		return false, fmt.Errorf("%w: release %s before acquiring it again", ErrLost, r.held.Node)
+	}
+	r.count++
+	return true, nil
+}
+
+// Release counts down, and releases the hold when the count reaches zero. A delete
+// that goes on in the background counts as released.
+func (r *Reentrant) Release(ctx context.Context) error {
+	r.mu.Lock()
+	if r.held == nil {
+		r.mu.Unlock()
+		return ErrNotHeld
+	}
+	r.count--
+	if r.count > 0 {
+		r.mu.Unlock()
+		return nil
+	}
+	h := r.held
+	r.held = nil
+	r.mu.Unlock()
+	if err := h.Release(ctx); err != nil && !errors.Is(err, framework.ErrDeleteInBackground) {
+		return err
+	}
+	return nil
+}
+
+// Held is the current hold, or nil.
+func (r *Reentrant) Held() *Held {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return r.held
+}
+
+// IsAcquired reports whether the participant holds and has not lost the hold.
+func (r *Reentrant) IsAcquired() bool {
+	h := r.Held()
+	return h != nil && !isClosed(h.Lost())
+}
+
+// Lost is the hold's Lost, or a closed channel when nothing is held.
+func (r *Reentrant) Lost() <-chan struct{} {
+	if h := r.Held(); h != nil {
+		return h.Lost()
+	}
+	return closed
+}
+
+// FencingToken is the hold's token, or 0.
+func (r *Reentrant) FencingToken() int64 {
+	if h := r.Held(); h != nil {
+		return h.FencingToken()
+	}
+	return 0
+}
+
+// Node is the hold's node path, or "".
+func (r *Reentrant) Node() string {
+	if h := r.Held(); h != nil {
+		return h.Node.Path
+	}
+	return ""
+}
+
+var closed = func() chan struct{} { c := make(chan struct{}); close(c); return c }()
+
+func isClosed(c <-chan struct{}) bool {
+	select {
+	case <-c:
+		return true
+	default:
+		return false
+	}
+}
