@@ -30,9 +30,13 @@ type Node struct {
 // CreateNode makes our protected ephemeral-sequential node parent/name-<seq>, with
 // container parents, and learns which session owns it.
 func CreateNode(ctx context.Context, c *framework.Client, parent, name string, data []byte) (*Node, error) {
+	return createNode(ctx, c, path.Join(parent, name), data, framework.Sequential())
+}
+
+func createNode(ctx context.Context, c *framework.Client, p string, data []byte, extra ...framework.CreateOption) (*Node, error) {
 	before := c.SessionID()
-	p, err := c.Create(ctx, path.Join(parent, name), data,
-		framework.Protected(), framework.Ephemeral(), framework.Sequential(), framework.CreatingParents())
+	opts := append([]framework.CreateOption{framework.Protected(), framework.Ephemeral(), framework.CreatingParents()}, extra...)
+	p, err := c.Create(ctx, p, data, opts...)
 	if err != nil {
 		return nil, err
 	}

@@ -70,6 +70,28 @@ func (q *Queue) Acquire(ctx context.Context, data []byte, o Options) (*Held, err
 	}
 }
 
+// HoldAt holds at once with a node named Name+seq, not sequential, so that it sorts
+// in the place of an existing node of ours with sequence seq. That is Curator's
+// downgrade: a read lock taken under its own write lock stands where the write lock
+// stood, and writers queued behind stay behind when the write lock goes (CURATOR-621).
+// token is the fencing token of the hold it stands in for.
+func (q *Queue) HoldAt(ctx context.Context, data []byte, seq string, token int64) (*Held, error) {
+	t := Track(q.Client)
+	epoch := t.Epoch()
+	n, err := createNode(ctx, q.Client, path.Join(q.Path, q.Name+seq), data)
+	if err != nil {
+		t.Stop()
+		return nil, err
+	}
+	h, ok := t.Grant(epoch, n, &zk.Stat{Pzxid: token})
+	if !ok {
+		t.Stop()
+		n.Delete(ctx, q.Client)
+		return nil, ErrLost
+	}
+	return h, nil
+}
+
 // await is the loop of the lock queue: list, ask the rule, watch one node, wait.
 func (q *Queue) await(ctx context.Context, n *Node, t *Tracker, wait bool) (*Held, error) {
 	for {

@@ -1,0 +1,183 @@
+package rwlock
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"strconv"
+	"strings"
+
+	"github.com/zkrecipes/zkrecipes/framework"
+	"github.com/zkrecipes/zkrecipes/recipes/internal/lockqueue"
+)
+
+var (
+	// ErrUpgrade is returned at once by the write lock's Acquire while the same
+	// RWLock holds the read lock: waiting would never end, since the writer would
+	// wait for our own reader.
+	ErrUpgrade = errors.New("rwlock: cannot upgrade a read lock to the write lock")
+	// ErrNotHeld is returned by Release on a Lock that is not held.
+	ErrNotHeld = errors.New("rwlock: not held")
+	// ErrLost is returned by Release when the hold had been lost before it.
+	ErrLost = errors.New("rwlock: lock lost")
+	// ErrInvalid is wrapped by the errors for bad arguments.
+	ErrInvalid = errors.New("rwlock: invalid argument")
+)
+
+// Participant is one node of the queue, in order.
+type Participant = lockqueue.Participant
+
+// Option configures an RWLock.
+type Option func(*options)
+
+type options struct {
+	id                  string
+	readName, writeName string
+}
+
+// WithID sets the participant id stored as the nodes' data. Default "host:pid".
+func WithID(id string) Option { return func(o *options) { o.id = id } }
+
+// WithCuratorNames names the nodes as Curator's InterProcessReadWriteLock does,
+// __READ__ and __WRIT__, so that Go and Java processes can share the lock. Default
+// read- and write-.
+func WithCuratorNames() Option {
+	return func(o *options) { o.readName, o.writeName = "__READ__", "__WRIT__" }
+}
+
+// RWLock is one participant's pair of locks on a path: a read lock and a write lock.
+type RWLock struct {
+	read, write *Lock
+}
+
+// Lock is one side of an RWLock.
+type Lock struct {
+	q    *lockqueue.Queue
+	r    *lockqueue.Reentrant
+	name string
+}
+
+// New makes a participant's read and write locks on path. Nothing is sent to
+// ZooKeeper until an Acquire.
+func New(c *framework.Client, path string, opts ...Option) (*RWLock, error) {
+	host, _ := os.Hostname()
+	o := options{id: host + ":" + strconv.Itoa(os.Getpid()), readName: "read-", writeName: "write-"}
+	if c == nil {
+		return nil, fmt.Errorf("%w: nil client", ErrInvalid)
+	}
+	if err := framework.ValidatePath(path); err != nil {
+		return nil, fmt.Errorf("%w: %w", ErrInvalid, err)
+	}
+	if path == "/" {
+		return nil, fmt.Errorf("%w: the lock path cannot be the root", ErrInvalid)
+	}
+	for _, opt := range opts {
+		if opt == nil {
+			return nil, fmt.Errorf("%w: nil Option", ErrInvalid)
+		}
+		opt(&o)
+	}
+	names := []string{o.readName, o.writeName}
+	isWriter := func(node string) bool { return strings.Contains(node, o.writeName) }
+	// One rule for both sides, so that either side's Participants marks every node
+	// by its own kind.
+	rule := func(sorted []string, ours int) (bool, int) {
+		if isWriter(sorted[ours]) {
+			return lockqueue.Exclusive(sorted, ours)
+		}
+		for i := ours - 1; i >= 0; i-- {
+			if isWriter(sorted[i]) {
+				return false, i
+			}
+		}
+		return true, -1
+	}
+	id := []byte(o.id)
+	l := &RWLock{
+		read:  &Lock{q: &lockqueue.Queue{Client: c, Path: path, Name: o.readName, Names: names, Rule: rule}, name: o.readName},
+		write: &Lock{q: &lockqueue.Queue{Client: c, Path: path, Name: o.writeName, Names: names, Rule: rule}, name: o.writeName},
+	}
+	l.write.r = lockqueue.NewReentrant(func(ctx context.Context, wait bool) (*lockqueue.Held, error) {
+		if l.read.r.Held() != nil {
+			return nil, ErrUpgrade
+		}
+		return l.write.q.Acquire(ctx, id, lockqueue.Options{Wait: wait})
+	})
+	l.read.r = lockqueue.NewReentrant(func(ctx context.Context, wait bool) (*lockqueue.Held, error) {
+		if w := l.write.r.Held(); w != nil {
+			seq, _ := lockqueue.Sequence(w.Node.Name, names)
+			return l.read.q.HoldAt(ctx, id, seq, w.FencingToken())
+		}
+		return l.read.q.Acquire(ctx, id, lockqueue.Options{Wait: wait})
+	})
+	return l, nil
+}
+
+// ReadLock is the read side: shared with other readers, excluded by a writer.
+func (l *RWLock) ReadLock() *Lock { return l.read }
+
+// WriteLock is the write side: alone.
+func (l *RWLock) WriteLock() *Lock { return l.write }
+
+// Acquire waits until this side holds, ctx ends (an error wrapping ctx.Err()), or
+// the client closes; if it already holds, it counts up at once. The read lock is
+// granted at once while the same RWLock holds the write lock; the write lock returns
+// ErrUpgrade while the same RWLock holds the read lock.
+func (l *Lock) Acquire(ctx context.Context) error {
+	_, err := l.r.Acquire(ctx, true)
+	return l.wrap("acquire", err)
+}
+
+// TryAcquire takes this side only if it can hold at once; it never waits for another
+// holder.
+func (l *Lock) TryAcquire(ctx context.Context) (bool, error) {
+	ok, err := l.r.Acquire(ctx, false)
+	return ok, l.wrap("acquire", err)
+}
+
+// Release counts down, and releases when the count reaches zero. Releasing the write
+// lock after a downgrade keeps the read lock.
+func (l *Lock) Release(ctx context.Context) error { return l.wrap("release", l.r.Release(ctx)) }
+
+func (l *Lock) wrap(op string, err error) error {
+	switch {
+	case err == nil, errors.Is(err, ErrUpgrade):
+		return err
+	case errors.Is(err, lockqueue.ErrNotHeld):
+		return ErrNotHeld
+	case errors.Is(err, lockqueue.ErrLost):
+		return fmt.Errorf("%w: %w", ErrLost, err)
+	}
+	return fmt.Errorf("rwlock: %s %s%s: %w", op, l.q.Path, "/"+l.name, err)
+}
+
+// IsAcquired reports whether this side holds and has not lost the hold.
+func (l *Lock) IsAcquired() bool { return l.r.IsAcquired() }
+
+// Lost closes when the hold may have been lost (see mutex.Mutex.Lost); without a
+// hold it is closed.
+func (l *Lock) Lost() <-chan struct{} { return l.r.Lost() }
+
+// FencingToken grows with every writer and with every reader after a writer; 0
+// without a hold.
+func (l *Lock) FencingToken() int64 { return l.r.FencingToken() }
+
+// Node is our node's path while held, else "".
+func (l *Lock) Node() string { return l.r.Node() }
+
+// Participants lists this side's nodes (readers, or writers) in queue order, with
+// their ids and whether they hold.
+func (l *Lock) Participants(ctx context.Context) ([]Participant, error) {
+	all, err := l.q.Participants(ctx)
+	if err != nil {
+		return nil, fmt.Errorf("rwlock: participants of %s: %w", l.q.Path, err)
+	}
+	var ps []Participant
+	for _, p := range all {
+		if strings.Contains(p.Node[strings.LastIndexByte(p.Node, '/')+1:], l.name) {
+			ps = append(ps, p)
+		}
+	}
+	return ps, nil
+}
