@@ -1,0 +1,130 @@
+package multilock
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"slices"
+	"sync"
+
+	"github.com/zkrecipes/zkrecipes/framework"
+	"github.com/zkrecipes/zkrecipes/recipes/mutex"
+)
+
+var (
+	// ErrInvalid is wrapped by the errors for bad arguments.
+	ErrInvalid = errors.New("multilock: invalid argument")
+	// ErrNotHeld is returned by Release when the multi-lock is not held.
+	ErrNotHeld = errors.New("multilock: not held")
+)
+
+// Lock is what a MultiLock holds: a mutex.Mutex, a semaphore.Mutex, either side of an
+// rwlock.RWLock, or any lock of the caller's.
+type Lock interface {
+	Acquire(ctx context.Context) error
+	Release(ctx context.Context) error
+}
+
+// MultiLock is several locks taken and released together.
+type MultiLock struct {
+	locks []Lock
+
+	mu    sync.Mutex
+	count int // acquisitions not yet released
+}
+
+// New makes a multi-lock over locks, taken in the order given.
+func New(locks ...Lock) (*MultiLock, error) {
+	if len(locks) == 0 {
+		return nil, fmt.Errorf("%w: no locks", ErrInvalid)
+	}
+	for i, l := range locks {
+		if l == nil {
+			return nil, fmt.Errorf("%w: lock %d is nil", ErrInvalid, i)
+		}
+	}
+	return &MultiLock{locks: slices.Clone(locks)}, nil
+}
+
+// NewMutexes makes a multi-lock over a mutex.Mutex for each path, taken in sorted
+// order whatever order paths are given in.
+func NewMutexes(c *framework.Client, paths []string, opts ...mutex.Option) (*MultiLock, error) {
+	if len(paths) == 0 {
+		return nil, fmt.Errorf("%w: no paths", ErrInvalid)
+	}
+	sorted := slices.Clone(paths)
+	slices.Sort(sorted)
+	for i := 1; i < len(sorted); i++ {
+		if sorted[i] == sorted[i-1] {
+			// Two mutexes of one multi-lock on one path would wait for each other.
+			return nil, fmt.Errorf("%w: path %q given twice", ErrInvalid, sorted[i])
+		}
+	}
+	locks := make([]Lock, len(sorted))
+	for i, p := range sorted {
+		m, err := mutex.New(c, p, opts...)
+		if err != nil {
+			return nil, fmt.Errorf("%w: %w", ErrInvalid, err)
+		}
+		locks[i] = m
+	}
+	return &MultiLock{locks: locks}, nil
+}
+
+// Acquire takes every lock in order, or none: if one fails, or ctx ends, those taken
+// are released in reverse order (with a context of their own) and the error
+// returned. Acquiring again while held takes every lock again, which reentrant locks
+// count.
+func (m *MultiLock) Acquire(ctx context.Context) error {
+	for i, l := range m.locks {
+		if err := l.Acquire(ctx); err != nil {
+			releaseErr := releaseAll(context.WithoutCancel(ctx), m.locks[:i])
+			return errors.Join(fmt.Errorf("multilock: lock %d of %d: %w", i+1, len(m.locks), err), releaseErr)
+		}
+	}
+	m.mu.Lock()
+	m.count++
+	m.mu.Unlock()
+	return nil
+}
+
+// Release releases every lock in reverse order, going on past failures, and returns
+// the failures joined.
+func (m *MultiLock) Release(ctx context.Context) error {
+	m.mu.Lock()
+	if m.count == 0 {
+		m.mu.Unlock()
+		return ErrNotHeld
+	}
+	m.count--
+	m.mu.Unlock()
+	return releaseAll(ctx, m.locks)
+}
+
+// IsAcquired reports whether the multi-lock holds every lock: for locks that can say
+// (an IsAcquired method), each must; the others count as held between Acquire and
+// Release.
+func (m *MultiLock) IsAcquired() bool {
+	m.mu.Lock()
+	held := m.count > 0
+	m.mu.Unlock()
+	if !held {
+		return false
+	}
+	for _, l := range m.locks {
+		if a, ok := l.(interface{ IsAcquired() bool }); ok && !a.IsAcquired() {
+			return false
+		}
+	}
+	return true
+}
+
+func releaseAll(ctx context.Context, locks []Lock) error {
+	var errs []error
+	for i := len(locks) - 1; i >= 0; i-- {
+		if err := locks[i].Release(ctx); err != nil {
+			errs = append(errs, fmt.Errorf("multilock: release lock %d: %w", i+1, err))
+		}
+	}
+	return errors.Join(errs...)
+}

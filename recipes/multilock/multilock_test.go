@@ -1,0 +1,144 @@
+package multilock
+
+import (
+	"context"
+	"errors"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+	"go.uber.org/goleak"
+
+	"github.com/zkrecipes/zkrecipes/framework"
+	"github.com/zkrecipes/zkrecipes/recipes/mutex"
+	"github.com/zkrecipes/zkrecipes/zktest"
+)
+
+func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
+
+const wait = 30 * time.Second
+
+func testCtx(t *testing.T) context.Context {
+	ctx, cancel := context.WithTimeout(context.Background(), wait)
+	t.Cleanup(cancel)
+	return ctx
+}
+
+func newClient(t *testing.T, srv *zktest.Server) *framework.Client {
+	t.Helper()
+	c, err := framework.New([]string{srv.Addr()})
+	require.NoError(t, err)
+	t.Cleanup(func() { _ = c.Close() })
+	require.NoError(t, c.WaitConnected(testCtx(t)))
+	return c
+}
+
+// failing is a lock of the caller's that fails as told.
+type failing struct {
+	acquireErr, releaseErr error
+	released               bool
+}
+
+func (f *failing) Acquire(context.Context) error { return f.acquireErr }
+func (f *failing) Release(context.Context) error { f.released = true; return f.releaseErr }
+
+func TestAllOrNothing(t *testing.T) {
+	srv := zktest.NewServer(t)
+	ctx := testCtx(t)
+	c := newClient(t, srv)
+	first, err := mutex.New(c, "/locks/a")
+	require.NoError(t, err)
+	broken := &failing{acquireErr: errors.New("refused")}
+	m, err := New(first, broken)
+	require.NoError(t, err)
+
+	err = m.Acquire(ctx)
+	require.ErrorIs(t, err, broken.acquireErr)
+	require.False(t, first.IsAcquired(), "the lock taken before the failure was released")
+	require.False(t, m.IsAcquired())
+	names, _, err := c.Children(ctx, "/locks/a")
+	require.NoError(t, err)
+	require.Empty(t, names)
+}
+
+func TestReleaseGoesOnPastFailures(t *testing.T) {
+	srv := zktest.NewServer(t)
+	ctx := testCtx(t)
+	c := newClient(t, srv)
+	a, _ := mutex.New(c, "/locks/a")
+	b, _ := mutex.New(c, "/locks/b")
+	broken := &failing{releaseErr: errors.New("cannot release")}
+	m, err := New(a, broken, b)
+	require.NoError(t, err)
+	require.NoError(t, m.Acquire(ctx))
+	require.True(t, m.IsAcquired())
+
+	err = m.Release(ctx)
+	require.ErrorIs(t, err, broken.releaseErr)
+	require.False(t, a.IsAcquired())
+	require.False(t, b.IsAcquired())
+	require.True(t, broken.released)
+	require.ErrorIs(t, m.Release(ctx), ErrNotHeld)
+}
+
+func TestOppositeOrdersNeverDeadlock(t *testing.T) {
+	srv := zktest.NewServer(t)
+	ctx := testCtx(t)
+	paths := []string{"/locks/x", "/locks/y", "/locks/z"}
+	reversed := []string{"/locks/z", "/locks/y", "/locks/x"}
+	var wg sync.WaitGroup
+	errs := make(chan error, 2)
+	for _, order := range [][]string{paths, reversed} {
+		m, err := NewMutexes(newClient(t, srv), order)
+		require.NoError(t, err)
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for range 30 {
+				if err := m.Acquire(ctx); err != nil {
+					errs <- err
+					return
+				}
+				if err := m.Release(ctx); err != nil {
+					errs <- err
+					return
+				}
+			}
+		}()
+	}
+	wg.Wait()
+	close(errs)
+	for err := range errs {
+		require.NoError(t, err, "a deadlock would end in the test's deadline")
+	}
+}
+
+func TestReentrantThroughItsMutexes(t *testing.T) {
+	srv := zktest.NewServer(t)
+	ctx := testCtx(t)
+	m, err := NewMutexes(newClient(t, srv), []string{"/locks/r1", "/locks/r2"})
+	require.NoError(t, err)
+	require.NoError(t, m.Acquire(ctx))
+	require.NoError(t, m.Acquire(ctx))
+	require.NoError(t, m.Release(ctx))
+	require.True(t, m.IsAcquired())
+	require.NoError(t, m.Release(ctx))
+	require.False(t, m.IsAcquired())
+}
+
+func TestBadInput(t *testing.T) {
+	srv := zktest.NewServer(t)
+	c := newClient(t, srv)
+	a, _ := mutex.New(c, "/locks/a")
+	for name, call := range map[string]func() error{
+		"no locks":       func() error { _, err := New(); return err },
+		"nil entry":      func() error { _, err := New(a, nil); return err },
+		"no paths":       func() error { _, err := NewMutexes(c, nil); return err },
+		"relative path":  func() error { _, err := NewMutexes(c, []string{"/a", "b"}); return err },
+		"duplicate path": func() error { _, err := NewMutexes(c, []string{"/a", "/a"}); return err },
+		"nil client":     func() error { _, err := NewMutexes(nil, []string{"/a"}); return err },
+	} {
+		require.ErrorIs(t, call(), ErrInvalid, name)
+	}
+}
