@@ -36,5 +36,8 @@ func fourLetter(ctx context.Context, addr, word string) (string, error) {
 	if err != nil {
 		return "", fmt.Errorf("zktest: %s to %s: %w", word, addr, err)
 	}
+	if len(out) == 0 { // every word has an answer; silence is a closed connection
+		return "", fmt.Errorf("zktest: %s to %s: connection closed without an answer", word, addr)
+	}
 	return string(out), nil
 }

@@ -135,7 +135,12 @@ func (m *member) waitServing(ctx context.Context) error {
 	tick := time.NewTicker(25 * time.Millisecond)
 	defer tick.Stop()
 	for {
-		if mode, _ := m.mode(ctx); mode != "" {
+		// A probe that comes too early is never answered (the server fails on it and
+		// leaves the socket open), so each probe gets a short deadline of its own.
+		probe, cancelProbe := context.WithTimeout(ctx, 250*time.Millisecond)
+		mode, _ := m.mode(probe)
+		cancelProbe()
+		if mode != "" {
 			return nil
 		}
 		select {
