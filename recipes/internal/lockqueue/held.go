@@ -131,6 +131,15 @@ func (h *Held) release(ctx context.Context) error {
 	return err
 }
 
+// Forget ends the hold but keeps the node in the queue: a leader latch that lost
+// leadership to a Suspended keeps its place, and checks it again once reconnected.
+func (h *Held) Forget() {
+	h.releaseOnce.Do(func() {
+		h.t.stop()
+		h.t.markLost()
+	})
+}
+
 // watchRevocation watches our node's data for Curator's revocation message, and
 // for its deletion, which loses the hold.
 func (h *Held) watchRevocation(onRevoke func()) {

@@ -23,6 +23,11 @@ type Queue struct {
 	Name   string   // our nodes' name, before the sequence number: "lock-"
 	Names  []string // every participant name on the path, Name among them
 	Rule   Rule
+	// WatchChildren makes a waiter watch the path's children instead of the node the
+	// rule names: for a counting rule, under which any release may let us in. Only
+	// one waiter may wait so (Curator's semaphore serialises them with a lock), or a
+	// release wakes a herd.
+	WatchChildren bool
 }
 
 // Options of one acquisition.
@@ -40,7 +45,7 @@ func (q *Queue) Acquire(ctx context.Context, data []byte, o Options) (*Held, err
 		n, err := CreateNode(ctx, q.Client, q.Path, q.Name, data)
 		if err == nil {
 			var h *Held
-			h, err = q.await(ctx, n, t, o.Wait)
+			h, err = q.Await(ctx, n, t, o.Wait)
 			if err == nil {
 				if o.OnRevoke != nil {
 					h.watchRevocation(o.OnRevoke)
@@ -92,11 +97,21 @@ func (q *Queue) HoldAt(ctx context.Context, data []byte, seq string, token int64
 	return h, nil
 }
 
-// await is the loop of the lock queue: list, ask the rule, watch one node, wait.
-func (q *Queue) await(ctx context.Context, n *Node, t *Tracker, wait bool) (*Held, error) {
+// Await is the loop of the lock queue for node n: list, ask the rule, watch one node,
+// wait, until n holds. t must have been started before Await is called. It returns
+// ErrNodeGone when n vanished or belongs to an earlier session; it deletes nothing.
+func (q *Queue) Await(ctx context.Context, n *Node, t *Tracker, wait bool) (*Held, error) {
 	for {
 		epoch := t.Epoch()
-		children, stat, err := q.Client.Children(ctx, q.Path)
+		var children []string
+		var stat *zk.Stat
+		var changed <-chan zk.Event
+		var err error
+		if q.WatchChildren && wait {
+			children, stat, changed, err = q.Client.ChildrenW(ctx, q.Path)
+		} else {
+			children, stat, err = q.Client.Children(ctx, q.Path)
+		}
 		if errors.Is(err, zk.ErrNoNode) {
 			return nil, ErrNodeGone
 		}
@@ -124,15 +139,17 @@ func (q *Queue) await(ctx context.Context, n *Node, t *Tracker, wait bool) (*Hel
 		if !wait {
 			return nil, ErrWouldBlock
 		}
-		_, _, ev, err := q.Client.GetW(ctx, path.Join(q.Path, sorted[watch]))
-		if errors.Is(err, zk.ErrNoNode) {
-			continue
-		}
-		if err != nil {
-			return nil, err
+		if !q.WatchChildren {
+			_, _, changed, err = q.Client.GetW(ctx, path.Join(q.Path, sorted[watch]))
+			if errors.Is(err, zk.ErrNoNode) {
+				continue
+			}
+			if err != nil {
+				return nil, err
+			}
 		}
 		select {
-		case <-ev:
+		case <-changed:
 		case <-t.Wake():
 		case <-ctx.Done():
 			return nil, fmt.Errorf("waiting for %s: %w", q.Path, ctx.Err())

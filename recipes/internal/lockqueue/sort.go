@@ -20,6 +20,13 @@ func Leases(n int) Rule {
 	return func(sorted []string, ours int) (bool, int) { return ours < n, ours - n }
 }
 
+// Count lets participants hold while there are at most n of them, whatever their
+// order (Curator's InterProcessSemaphoreV2); it names no node to watch, so it goes
+// with Queue.WatchChildren.
+func Count(n int) Rule {
+	return func(sorted []string, ours int) (bool, int) { return len(sorted) <= n, -1 }
+}
+
 // Sequence returns the sequence number the server appended to a participant's node
 // (the text after the last occurrence of one of names), or false when child is not
 // one of ours: a foreign node, or a malformed one, never takes part.
