@@ -1,0 +1,20 @@
+// Package election elects one leader among processes, after Apache Curator's
+// LeaderLatch and LeaderSelector, with their node layouts.
+//
+// A Latch joins the election with a node P/_c_<uuid>-latch-<seq> holding its id; the
+// lowest sequence leads, and each participant watches only the node before its own.
+// Leadership is given up (listeners hear false) when the client's error policy says
+// the session may be lost; after Reconnected the latch looks at its node again: in
+// the same session it keeps its place, otherwise it joins anew. Before it claims
+// leadership it checks that its node belongs to the current session, so an expired
+// session's node never makes a second leader (Curator's CURATOR-696).
+//
+// A Selector runs a function while it leads: lead(ctx) gets a context that ends when
+// leadership may be lost, on InterruptLeadership, and on Close, and leadership is
+// given up when lead returns. It is built on the mutex (P/_c_<uuid>-lock-<seq>), as
+// Curator's is; AutoRequeue enters the election again after every term.
+//
+// "Elect a single scheduler poller" is the use this package exists for: with the
+// default error policy, two participants whose sessions are alive never both
+// believe they lead.
+package election

@@ -1,0 +1,96 @@
+package election
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"strconv"
+
+	"github.com/go-zookeeper/zk"
+
+	"github.com/zkrecipes/zkrecipes/framework"
+	"github.com/zkrecipes/zkrecipes/recipes/internal/lockqueue"
+)
+
+var (
+	// ErrNoLeader is returned by Leader when nobody takes part in the election.
+	ErrNoLeader = errors.New("election: no leader")
+	// ErrClosed is returned after Close.
+	ErrClosed = errors.New("election: closed")
+	// ErrNotStarted is returned by calls that need Start first.
+	ErrNotStarted = errors.New("election: not started")
+	// ErrStarted is returned by a second Start.
+	ErrStarted = errors.New("election: already started")
+	// ErrInvalid is wrapped by the errors for bad arguments.
+	ErrInvalid = errors.New("election: invalid argument")
+)
+
+// Participant is one member of an election, in queue order.
+type Participant struct {
+	ID, Node string
+	IsLeader bool
+}
+
+// Option configures a Latch or a Selector.
+type Option func(*options)
+
+type options struct {
+	id            string
+	autoRequeue   bool
+	notifyOnClose bool
+}
+
+// WithID sets the participant id stored as the node's data. Default "host:pid".
+func WithID(id string) Option { return func(o *options) { o.id = id } }
+
+// AutoRequeue makes a Selector enter the election again after each term. Default off:
+// one term per Start or Requeue.
+func AutoRequeue() Option { return func(o *options) { o.autoRequeue = true } }
+
+// NotifyOnClose makes a Latch's listeners hear false when Close ends its leadership.
+// Default off: Close is silent, as Curator's default CloseMode.
+func NotifyOnClose() Option { return func(o *options) { o.notifyOnClose = true } }
+
+func defaultOptions() options {
+	host, _ := os.Hostname()
+	return options{id: host + ":" + strconv.Itoa(os.Getpid())}
+}
+
+func participants(ps []lockqueue.Participant) []Participant {
+	out := make([]Participant, len(ps))
+	for i, p := range ps {
+		out[i] = Participant{ID: p.ID, Node: p.Node, IsLeader: p.Holder}
+	}
+	return out
+}
+
+func leader(ps []lockqueue.Participant) (Participant, error) {
+	for _, p := range ps {
+		if p.Holder {
+			return Participant{ID: p.ID, Node: p.Node, IsLeader: true}, nil
+		}
+	}
+	return Participant{}, ErrNoLeader
+}
+
+func newOptions(c *framework.Client, path string, opts []Option) (options, error) {
+	o := defaultOptions()
+	if c == nil {
+		return o, fmt.Errorf("%w: nil client", ErrInvalid)
+	}
+	if err := framework.ValidatePath(path); err != nil {
+		return o, fmt.Errorf("%w: %w", ErrInvalid, err)
+	}
+	if path == "/" {
+		return o, fmt.Errorf("%w: the election path cannot be the root", ErrInvalid)
+	}
+	for _, opt := range opts {
+		if opt == nil {
+			return o, fmt.Errorf("%w: nil Option", ErrInvalid)
+		}
+		opt(&o)
+	}
+	return o, nil
+}
+
+func isNoNode(err error) bool { return errors.Is(err, zk.ErrNoNode) }

@@ -1,0 +1,257 @@
+package election
+
+import (
+	"context"
+	"fmt"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/zkrecipes/zkrecipes/framework"
+	"github.com/zkrecipes/zkrecipes/zktest"
+)
+
+func TestLatchLeadershipFollowsStartOrder(t *testing.T) {
+	srv := zktest.NewServer(t)
+	ctx := testCtx(t)
+	ref := newReferee(t)
+	var latches []*Latch
+	for i := range 3 {
+		// NotifyOnClose: the referee hears that a closed leader stopped leading.
+		l := newLatch(t, newClient(t, []string{srv.Addr()}), "/election/basic", WithID(fmt.Sprint("L", i)), NotifyOnClose())
+		ref.watch(fmt.Sprint("L", i), l)
+		require.NoError(t, l.Start(ctx))
+		latches = append(latches, l)
+	}
+	require.NoError(t, latches[0].Await(ctx))
+	leader, err := latches[2].Leader(ctx)
+	require.NoError(t, err)
+	require.Equal(t, "L0", leader.ID)
+
+	require.NoError(t, latches[1].Close(ctx), "closing a non-leader")
+	require.True(t, latches[0].IsLeader(), "changes nothing")
+	require.NoError(t, latches[0].Close(ctx), "closing the leader")
+	require.NoError(t, latches[2].Await(ctx), "hands over")
+	require.False(t, latches[0].IsLeader())
+	require.ErrorIs(t, latches[0].Close(ctx), ErrClosed)
+}
+
+func TestNobodyLeadsWhileLostAndOneLeadsAfter(t *testing.T) {
+	srv := zktest.NewServer(t)
+	ctx := testCtx(t)
+	ref := newReferee(t)
+	var latches []*Latch
+	var clients []*framework.Client
+	for i := range 10 {
+		c := newClient(t, []string{srv.Addr()}, framework.WithSessionTimeout(2*time.Second))
+		l := newLatch(t, c, "/election/lost", NotifyOnClose())
+		ref.watch(fmt.Sprint(i), l)
+		require.NoError(t, l.Start(ctx))
+		latches, clients = append(latches, l), append(clients, c)
+	}
+	require.NoError(t, latches[0].Await(ctx))
+
+	srv.Stop()
+	require.Eventually(t, func() bool {
+		for _, c := range clients {
+			if c.State() != framework.Lost {
+				return false
+			}
+		}
+		return true
+	}, wait, 10*time.Millisecond)
+	n, _ := leaders(latches)
+	require.Zero(t, n, "nobody leads without a session")
+
+	require.NoError(t, srv.Start())
+	require.Eventually(t, func() bool { n, _ := leaders(latches); return n == 1 }, wait, 10*time.Millisecond)
+	// The old sessions expire on the server meanwhile; through it all, one leader.
+	require.Eventually(t, func() bool {
+		c := clients[0]
+		names, _, err := c.Children(ctx, "/election/lost")
+		return err == nil && len(names) == 10
+	}, wait, 20*time.Millisecond, "the old sessions' nodes are gone, one new node each")
+	n, _ = leaders(latches)
+	require.Equal(t, 1, n)
+}
+
+func TestLeaderSessionExpiry(t *testing.T) {
+	srv := zktest.NewServer(t)
+	proxy := zktest.NewProxy(t, srv.Addr())
+	ctx := testCtx(t)
+	ref := newReferee(t)
+	victimClient := newClient(t, []string{proxy.Addr()}, framework.WithSessionTimeout(2*time.Second))
+	victim := newLatch(t, victimClient, "/election/expiry", WithID("victim"), NotifyOnClose())
+	ref.watch("victim", victim)
+	require.NoError(t, victim.Start(ctx))
+	require.NoError(t, victim.Await(ctx))
+	oldNode := victim.node.Path
+	other := newLatch(t, newClient(t, []string{srv.Addr()}), "/election/expiry", WithID("other"), NotifyOnClose())
+	ref.watch("other", other)
+	require.NoError(t, other.Start(ctx))
+
+	require.NoError(t, proxy.ExpireSession(ctx, 2*time.Second))
+	require.NoError(t, other.Await(ctx), "another leads")
+	require.False(t, victim.IsLeader(), "the old leader heard false")
+	require.NoError(t, victimClient.WaitConnected(ctx))
+	require.Eventually(t, func() bool {
+		victim.mu.Lock()
+		defer victim.mu.Unlock()
+		return victim.node != nil && victim.node.Path != oldNode
+	}, wait, 10*time.Millisecond, "the old leader rejoined with a new node")
+	require.Equal(t, 1, ref.termsOf("victim"), "and never led again on its old node")
+}
+
+func TestEnsembleLeaderServerStopped(t *testing.T) {
+	e := zktest.NewEnsemble(t, 3)
+	ctx := testCtx(t)
+	ref := newReferee(t)
+	var latches []*Latch
+	var clients []*framework.Client
+	for i := range 3 {
+		c := newClient(t, e.Addrs(), framework.WithSessionTimeout(4*time.Second))
+		l := newLatch(t, c, "/election/ensemble", NotifyOnClose())
+		ref.watch(fmt.Sprint(i), l)
+		require.NoError(t, l.Start(ctx))
+		latches, clients = append(latches, l), append(clients, c)
+	}
+	require.NoError(t, latches[0].Await(ctx))
+	server := clients[0].Conn().Server()
+	for i, a := range e.Addrs() {
+		if a == server {
+			e.Stop(i)
+		}
+	}
+	require.Eventually(t, func() bool {
+		n, _ := leaders(latches)
+		return n == 1 && clients[0].State().IsConnected()
+	}, wait, 10*time.Millisecond, "exactly one leader after recovery")
+}
+
+func TestAwaitWithADeadline(t *testing.T) {
+	srv := zktest.NewServer(t)
+	ctx := testCtx(t)
+	c := newClient(t, []string{srv.Addr()})
+	first := newLatch(t, c, "/election/await")
+	require.NoError(t, first.Start(ctx))
+	require.NoError(t, first.Await(ctx))
+	second := newLatch(t, c, "/election/await")
+	require.ErrorIs(t, second.Await(ctx), ErrNotStarted)
+	require.NoError(t, second.Start(ctx))
+	short, cancel := context.WithTimeout(ctx, 200*time.Millisecond)
+	defer cancel()
+	require.ErrorIs(t, second.Await(short), context.DeadlineExceeded)
+	require.NoError(t, second.Close(ctx))
+	require.ErrorIs(t, second.Await(ctx), ErrClosed)
+}
+
+func TestListenerCountsAndNotifyOnClose(t *testing.T) {
+	srv := zktest.NewServer(t)
+	ctx := testCtx(t)
+	c := newClient(t, []string{srv.Addr()})
+	for _, notify := range []bool{false, true} {
+		var opts []Option
+		if notify {
+			opts = append(opts, NotifyOnClose())
+		}
+		l := newLatch(t, c, fmt.Sprint("/election/notify-", notify), opts...)
+		var up, down atomic.Int32
+		l.Listen(func(leads bool) {
+			if leads {
+				up.Add(1)
+			} else {
+				down.Add(1)
+			}
+		})
+		require.NoError(t, l.Start(ctx))
+		require.NoError(t, l.Await(ctx))
+		require.NoError(t, l.Close(ctx))
+		require.Equal(t, int32(1), up.Load())
+		want := int32(0)
+		if notify {
+			want = 1
+		}
+		require.Equal(t, want, down.Load(), "NotifyOnClose=%v", notify)
+	}
+}
+
+func TestLatchStartedBeforeAnyServer(t *testing.T) {
+	srv := zktest.NewServer(t)
+	srv.Stop() // its address is known; nothing answers there yet
+	c, err := framework.New([]string{srv.Addr()})
+	require.NoError(t, err)
+	t.Cleanup(func() { _ = c.Close() })
+	l := newLatch(t, c, "/election/early")
+	var up atomic.Int32
+	l.Listen(func(leads bool) {
+		if leads {
+			up.Add(1)
+		}
+	})
+	ctx := testCtx(t)
+	started := make(chan error, 1)
+	go func() { started <- l.Start(ctx) }()
+	require.NoError(t, srv.Start())
+	require.NoError(t, <-started)
+	require.NoError(t, l.Await(ctx))
+	require.Equal(t, int32(1), up.Load())
+}
+
+func TestCloseWhileJoiningLeavesNoNode(t *testing.T) {
+	srv := zktest.NewServer(t)
+	srv.Stop()
+	c, err := framework.New([]string{srv.Addr()})
+	require.NoError(t, err)
+	t.Cleanup(func() { _ = c.Close() })
+	l, err := NewLatch(c, "/election/close-early")
+	require.NoError(t, err)
+	ctx := testCtx(t)
+	started := make(chan error, 1)
+	go func() { started <- l.Start(ctx) }()
+	require.Eventually(t, func() bool { l.mu.Lock(); defer l.mu.Unlock(); return l.started }, wait, time.Millisecond)
+	require.NoError(t, l.Close(ctx))
+	require.ErrorIs(t, <-started, ErrClosed)
+	require.NoError(t, srv.Start())
+	require.NoError(t, c.WaitConnected(ctx))
+	names, _, err := c.Children(ctx, "/election/close-early")
+	if err == nil {
+		require.Empty(t, names)
+	}
+}
+
+func TestLeaderOfAnEmptyElection(t *testing.T) {
+	srv := zktest.NewServer(t)
+	c := newClient(t, []string{srv.Addr()})
+	l := newLatch(t, c, "/election/nobody")
+	_, err := l.Leader(testCtx(t))
+	require.ErrorIs(t, err, ErrNoLeader)
+}
+
+func TestBadInput(t *testing.T) {
+	srv := zktest.NewServer(t)
+	c := newClient(t, []string{srv.Addr()})
+	lead := func(ctx context.Context) error { <-ctx.Done(); return nil }
+	for name, call := range map[string]func() error{
+		"nil client":  func() error { _, err := NewLatch(nil, "/e"); return err },
+		"empty path":  func() error { _, err := NewLatch(c, ""); return err },
+		"relative":    func() error { _, err := NewLatch(c, "e"); return err },
+		"root":        func() error { _, err := NewLatch(c, "/"); return err },
+		"nil option":  func() error { _, err := NewLatch(c, "/e", nil); return err },
+		"nil lead":    func() error { _, err := NewSelector(c, "/e", nil); return err },
+		"sel client":  func() error { _, err := NewSelector(nil, "/e", lead); return err },
+		"sel path":    func() error { _, err := NewSelector(c, "e/", lead); return err },
+		"sel options": func() error { _, err := NewSelector(c, "/e", lead, nil); return err },
+	} {
+		require.ErrorIs(t, call(), ErrInvalid, name)
+	}
+	l := newLatch(t, c, "/e")
+	require.NoError(t, l.Start(testCtx(t)))
+	require.ErrorIs(t, l.Start(testCtx(t)), ErrStarted)
+	s, err := NewSelector(c, "/e2", lead)
+	require.NoError(t, err)
+	require.ErrorIs(t, s.Requeue(), ErrNotStarted)
+	require.NoError(t, s.Close(testCtx(t)))
+	require.ErrorIs(t, s.Start(testCtx(t)), ErrClosed)
+}

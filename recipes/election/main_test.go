@@ -1,0 +1,110 @@
+package election
+
+import (
+	"context"
+	"fmt"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+	"go.uber.org/goleak"
+
+	"github.com/zkrecipes/zkrecipes/framework"
+)
+
+func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
+
+const wait = 30 * time.Second
+
+func testCtx(t *testing.T) context.Context {
+	ctx, cancel := context.WithTimeout(context.Background(), 2*wait)
+	t.Cleanup(cancel)
+	return ctx
+}
+
+func newClient(t *testing.T, servers []string, opts ...framework.Option) *framework.Client {
+	t.Helper()
+	c, err := framework.New(servers, opts...)
+	require.NoError(t, err)
+	t.Cleanup(func() { _ = c.Close() })
+	require.NoError(t, c.WaitConnected(testCtx(t)))
+	return c
+}
+
+// referee records who believes it leads, and fails the test if two ever do at once,
+// or if a new term's fencing token is not above every earlier one.
+type referee struct {
+	mu         sync.Mutex
+	leaders    map[string]bool
+	lastToken  int64
+	terms      map[string]int
+	violations []string
+}
+
+func newReferee(t *testing.T) *referee {
+	r := &referee{leaders: map[string]bool{}, terms: map[string]int{}}
+	t.Cleanup(func() {
+		r.mu.Lock()
+		defer r.mu.Unlock()
+		require.Empty(t, r.violations, "the election's invariants")
+	})
+	return r
+}
+
+func (r *referee) lead(who string, token int64) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	for other := range r.leaders {
+		r.violations = append(r.violations, fmt.Sprintf("%s leads while %s leads", who, other))
+	}
+	if token <= r.lastToken {
+		r.violations = append(r.violations, fmt.Sprintf("%s's token %d is not above %d", who, token, r.lastToken))
+	}
+	r.lastToken = token
+	r.leaders[who] = true
+	r.terms[who]++
+}
+
+func (r *referee) follow(who string) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	delete(r.leaders, who)
+}
+
+func (r *referee) termsOf(who string) int {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return r.terms[who]
+}
+
+// watch makes the referee follow a latch, which must have NotifyOnClose: a latch
+// closed without it leaves silently, and the referee would not hear it stop.
+func (r *referee) watch(who string, l *Latch) {
+	l.Listen(func(leads bool) {
+		if leads {
+			r.lead(who, l.FencingToken())
+		} else {
+			r.follow(who)
+		}
+	})
+}
+
+func newLatch(t *testing.T, c *framework.Client, path string, opts ...Option) *Latch {
+	t.Helper()
+	l, err := NewLatch(c, path, opts...)
+	require.NoError(t, err)
+	t.Cleanup(func() { _ = l.Close(context.Background()) })
+	return l
+}
+
+func leaders(latches []*Latch) (n, which int) {
+	which = -1
+	for i, l := range latches {
+		if l.IsLeader() {
+			n++
+			which = i
+		}
+	}
+	return n, which
+}

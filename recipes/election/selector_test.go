@@ -1,0 +1,176 @@
+package election
+
+import (
+	"context"
+	"fmt"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/zkrecipes/zkrecipes/framework"
+	"github.com/zkrecipes/zkrecipes/zktest"
+)
+
+// refereed wraps a lead function so that the referee sees every term.
+func refereed(ref *referee, who string, s **Selector, lead func(ctx context.Context) error) func(ctx context.Context) error {
+	return func(ctx context.Context) error {
+		ref.lead(who, (*s).m.FencingToken())
+		defer ref.follow(who)
+		return lead(ctx)
+	}
+}
+
+func newSelector(t *testing.T, c *framework.Client, path, who string, ref *referee, lead func(ctx context.Context) error, opts ...Option) *Selector {
+	t.Helper()
+	var s *Selector
+	s, err := NewSelector(c, path, refereed(ref, who, &s, lead), append(opts, WithID(who))...)
+	require.NoError(t, err)
+	t.Cleanup(func() { _ = s.Close(context.Background()) })
+	return s
+}
+
+func untilDone(ctx context.Context) error { <-ctx.Done(); return ctx.Err() }
+
+func TestInterruptionHandsOver(t *testing.T) {
+	srv := zktest.NewServer(t)
+	ctx := testCtx(t)
+	ref := newReferee(t)
+	a := newSelector(t, newClient(t, []string{srv.Addr()}), "/election/sel", "A", ref, untilDone)
+	require.NoError(t, a.Start(ctx))
+	require.Eventually(t, a.IsLeader, wait, 5*time.Millisecond)
+	b := newSelector(t, newClient(t, []string{srv.Addr()}), "/election/sel", "B", ref, untilDone)
+	require.NoError(t, b.Start(ctx))
+	leader, err := b.Leader(ctx)
+	require.NoError(t, err)
+	require.Equal(t, "A", leader.ID)
+
+	a.InterruptLeadership()
+	require.Eventually(t, b.IsLeader, wait, 5*time.Millisecond, "B leads once A's term ended")
+	require.False(t, a.IsLeader())
+	require.Equal(t, 1, ref.termsOf("A"), "without requeue, A does not come back")
+}
+
+func TestAutoRequeueLeadsAgain(t *testing.T) {
+	srv := zktest.NewServer(t)
+	ctx := testCtx(t)
+	var terms atomic.Int32
+	s := newSelector(t, newClient(t, []string{srv.Addr()}), "/election/auto", "A", newReferee(t),
+		func(context.Context) error { terms.Add(1); return nil }, AutoRequeue())
+	require.NoError(t, s.Start(ctx))
+	require.Eventually(t, func() bool { return terms.Load() >= 2 }, wait, 5*time.Millisecond)
+	require.NoError(t, s.Close(ctx))
+}
+
+func TestRotatingLeadership(t *testing.T) {
+	srv := zktest.NewServer(t)
+	ctx := testCtx(t)
+	ref := newReferee(t)
+	var mu sync.Mutex
+	led := map[string]int{}
+	var selectors []*Selector
+	for i := range 5 {
+		who := fmt.Sprint("S", i)
+		s := newSelector(t, newClient(t, []string{srv.Addr()}), "/election/rotate", who, ref,
+			func(context.Context) error {
+				mu.Lock()
+				led[who]++
+				mu.Unlock()
+				return nil
+			})
+		selectors = append(selectors, s)
+	}
+	for round := 1; round <= 3; round++ {
+		for _, s := range selectors {
+			if round == 1 {
+				require.NoError(t, s.Start(ctx))
+			} else {
+				require.NoError(t, s.Requeue())
+			}
+		}
+		require.Eventually(t, func() bool {
+			mu.Lock()
+			defer mu.Unlock()
+			total := 0
+			for _, n := range led {
+				total += n
+			}
+			return total == 5*round
+		}, wait, 5*time.Millisecond)
+		require.Eventually(t, func() bool {
+			for _, s := range selectors {
+				if s.IsLeader() {
+					return false
+				}
+			}
+			ps, err := selectors[0].Participants(ctx)
+			return err == nil && len(ps) == 0
+		}, wait, 5*time.Millisecond, "round %d is over", round)
+		mu.Lock()
+		for who, n := range led {
+			require.Equal(t, round, n, "%s leads exactly once per round", who)
+		}
+		mu.Unlock()
+	}
+}
+
+func TestSelectorLeaderSessionExpiry(t *testing.T) {
+	srv := zktest.NewServer(t)
+	proxy := zktest.NewProxy(t, srv.Addr())
+	ctx := testCtx(t)
+	ref := newReferee(t)
+	ended := make(chan struct{})
+	victim := newSelector(t, newClient(t, []string{proxy.Addr()}, framework.WithSessionTimeout(2*time.Second)),
+		"/election/sel-expiry", "victim", ref,
+		func(ctx context.Context) error { <-ctx.Done(); close(ended); return nil })
+	require.NoError(t, victim.Start(ctx))
+	require.Eventually(t, victim.IsLeader, wait, 5*time.Millisecond)
+	other := newSelector(t, newClient(t, []string{srv.Addr()}), "/election/sel-expiry", "other", ref, untilDone)
+	require.NoError(t, other.Start(ctx))
+
+	require.NoError(t, proxy.ExpireSession(ctx, 2*time.Second))
+	select {
+	case <-ended:
+	case <-time.After(wait):
+		t.Fatal("the expired leader's ctx was not cancelled")
+	}
+	require.Eventually(t, other.IsLeader, wait, 5*time.Millisecond, "another leads")
+}
+
+func TestParticipantsAgree(t *testing.T) {
+	srv := zktest.NewServer(t)
+	ctx := testCtx(t)
+	ref := newReferee(t)
+	var selectors []*Selector
+	for i := range 10 {
+		s := newSelector(t, newClient(t, []string{srv.Addr()}), "/election/parts", fmt.Sprint("P", i), ref, untilDone)
+		require.NoError(t, s.Start(ctx))
+		selectors = append(selectors, s)
+	}
+	require.Eventually(t, func() bool {
+		ps, err := selectors[0].Participants(ctx)
+		return err == nil && len(ps) == 10
+	}, wait, 5*time.Millisecond)
+	first, err := selectors[0].Participants(ctx)
+	require.NoError(t, err)
+	ids := map[string]bool{}
+	leaders := 0
+	for _, p := range first {
+		ids[p.ID] = true
+		if p.IsLeader {
+			leaders++
+		}
+	}
+	require.Len(t, ids, 10, "ids are unique")
+	require.Equal(t, 1, leaders)
+	for _, s := range selectors[1:] {
+		ps, err := s.Participants(ctx)
+		require.NoError(t, err)
+		require.Equal(t, first, ps, "every member sees the same election")
+	}
+	leader, err := selectors[5].Leader(ctx)
+	require.NoError(t, err)
+	require.Equal(t, first[0], leader)
+}
