@@ -23,7 +23,8 @@ type Selector struct {
 	started   bool
 	closed    bool
 	queued    bool               // a term is queued or running
-	again     bool               // Requeue was called during a term
+	granted   bool               // the queued term has won the election: lead runs or ran
+	again     bool               // Requeue was called after the term had won
 	leading   bool               // lead is running
 	interrupt context.CancelFunc // ends the current term's ctx
 	ctx       context.Context    // ends on Close
@@ -77,7 +78,9 @@ func (s *Selector) Requeue() error {
 	case !s.started:
 		return ErrNotStarted
 	case s.queued:
-		s.again = s.leading
+		// A term that still waits for leadership already is the requeue; one that has
+		// won is followed by another.
+		s.again = s.again || s.granted
 		return nil
 	}
 	s.queued = true
@@ -94,7 +97,7 @@ func (s *Selector) run() {
 		s.term()
 		s.mu.Lock()
 		again := (s.autoRequeue || s.again) && !s.closed
-		s.again = false
+		s.again, s.granted = false, false
 		if !again {
 			s.queued = false
 		}
@@ -116,7 +119,7 @@ func (s *Selector) term() {
 	}
 	leadCtx, cancel := context.WithCancel(s.ctx)
 	s.mu.Lock()
-	s.leading, s.interrupt = true, cancel
+	s.leading, s.granted, s.interrupt = true, true, cancel
 	s.mu.Unlock()
 	go func() {
 		select {
