@@ -1,6 +1,6 @@
 GO ?= go
 
-.PHONY: all deps test vet fmt-check
+.PHONY: all deps test vet fmt-check demo
 
 all: test
 
@@ -19,3 +19,9 @@ vet:
 # ZooKeeper servers.
 test: deps fmt-check vet
 	$(GO) test -race -count=1 -timeout 12m ./...
+
+# The main job, on a throwaway local ZooKeeper (or ZK_SERVERS): three scheduler
+# replicas elect one poller, the poller's session is expired and another takes
+# over, then five workers count under a lock.
+demo: deps
+	$(GO) run ./examples/scheduler

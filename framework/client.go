@@ -167,6 +167,14 @@ func (c *Client) Namespace() string { return c.opts.namespace }
 // SessionTimeout is the session timeout the client asked for.
 func (c *Client) SessionTimeout() time.Duration { return c.opts.sessionTimeout }
 
+// NegotiatedSessionTimeout is the session timeout the server granted (it clamps the
+// one asked for to its own range), or 0 before the first session.
+func (c *Client) NegotiatedSessionTimeout() time.Duration {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return time.Duration(c.h.negotiated.Load())
+}
+
 // Logger is the client's logger, for recipes to log through.
 func (c *Client) Logger() *slog.Logger { return c.log }
 

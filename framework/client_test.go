@@ -22,6 +22,10 @@ func TestFirstSessionIsConnected(t *testing.T) {
 	require.NoError(t, c.WaitConnected(testCtx(t)))
 	log.waitFor(t, Connected)
 	require.NotZero(t, c.SessionID())
+	require.Equal(t, 2*time.Second, c.NegotiatedSessionTimeout(), "within the server's range, granted as asked")
+
+	clamped := newClient(t, []string{srv.Addr()}, WithSessionTimeout(time.Minute))
+	require.Equal(t, 4*time.Second, clamped.NegotiatedSessionTimeout(), "zktest's maximum is 20 ticks of 200 ms")
 }
 
 func TestServerRestartWithinSessionTimeoutKeepsTheSession(t *testing.T) {
