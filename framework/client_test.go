@@ -3,6 +3,7 @@ package framework
 import (
 	"context"
 	"errors"
+	"net"
 	"testing"
 	"time"
 
@@ -367,4 +368,44 @@ func TestCloseFromAListener(t *testing.T) {
 		t.Fatal("Close called from a listener did not return")
 	}
 	require.ErrorIs(t, c.WaitConnected(context.Background()), ErrClosed)
+}
+
+func TestASilentServerDoesNotHoldTheClient(t *testing.T) {
+	// Servers that accept a connection and never answer, as a ZooKeeper caught in
+	// its start-up can: the client must move on to a server that answers, within its
+	// connection timeout, not go-zookeeper's ten receive timeouts.
+	var silent []string
+	for range 2 {
+		l, err := net.Listen("tcp", "127.0.0.1:0")
+		require.NoError(t, err)
+		accepted := make(chan net.Conn, 100)
+		done := make(chan struct{})
+		go func() {
+			defer close(done)
+			for {
+				conn, err := l.Accept()
+				if err != nil {
+					return
+				}
+				accepted <- conn
+			}
+		}()
+		t.Cleanup(func() {
+			l.Close()
+			<-done
+			close(accepted)
+			for conn := range accepted {
+				conn.Close()
+			}
+		})
+		silent = append(silent, l.Addr().String())
+	}
+	srv := zktest.NewServer(t)
+	c, err := New(append(silent, srv.Addr()), WithSessionTimeout(20*time.Second), WithConnectionTimeout(time.Second))
+	require.NoError(t, err)
+	defer c.Close()
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second) // under 10 receive timeouts (133 s)
+	defer cancel()
+	require.NoError(t, c.WaitConnected(ctx))
+	require.Equal(t, srv.Addr(), c.Conn().Server())
 }

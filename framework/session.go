@@ -47,7 +47,7 @@ func (c *Client) dial(gen int) *handle {
 		if err != nil {
 			return nil, err
 		}
-		t := &trackedConn{Conn: conn, h: h}
+		t := &trackedConn{Conn: conn, h: h, handshake: min(c.opts.connectionTimeout, c.opts.sessionTimeout)}
 		h.net.Store(t)
 		return t, nil
 	}
@@ -238,12 +238,25 @@ func (c *Client) replaceHandle() {
 
 // trackedConn notes when a server last said anything, and reads the session timeout
 // the server granted from the connect response (bytes 8 to 12 of the stream), which
-// go-zookeeper keeps to itself.
+// go-zookeeper keeps to itself. It also bounds the wait for that response:
+// go-zookeeper allows ten receive timeouts for it (and none at all once its first
+// bytes came), and a server caught starting up can accept a connection and never
+// answer, which would hold the client for minutes instead of moving to the next try.
 type trackedConn struct {
 	net.Conn
-	h    *handle
-	head [12]byte
-	seen int
+	h         *handle
+	handshake time.Duration
+	head      [12]byte
+	seen      int
+}
+
+func (t *trackedConn) SetReadDeadline(d time.Time) error {
+	if t.seen < len(t.head) {
+		if limit := time.Now().Add(t.handshake); d.IsZero() || d.After(limit) {
+			d = limit
+		}
+	}
+	return t.Conn.SetReadDeadline(d)
 }
 
 func (t *trackedConn) Read(b []byte) (int, error) {
