@@ -19,6 +19,10 @@ for want in "$@"; do
   [[ -f "${jar[$want]}" ]] || missing+=("${pkg[$want]}")
 done
 command -v java >/dev/null || missing+=(default-jre-headless)
+# The Curator peer is compiled here, so Curator comes with a compiler.
+if [[ " $* " == *" curator "* ]] && ! command -v javac >/dev/null; then
+  missing+=(default-jdk-headless)
+fi
 [[ ${#missing[@]} -eq 0 ]] && exit 0
 
 if [[ $(id -u) -ne 0 ]]; then

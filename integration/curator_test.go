@@ -1,0 +1,279 @@
+package integration
+
+import (
+	"context"
+	"fmt"
+	"path"
+	"strconv"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/zkrecipes/zkrecipes/framework"
+	"github.com/zkrecipes/zkrecipes/recipes/election"
+	"github.com/zkrecipes/zkrecipes/recipes/mutex"
+	"github.com/zkrecipes/zkrecipes/recipes/rwlock"
+	"github.com/zkrecipes/zkrecipes/recipes/semaphore"
+	"github.com/zkrecipes/zkrecipes/zktest"
+)
+
+func TestMutexGoAndJavaExcludeEachOther(t *testing.T) {
+	srv := zktest.NewServer(t)
+	ctx := testCtx(t)
+	c := newClient(t, []string{srv.Addr()})
+
+	// Go holds, Java waits.
+	m, err := mutex.New(c, "/interop/mutex", mutex.WithID("go"))
+	require.NoError(t, err)
+	require.NoError(t, m.Acquire(ctx))
+	java := startPeer(t, "mutex", srv.Addr(), "/interop/mutex", "java")
+	require.Eventually(t, func() bool {
+		ps, err := m.Participants(ctx)
+		return err == nil && len(ps) == 2
+	}, wait, 10*time.Millisecond, "Curator queues behind us")
+	ps, err := m.Participants(ctx)
+	require.NoError(t, err)
+	require.Equal(t, []string{"go", "java"}, []string{ps[0].ID, ps[1].ID})
+	require.NoError(t, m.Release(ctx))
+	node := strings.TrimPrefix(java.expect(t, "ACQUIRED "), "ACQUIRED ")
+
+	// Java holds, Go waits.
+	ok, err := m.TryAcquire(ctx)
+	require.NoError(t, err)
+	require.False(t, ok, "Curator holds it")
+	acquired := make(chan error, 1)
+	go func() { acquired <- m.Acquire(ctx) }()
+	require.Eventually(t, func() bool {
+		ps, err := m.Participants(ctx)
+		return err == nil && len(ps) == 2 && ps[0].Node == node
+	}, wait, 10*time.Millisecond)
+	java.send(t, "release")
+	java.expect(t, "RELEASED")
+	require.NoError(t, <-acquired)
+	require.NoError(t, m.Release(ctx))
+}
+
+func TestMixedCrowdCountsExactly(t *testing.T) {
+	srv := zktest.NewServer(t)
+	ctx := testCtx(t)
+	setup := newClient(t, []string{srv.Addr()})
+	_, err := setup.Create(ctx, "/interop/counter", []byte("0"), framework.CreatingParents())
+	require.NoError(t, err)
+
+	const perSide, cycles = 3, 20
+	var javas []*peer
+	for i := range perSide {
+		javas = append(javas, startPeer(t, "count", srv.Addr(), "/interop/crowd", "/interop/counter", strconv.Itoa(cycles), fmt.Sprint("java-", i)))
+	}
+	var wg sync.WaitGroup
+	errs := make(chan error, perSide)
+	for i := range perSide {
+		c := newClient(t, []string{srv.Addr()})
+		m, err := mutex.New(c, "/interop/crowd", mutex.WithID(fmt.Sprint("go-", i)))
+		require.NoError(t, err)
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for range cycles {
+				if err := m.Acquire(ctx); err != nil {
+					errs <- err
+					return
+				}
+				data, stat, err := c.Get(ctx, "/interop/counter")
+				if err == nil {
+					n, _ := strconv.Atoi(string(data))
+					_, err = c.Set(ctx, "/interop/counter", []byte(strconv.Itoa(n+1)), stat.Version)
+				}
+				if releaseErr := m.Release(ctx); err == nil {
+					err = releaseErr
+				}
+				if err != nil {
+					errs <- err
+					return
+				}
+			}
+		}()
+	}
+	wg.Wait()
+	for _, j := range javas {
+		j.expect(t, "DONE")
+	}
+	close(errs)
+	for err := range errs {
+		require.NoError(t, err, "a version conflict here means two holders at once")
+	}
+	data, _, err := setup.Get(ctx, "/interop/counter")
+	require.NoError(t, err)
+	require.Equal(t, strconv.Itoa(2*perSide*cycles), string(data))
+}
+
+func TestReadWriteLockWithCuratorNames(t *testing.T) {
+	srv := zktest.NewServer(t)
+	ctx := testCtx(t)
+	c := newClient(t, []string{srv.Addr()})
+	goLock, err := rwlock.New(c, "/interop/rw", rwlock.WithCuratorNames(), rwlock.WithID("go"))
+	require.NoError(t, err)
+
+	// Readers of both share.
+	javaReader := startPeer(t, "read", srv.Addr(), "/interop/rw", "java-reader")
+	javaReader.expect(t, "ACQUIRED")
+	ok, err := goLock.ReadLock().TryAcquire(ctx)
+	require.NoError(t, err)
+	require.True(t, ok, "a Go reader shares with a Java reader")
+
+	// A Java writer waits for both readers.
+	javaWriter := startPeer(t, "write", srv.Addr(), "/interop/rw", "java-writer")
+	require.Eventually(t, func() bool {
+		ps, err := goLock.WriteLock().Participants(ctx)
+		return err == nil && len(ps) == 1 && ps[0].ID == "java-writer"
+	}, wait, 10*time.Millisecond)
+	require.NoError(t, goLock.ReadLock().Release(ctx))
+	javaReader.send(t, "release")
+	javaReader.expect(t, "RELEASED")
+	javaWriter.expect(t, "ACQUIRED")
+
+	// A Go reader waits for the Java writer.
+	ok, err = goLock.ReadLock().TryAcquire(ctx)
+	require.NoError(t, err)
+	require.False(t, ok, "a Java writer excludes Go readers")
+	javaWriter.send(t, "release")
+	javaWriter.expect(t, "RELEASED")
+
+	// A Go writer excludes Java readers.
+	require.NoError(t, goLock.WriteLock().Acquire(ctx))
+	late := startPeer(t, "read", srv.Addr(), "/interop/rw", "late-reader")
+	require.Eventually(t, func() bool {
+		ps, err := goLock.ReadLock().Participants(ctx)
+		return err == nil && len(ps) == 1 && !ps[0].Holder
+	}, wait, 10*time.Millisecond, "the Java reader queues behind the Go writer")
+	require.NoError(t, goLock.WriteLock().Release(ctx))
+	late.expect(t, "ACQUIRED")
+}
+
+func TestSemaphoreMixedNeverOverLeases(t *testing.T) {
+	srv := zktest.NewServer(t)
+	ctx := testCtx(t)
+	const max = 3
+	var javas []*peer
+	for i := range 2 {
+		j := startPeer(t, "lease", srv.Addr(), "/interop/sem", strconv.Itoa(max), fmt.Sprint("java-", i))
+		j.expect(t, "ACQUIRED")
+		javas = append(javas, j)
+	}
+	c := newClient(t, []string{srv.Addr()})
+	s, err := semaphore.New(c, "/interop/sem", max, semaphore.WithID("go-0"))
+	require.NoError(t, err)
+	first, err := s.Acquire(ctx, 1)
+	require.NoError(t, err, "the third lease is free")
+	_, err = s.TryAcquire(ctx, 1)
+	require.ErrorIs(t, err, semaphore.ErrNoLeases, "two Java leases and one Go lease: no fourth")
+
+	other := newClient(t, []string{srv.Addr()})
+	s2, err := semaphore.New(other, "/interop/sem", max, semaphore.WithID("go-1"))
+	require.NoError(t, err)
+	got := make(chan error, 1)
+	go func() {
+		leases, err := s2.Acquire(ctx, 1)
+		if err == nil {
+			err = leases[0].Release(ctx)
+		}
+		got <- err
+	}()
+	names, _, err := c.Children(ctx, "/interop/sem/leases")
+	require.NoError(t, err)
+	require.LessOrEqual(t, len(names), max+1, "held leases plus at most the one waiter's")
+	javas[0].send(t, "release")
+	javas[0].expect(t, "RELEASED")
+	require.NoError(t, <-got, "a lease Curator returned goes to the Go waiter")
+	require.NoError(t, first[0].Release(ctx))
+}
+
+func TestLatchMixedElection(t *testing.T) {
+	srv := zktest.NewServer(t)
+	ctx := testCtx(t)
+	java := startPeer(t, "latch", srv.Addr(), "/interop/latch", "java-latch")
+	java.expect(t, "READY")
+	java.expect(t, "LEADER")
+
+	c := newClient(t, []string{srv.Addr()})
+	l, err := election.NewLatch(c, "/interop/latch", election.WithID("go-latch"))
+	require.NoError(t, err)
+	defer l.Close(ctx)
+	require.NoError(t, l.Start(ctx))
+	ps, err := l.Participants(ctx)
+	require.NoError(t, err)
+	require.Equal(t, []election.Participant{
+		{ID: "java-latch", Node: ps[0].Node, IsLeader: true},
+		{ID: "go-latch", Node: ps[1].Node, IsLeader: false},
+	}, ps, "we list Curator's participant with its id")
+
+	java.send(t, "participants")
+	require.Equal(t, "PARTICIPANT java-latch true", java.expect(t, "PARTICIPANT"))
+	require.Equal(t, "PARTICIPANT go-latch false", java.expect(t, "PARTICIPANT"), "Curator lists ours with its id")
+	java.expect(t, "END")
+
+	java.send(t, "release")
+	java.expect(t, "RELEASED")
+	require.NoError(t, l.Await(ctx), "leadership crosses from Java to Go")
+}
+
+func TestSelectorMixedElection(t *testing.T) {
+	srv := zktest.NewServer(t)
+	ctx := testCtx(t)
+	c := newClient(t, []string{srv.Addr()})
+	leading := make(chan struct{})
+	s, err := election.NewSelector(c, "/interop/selector", func(ctx context.Context) error {
+		close(leading)
+		<-ctx.Done()
+		return nil
+	}, election.WithID("go-selector"))
+	require.NoError(t, err)
+	defer s.Close(ctx)
+	require.NoError(t, s.Start(ctx))
+	<-leading
+
+	java := startPeer(t, "selector", srv.Addr(), "/interop/selector", "java-selector")
+	java.expect(t, "READY")
+	require.Eventually(t, func() bool {
+		ps, err := s.Participants(ctx)
+		return err == nil && len(ps) == 2
+	}, wait, 10*time.Millisecond)
+	java.send(t, "participants")
+	require.Equal(t, "PARTICIPANT go-selector true", java.expect(t, "PARTICIPANT"))
+	require.Equal(t, "PARTICIPANT java-selector false", java.expect(t, "PARTICIPANT"))
+	java.expect(t, "END")
+
+	require.NoError(t, s.Close(ctx))
+	java.expect(t, "LEADER") // leadership crosses from Go to Java
+	leader, err := (&otherView{c}).leader(ctx, "/interop/selector")
+	require.NoError(t, err)
+	require.Equal(t, "java-selector", leader)
+}
+
+// otherView reads an election as a newcomer would.
+type otherView struct{ c *framework.Client }
+
+func (v *otherView) leader(ctx context.Context, p string) (string, error) {
+	s, err := election.NewSelector(v.c, p, func(context.Context) error { return nil })
+	if err != nil {
+		return "", err
+	}
+	l, err := s.Leader(ctx)
+	return l.ID, err
+}
+
+func TestCuratorTakesOurNamesForProtected(t *testing.T) {
+	srv := zktest.NewServer(t)
+	ctx := testCtx(t)
+	c := newClient(t, []string{srv.Addr()})
+	m, err := mutex.New(c, "/interop/names")
+	require.NoError(t, err)
+	require.NoError(t, m.Acquire(ctx))
+	defer m.Release(ctx)
+	name := path.Base(m.Node())
+	java := startPeer(t, "protected", name)
+	require.Equal(t, "true", java.expect(t, ""), "Curator's ProtectedUtils accepts %s", name)
+}
