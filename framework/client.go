@@ -51,6 +51,8 @@ type Client struct {
 	bgCancel   context.CancelFunc
 	bg         sync.WaitGroup // background deletes and requests; Add only while !closing
 	closingCh  chan struct{}  // closed when Close begins: user operations give up
+	closeCtx   context.Context
+	closeNow   context.CancelFunc
 	done       chan struct{}  // closed when Close ends background work: our goroutines stop
 	loops      sync.WaitGroup // the state goroutine and each handle's event drain
 	dispatcher sync.WaitGroup // the goroutine that calls listeners
@@ -91,6 +93,7 @@ func New(servers []string, opts ...Option) (*Client, error) {
 		done:      make(chan struct{}),
 	}
 	c.bgCtx, c.bgCancel = context.WithCancel(context.Background())
+	c.closeCtx, c.closeNow = context.WithCancel(context.Background())
 	c.h = c.dial(1)
 	c.loops.Add(1)
 	go func() { defer c.loops.Done(); c.events.drain(c.done, c.handleEvent) }()
@@ -157,6 +160,10 @@ func (c *Client) SessionID() int64 { return c.Conn().SessionID() }
 // ErrorPolicy is the policy recipes apply to connection states.
 func (c *Client) ErrorPolicy() ErrorPolicy { return c.opts.errorPolicy }
 
+// Context ends when Close begins. A closed client's session is gone with everything
+// it held, and no state change follows: recipes use it to mark their holds lost.
+func (c *Client) Context() context.Context { return c.closeCtx }
+
 // RetryPolicy is the client's retry policy, for recipes that restart a step of their
 // own (a lock whose node vanished with its session) as often as it allows.
 func (c *Client) RetryPolicy() RetryPolicy { return c.opts.retry }
@@ -197,6 +204,7 @@ func (c *Client) Close() error {
 		c.closing = true
 		close(c.closingCh)
 		c.mu.Unlock()
+		c.closeNow()
 
 		idle := make(chan struct{})
 		go func() { c.bg.Wait(); close(idle) }()

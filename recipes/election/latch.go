@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"slices"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/cenkalti/backoff/v4"
@@ -35,7 +36,8 @@ type Latch struct {
 	stop      context.CancelFunc // ends the election loop
 	done      chan struct{}      // closed when the loop has ended
 
-	notify sync.Mutex // listeners hear changes one at a time, in order
+	notify     sync.Mutex  // listeners hear changes one at a time, in order
+	delivering atomic.Bool // a listener is running (on the election loop's goroutine)
 }
 
 // NewLatch makes a participant in the election at path. Nothing is sent to ZooKeeper
@@ -86,9 +88,12 @@ func (l *Latch) Start(ctx context.Context) error {
 	if err != nil {
 		stop()
 		close(l.done)
-		if loopCtx.Err() != nil {
+		l.mu.Lock()
+		defer l.mu.Unlock()
+		if l.closed {
 			return ErrClosed
 		}
+		l.started, l.stop, l.done = false, nil, nil // not joined: Start may be tried again
 		return fmt.Errorf("election: joining %s: %w", l.q.Path, err)
 	}
 	l.mu.Lock()
@@ -98,11 +103,11 @@ func (l *Latch) Start(ctx context.Context) error {
 	return nil
 }
 
-// run follows the election until ctx ends (Close).
+// run follows the election until ctx ends (Close) or the client closes.
 func (l *Latch) run(ctx context.Context, n *lockqueue.Node) {
 	defer close(l.done)
 	var pauses backoff.BackOff
-	for ctx.Err() == nil {
+	for ctx.Err() == nil && l.c.Context().Err() == nil {
 		t := lockqueue.Track(l.c)
 		if n == nil {
 			var err error
@@ -128,7 +133,7 @@ func (l *Latch) run(ctx context.Context, n *lockqueue.Node) {
 		pauses = nil
 		l.setLeader(true, h.FencingToken())
 		select {
-		case <-h.Lost():
+		case <-h.Lost(): // an error state, or the client closed
 		case <-ctx.Done():
 		}
 		h.Forget()
@@ -191,6 +196,8 @@ func (l *Latch) setLeader(leader bool, token int64) {
 	if silent {
 		return
 	}
+	l.delivering.Store(true)
+	defer l.delivering.Store(false)
 	for _, fn := range fns {
 		fn(leader)
 	}
@@ -275,7 +282,8 @@ func (l *Latch) FencingToken() int64 {
 
 // Close leaves the election: leadership ends (listeners hear it only with
 // NotifyOnClose) and our node is deleted, in the background if the connection is
-// down. A second Close returns ErrClosed.
+// down. Called from a listener, Close returns at once and finishes once the listener
+// has returned. A second Close returns ErrClosed.
 func (l *Latch) Close(ctx context.Context) error {
 	l.mu.Lock()
 	if l.closed {
@@ -291,16 +299,26 @@ func (l *Latch) Close(ctx context.Context) error {
 		return nil
 	}
 	stop()
+	if l.delivering.Load() { // the loop is in a listener, maybe this one: it cannot wait
+		go func() { _ = l.leave(context.WithoutCancel(ctx), done) }()
+		return nil
+	}
+	return l.leave(ctx, done)
+}
+
+// leave waits for the election loop to end, then deletes our node.
+func (l *Latch) leave(ctx context.Context, done <-chan struct{}) error {
 	<-done
-	l.setLeader(false, 0)
 	l.mu.Lock()
 	n := l.node
 	l.node = nil
 	l.mu.Unlock()
-	if n != nil {
-		if err := n.Delete(ctx, l.c); err != nil && !errors.Is(err, framework.ErrDeleteInBackground) && !isNoNode(err) {
-			return fmt.Errorf("election: leaving %s: %w", l.q.Path, err)
-		}
+	if n == nil {
+		return nil
 	}
-	return nil
+	err := n.Delete(ctx, l.c)
+	if err == nil || errors.Is(err, framework.ErrDeleteInBackground) || errors.Is(err, framework.ErrClosed) || isNoNode(err) {
+		return nil // with a closed client, the session took the node
+	}
+	return fmt.Errorf("election: leaving %s: %w", l.q.Path, err)
 }

@@ -255,3 +255,74 @@ func TestBadInput(t *testing.T) {
 	require.NoError(t, s.Close(testCtx(t)))
 	require.ErrorIs(t, s.Start(testCtx(t)), ErrClosed)
 }
+
+func TestCloseFromALeadershipListener(t *testing.T) {
+	// A one-shot job: lead once, then leave the election from the listener.
+	srv := zktest.NewServer(t)
+	ctx := testCtx(t)
+	c := newClient(t, []string{srv.Addr()})
+	l := newLatch(t, c, "/election/one-shot")
+	closed := make(chan error, 1)
+	l.Listen(func(leads bool) {
+		if leads {
+			closed <- l.Close(ctx)
+		}
+	})
+	require.NoError(t, l.Start(ctx))
+	select {
+	case err := <-closed:
+		require.NoError(t, err)
+	case <-time.After(wait):
+		t.Fatal("Close from a listener did not return")
+	}
+	require.Eventually(t, func() bool {
+		names, _, err := c.Children(ctx, "/election/one-shot")
+		return err == nil && len(names) == 0
+	}, wait, 10*time.Millisecond, "the node goes once the listener returned")
+}
+
+func TestClientCloseEndsLeadership(t *testing.T) {
+	srv := zktest.NewServer(t)
+	ctx := testCtx(t)
+	c, err := framework.New([]string{srv.Addr()})
+	require.NoError(t, err)
+	require.NoError(t, c.WaitConnected(ctx))
+	l := newLatch(t, c, "/election/client-close")
+	ended := make(chan struct{})
+	s, err := NewSelector(c, "/election/client-close-sel", func(ctx context.Context) error {
+		<-ctx.Done()
+		close(ended)
+		return nil
+	})
+	require.NoError(t, err)
+	require.NoError(t, l.Start(ctx))
+	require.NoError(t, s.Start(ctx))
+	require.NoError(t, l.Await(ctx))
+	require.Eventually(t, s.IsLeader, wait, 5*time.Millisecond)
+
+	require.NoError(t, c.Close())
+	require.Eventually(t, func() bool { return !l.IsLeader() }, wait, 5*time.Millisecond, "a closed client's latch does not lead")
+	select {
+	case <-ended:
+	case <-time.After(wait):
+		t.Fatal("a closed client's selector still runs lead")
+	}
+	require.NoError(t, l.Close(ctx))
+	require.NoError(t, s.Close(ctx))
+}
+
+func TestStartAgainAfterAFailedStart(t *testing.T) {
+	srv := zktest.NewServer(t)
+	srv.Stop()
+	c, err := framework.New([]string{srv.Addr()})
+	require.NoError(t, err)
+	t.Cleanup(func() { _ = c.Close() })
+	l := newLatch(t, c, "/election/retry-start")
+	short, cancel := context.WithTimeout(context.Background(), 300*time.Millisecond)
+	defer cancel()
+	require.ErrorIs(t, l.Start(short), context.DeadlineExceeded)
+	require.NoError(t, srv.Start())
+	ctx := testCtx(t)
+	require.NoError(t, l.Start(ctx), "a Start that failed did not join: it may be tried again")
+	require.NoError(t, l.Await(ctx))
+}

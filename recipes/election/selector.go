@@ -96,7 +96,7 @@ func (s *Selector) run() {
 	for {
 		s.term()
 		s.mu.Lock()
-		again := (s.autoRequeue || s.again) && !s.closed
+		again := (s.autoRequeue || s.again) && !s.closed && s.c.Context().Err() == nil
 		s.again, s.granted = false, false
 		if !again {
 			s.queued = false

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"reflect"
 	"slices"
 	"sync"
 
@@ -39,7 +40,7 @@ func New(locks ...Lock) (*MultiLock, error) {
 		return nil, fmt.Errorf("%w: no locks", ErrInvalid)
 	}
 	for i, l := range locks {
-		if l == nil {
+		if v := reflect.ValueOf(l); l == nil || (v.Kind() == reflect.Pointer && v.IsNil()) {
 			return nil, fmt.Errorf("%w: lock %d is nil", ErrInvalid, i)
 		}
 	}

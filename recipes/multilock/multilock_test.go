@@ -134,6 +134,7 @@ func TestBadInput(t *testing.T) {
 	for name, call := range map[string]func() error{
 		"no locks":       func() error { _, err := New(); return err },
 		"nil entry":      func() error { _, err := New(a, nil); return err },
+		"typed nil":      func() error { var m *mutex.Mutex; _, err := New(a, m); return err },
 		"no paths":       func() error { _, err := NewMutexes(c, nil); return err },
 		"relative path":  func() error { _, err := NewMutexes(c, []string{"/a", "b"}); return err },
 		"duplicate path": func() error { _, err := NewMutexes(c, []string{"/a", "/a"}); return err },

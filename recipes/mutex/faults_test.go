@@ -120,8 +120,10 @@ func TestRevocation(t *testing.T) {
 	srv := zktest.NewServer(t)
 	ctx := testCtx(t)
 	c := newClient(t, []string{srv.Addr()})
-	revoked := make(chan struct{}, 1)
-	holder := newMutex(t, c, "/locks/rev", WithID("holder"), WithRevocationListener(func() { revoked <- struct{}{} }))
+	released := make(chan error, 1)
+	var holder *Mutex
+	// The listener releases at once, from its own goroutine.
+	holder = newMutex(t, c, "/locks/rev", WithID("holder"), WithRevocationListener(func() { released <- holder.Release(ctx) }))
 	require.NoError(t, holder.Acquire(ctx))
 
 	other := newClient(t, []string{srv.Addr()})
@@ -132,11 +134,12 @@ func TestRevocation(t *testing.T) {
 	require.True(t, ps[0].Holder)
 	require.NoError(t, Revoke(ctx, other, ps[0].Node))
 	select {
-	case <-revoked:
+	case err := <-released:
+		require.NoError(t, err)
 	case <-time.After(wait):
-		t.Fatal("the holder did not hear the revocation")
+		t.Fatal("the holder did not hear the revocation, or its Release did not return")
 	}
-	require.NoError(t, holder.Release(ctx))
+	require.False(t, holder.IsAcquired())
 	require.ErrorIs(t, Revoke(ctx, other, ps[0].Node), zk.ErrNoNode)
 }
 
@@ -259,4 +262,22 @@ func TestNoLockOnANodeOfAnAbandonedSession(t *testing.T) {
 	require.Equal(t, waiterClient.SessionID(), ownerOf(t, holderClient, waiter.Node()),
 		"the lock is held on a node of the live session, never the abandoned one's")
 	require.NoError(t, waiter.Release(ctx))
+}
+
+func TestClientCloseLosesTheHold(t *testing.T) {
+	srv := zktest.NewServer(t)
+	ctx := testCtx(t)
+	c, err := framework.New([]string{srv.Addr()})
+	require.NoError(t, err)
+	require.NoError(t, c.WaitConnected(ctx))
+	m := newMutex(t, c, "/locks/closing")
+	require.NoError(t, m.Acquire(ctx))
+	require.NoError(t, c.Close())
+	select {
+	case <-m.Lost():
+	case <-time.After(wait):
+		t.Fatal("Lost did not close when the client closed")
+	}
+	require.False(t, m.IsAcquired())
+	require.ErrorIs(t, m.Release(ctx), ErrLost)
 }

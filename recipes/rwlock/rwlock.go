@@ -105,13 +105,33 @@ func New(c *framework.Client, path string, opts ...Option) (*RWLock, error) {
 		return l.write.q.Acquire(ctx, id, lockqueue.Options{Wait: wait})
 	})
 	l.read.r = lockqueue.NewReentrant(func(ctx context.Context, wait bool) (*lockqueue.Held, error) {
-		if w := l.write.r.Held(); w != nil {
-			seq, _ := lockqueue.Sequence(w.Node.Name, names)
-			return l.read.q.HoldAt(ctx, id, seq, w.FencingToken())
+		if w := l.write.r.Held(); w != nil && l.write.r.IsAcquired() {
+			if h, err := l.downgrade(ctx, c, id, names, w); h != nil || err != nil {
+				return h, err
+			}
 		}
 		return l.read.q.Acquire(ctx, id, lockqueue.Options{Wait: wait})
 	})
 	return l, nil
+}
+
+// downgrade stands a read node in the place of our write node w. The write node must
+// still be ours once the read node exists: then it stood before every waiting writer
+// when the read node was made, and no writer can have come in between. If the write
+// lock went meanwhile (released by another goroutine, or lost), the read node is
+// deleted and (nil, nil) says to queue as any reader.
+func (l *RWLock) downgrade(ctx context.Context, c *framework.Client, id []byte, names []string, w *lockqueue.Held) (*lockqueue.Held, error) {
+	seq, _ := lockqueue.Sequence(w.Node.Name, names)
+	h, err := l.read.q.HoldAt(ctx, id, seq, w.FencingToken())
+	if err != nil {
+		return nil, err
+	}
+	ok, stat, err := c.Exists(ctx, w.Node.Path)
+	if err == nil && ok && stat.EphemeralOwner == w.Node.Session {
+		return h, nil
+	}
+	_ = h.Release(ctx)
+	return nil, err
 }
 
 // ReadLock is the read side: shared with other readers, excluded by a writer.

@@ -280,3 +280,25 @@ func TestBadInput(t *testing.T) {
 	require.ErrorIs(t, l.ReadLock().Release(context.Background()), ErrNotHeld)
 	require.ErrorIs(t, l.WriteLock().Release(context.Background()), ErrNotHeld)
 }
+
+func TestNoDowngradeFromALostWriteLock(t *testing.T) {
+	srv := zktest.NewServer(t)
+	proxy := zktest.NewProxy(t, srv.Addr())
+	ctx := testCtx(t)
+	victim := newRW(t, newClient(t, []string{proxy.Addr()}, framework.WithSessionTimeout(2*time.Second)), "/locks/nd")
+	require.NoError(t, victim.WriteLock().Acquire(ctx))
+
+	c := newClient(t, []string{srv.Addr()})
+	writer := newRW(t, c, "/locks/nd")
+	acquired := make(chan error, 1)
+	go func() { acquired <- writer.WriteLock().Acquire(ctx) }()
+	queued(t, c, "/locks/nd", 2)
+	require.NoError(t, proxy.ExpireSession(ctx, 2*time.Second))
+	require.NoError(t, <-acquired, "the other writer holds once the victim's session is gone")
+
+	ok, err := victim.ReadLock().TryAcquire(ctx)
+	require.NoError(t, err)
+	require.False(t, ok, "a lost write lock downgrades to nothing while another writer holds")
+	require.True(t, writer.WriteLock().IsAcquired())
+	require.NoError(t, writer.WriteLock().Release(ctx))
+}

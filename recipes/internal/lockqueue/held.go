@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"sync"
-	"sync/atomic"
 
 	"github.com/go-zookeeper/zk"
 
@@ -26,10 +25,14 @@ const RevokeMessage = "__REVOKE__"
 // participant's node exists, so that no state change between its listing and its
 // grant goes unseen.
 type Tracker struct {
-	c        *framework.Client
-	stop     func()
-	errors   atomic.Int64 // error states seen
-	holding  atomic.Bool
+	c         *framework.Client
+	stopState func()
+	stopClose func() bool
+
+	mu      sync.Mutex
+	errors  int64 // error states seen
+	holding bool
+
 	wake     chan struct{}
 	lost     chan struct{}
 	lostOnce sync.Once
@@ -39,40 +42,65 @@ type Tracker struct {
 func Track(c *framework.Client) *Tracker {
 	t := &Tracker{c: c, wake: make(chan struct{}, 1), lost: make(chan struct{})}
 	policy := c.ErrorPolicy()
-	t.stop = c.Listen(func(s framework.ConnectionState) {
+	t.stopState = c.Listen(func(s framework.ConnectionState) {
 		if policy.IsError(s) || s == framework.Lost {
-			t.errors.Add(1)
-			if t.holding.Load() {
-				t.markLost()
-			}
+			t.failed()
 		}
-		select {
-		case t.wake <- struct{}{}:
-		default:
-		}
+		t.poke()
+	})
+	// A closed client says nothing more, but its session is gone with our node.
+	t.stopClose = context.AfterFunc(c.Context(), func() {
+		t.failed()
+		t.poke()
 	})
 	return t
+}
+
+// failed counts an error state, and loses the hold if there is one.
+func (t *Tracker) failed() {
+	t.mu.Lock()
+	t.errors++
+	holding := t.holding
+	t.mu.Unlock()
+	if holding {
+		t.markLost()
+	}
+}
+
+func (t *Tracker) poke() {
+	select {
+	case t.wake <- struct{}{}:
+	default:
+	}
 }
 
 // Wake receives after every connection state change.
 func (t *Tracker) Wake() <-chan struct{} { return t.wake }
 
 // Epoch counts the error states seen; take it before a listing, for Grant.
-func (t *Tracker) Epoch() int64 { return t.errors.Load() }
+func (t *Tracker) Epoch() int64 {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	return t.errors
+}
 
 // Stop stops following the client's states.
-func (t *Tracker) Stop() { t.stop() }
+func (t *Tracker) Stop() {
+	t.stopState()
+	t.stopClose()
+}
 
 // Grant makes node n a holder, unless an error state came since the listing that
 // found it holding (taken at epoch): then the participant must look again. parent is
 // that listing's stat of the lock path, whose pzxid becomes the fencing token. The
 // Held takes the Tracker over.
 func (t *Tracker) Grant(epoch int64, n *Node, parent *zk.Stat) (*Held, bool) {
-	t.holding.Store(true)
-	if t.errors.Load() != epoch {
-		t.holding.Store(false)
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if t.errors != epoch {
 		return nil, false
 	}
+	t.holding = true
 	return &Held{Node: n, token: parent.Pzxid, c: t.c, t: t}, true
 }
 
@@ -114,7 +142,7 @@ func (h *Held) Release(ctx context.Context) error {
 }
 
 func (h *Held) release(ctx context.Context) error {
-	h.t.stop()
+	h.t.Stop()
 	if h.stopRevocation != nil {
 		h.stopRevocation()
 		h.revocation.Wait()
@@ -135,7 +163,7 @@ func (h *Held) release(ctx context.Context) error {
 // leadership to a Suspended keeps its place, and checks it again once reconnected.
 func (h *Held) Forget() {
 	h.releaseOnce.Do(func() {
-		h.t.stop()
+		h.t.Stop()
 		h.t.markLost()
 	})
 }
@@ -154,11 +182,16 @@ func (h *Held) watchRevocation(onRevoke func()) {
 			case errors.Is(err, zk.ErrNoNode):
 				h.t.markLost()
 				return
-			case err != nil: // released, or the client closed
+			case ctx.Err() != nil, errors.Is(err, framework.ErrClosed):
 				return
+			case err != nil: // a long outage: keep watching once it is over
+				if h.c.WaitConnected(ctx) != nil {
+					return
+				}
+				continue
 			}
 			if string(data) == RevokeMessage {
-				onRevoke()
+				go onRevoke() // it may well Release, which waits for this goroutine
 			}
 			select {
 			case e := <-ev:

@@ -92,7 +92,12 @@ func (r *Reentrant) Release(ctx context.Context) error {
 	}
 	r.count--
 	if r.count > 0 {
+		lost := isClosed(r.held.Lost())
+		node := r.held.Node
 		r.mu.Unlock()
+		if lost {
+			return fmt.Errorf("%w: %s", ErrLost, node)
+		}
 		return nil
 	}
 	h := r.held
