@@ -2,7 +2,6 @@ package integration
 
 import (
 	"bufio"
-	"context"
 	"io"
 	"os"
 	"os/exec"
@@ -11,30 +10,21 @@ import (
 	"testing"
 	"time"
 
+	"github.com/zkrecipes/zkrecipes/internal/zkrtest"
+
 	"github.com/stretchr/testify/require"
 	"go.uber.org/goleak"
-
-	"github.com/zkrecipes/zkrecipes/framework"
 )
 
 func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
 
-const wait = 60 * time.Second
+const wait = zkrtest.Wait
 
-func testCtx(t *testing.T) context.Context {
-	ctx, cancel := context.WithTimeout(context.Background(), 2*wait)
-	t.Cleanup(cancel)
-	return ctx
-}
-
-func newClient(t *testing.T, servers []string, opts ...framework.Option) *framework.Client {
-	t.Helper()
-	c, err := framework.New(servers, opts...)
-	require.NoError(t, err)
-	t.Cleanup(func() { _ = c.Close() })
-	require.NoError(t, c.WaitConnected(testCtx(t)))
-	return c
-}
+var (
+	testCtx   = zkrtest.Context
+	newClient = zkrtest.Client
+	children  = zkrtest.Children
+)
 
 // peer is one Java process running Curator's recipes (bench/curator-peer).
 type peer struct {

@@ -5,7 +5,8 @@ import (
 	"fmt"
 	"sync"
 	"testing"
-	"time"
+
+	"github.com/zkrecipes/zkrecipes/internal/zkrtest"
 
 	"github.com/stretchr/testify/require"
 	"go.uber.org/goleak"
@@ -15,22 +16,13 @@ import (
 
 func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
 
-const wait = 30 * time.Second
+const wait = zkrtest.Wait
 
-func testCtx(t *testing.T) context.Context {
-	ctx, cancel := context.WithTimeout(context.Background(), 2*wait)
-	t.Cleanup(cancel)
-	return ctx
-}
-
-func newClient(t *testing.T, servers []string, opts ...framework.Option) *framework.Client {
-	t.Helper()
-	c, err := framework.New(servers, opts...)
-	require.NoError(t, err)
-	t.Cleanup(func() { _ = c.Close() })
-	require.NoError(t, c.WaitConnected(testCtx(t)))
-	return c
-}
+var (
+	testCtx   = zkrtest.Context
+	newClient = zkrtest.Client
+	children  = zkrtest.Children
+)
 
 // referee records who believes it leads, and fails the test if two ever do at once,
 // or if a new term's fencing token is not above every earlier one.

@@ -5,7 +5,8 @@ import (
 	"errors"
 	"sync"
 	"testing"
-	"time"
+
+	"github.com/zkrecipes/zkrecipes/internal/zkrtest"
 
 	"github.com/stretchr/testify/require"
 	"go.uber.org/goleak"
@@ -17,21 +18,10 @@ import (
 
 func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
 
-const wait = 30 * time.Second
-
-func testCtx(t *testing.T) context.Context {
-	ctx, cancel := context.WithTimeout(context.Background(), wait)
-	t.Cleanup(cancel)
-	return ctx
-}
+var testCtx = zkrtest.Context
 
 func newClient(t *testing.T, srv *zktest.Server) *framework.Client {
-	t.Helper()
-	c, err := framework.New([]string{srv.Addr()})
-	require.NoError(t, err)
-	t.Cleanup(func() { _ = c.Close() })
-	require.NoError(t, c.WaitConnected(testCtx(t)))
-	return c
+	return zkrtest.Client(t, []string{srv.Addr()})
 }
 
 // failing is a lock of the caller's that fails as told.

@@ -1,9 +1,10 @@
 package rwlock
 
 import (
-	"context"
 	"testing"
 	"time"
+
+	"github.com/zkrecipes/zkrecipes/internal/zkrtest"
 
 	"github.com/stretchr/testify/require"
 	"go.uber.org/goleak"
@@ -13,35 +14,19 @@ import (
 
 func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
 
-const wait = 30 * time.Second
+const wait = zkrtest.Wait
 
-func testCtx(t *testing.T) context.Context {
-	ctx, cancel := context.WithTimeout(context.Background(), wait)
-	t.Cleanup(cancel)
-	return ctx
-}
-
-func newClient(t *testing.T, servers []string, opts ...framework.Option) *framework.Client {
-	t.Helper()
-	c, err := framework.New(servers, opts...)
-	require.NoError(t, err)
-	t.Cleanup(func() { _ = c.Close() })
-	require.NoError(t, c.WaitConnected(testCtx(t)))
-	return c
-}
+var (
+	testCtx   = zkrtest.Context
+	newClient = zkrtest.Client
+	children  = zkrtest.Children
+)
 
 func newRW(t *testing.T, c *framework.Client, path string, opts ...Option) *RWLock {
 	t.Helper()
 	l, err := New(c, path, opts...)
 	require.NoError(t, err)
 	return l
-}
-
-func children(t *testing.T, c *framework.Client, p string) []string {
-	t.Helper()
-	names, _, err := c.Children(testCtx(t), p)
-	require.NoError(t, err)
-	return names
 }
 
 // queued waits until path has n participant nodes.
