@@ -13,6 +13,12 @@ import (
 	"github.com/zkrecipes/zkrecipes/zktest"
 )
 
+// A restart must fit in the session for some tests; on a loaded machine a JVM can
+// take seconds to start, so they use sessions far longer than that.
+var longSessions = zktest.WithSessionTimeouts(400*time.Millisecond, time.Minute)
+
+const longSession = 30 * time.Second
+
 func TestFirstSessionIsConnected(t *testing.T) {
 	srv := zktest.NewServer(t)
 	c, err := New([]string{srv.Addr()}, WithSessionTimeout(2*time.Second))
@@ -30,8 +36,8 @@ func TestFirstSessionIsConnected(t *testing.T) {
 }
 
 func TestServerRestartWithinSessionTimeoutKeepsTheSession(t *testing.T) {
-	srv := zktest.NewServer(t)
-	c := newClient(t, []string{srv.Addr()}, WithSessionTimeout(4*time.Second))
+	srv := zktest.NewServer(t, longSessions)
+	c := newClient(t, []string{srv.Addr()}, WithSessionTimeout(longSession))
 	log := listen(c)
 	sid := c.SessionID()
 
@@ -118,8 +124,8 @@ func TestEnsembleMemberLossKeepsTheSession(t *testing.T) {
 }
 
 func TestListenersHearInOrderAndStopFromWithin(t *testing.T) {
-	srv := zktest.NewServer(t)
-	c := newClient(t, []string{srv.Addr()}, WithSessionTimeout(4*time.Second))
+	srv := zktest.NewServer(t, longSessions)
+	c := newClient(t, []string{srv.Addr()}, WithSessionTimeout(longSession))
 	var stop func()
 	var heard []ConnectionState
 	stop = c.Listen(func(s ConnectionState) {
@@ -175,8 +181,8 @@ func TestCreatingParentsMakesContainers(t *testing.T) {
 }
 
 func TestDigestAuthAndCreatorOnlyACL(t *testing.T) {
-	srv := zktest.NewServer(t)
-	owner := newClient(t, []string{srv.Addr()}, WithSessionTimeout(4*time.Second),
+	srv := zktest.NewServer(t, longSessions)
+	owner := newClient(t, []string{srv.Addr()}, WithSessionTimeout(longSession),
 		WithAuth("digest", []byte("alice:secret")), WithACL(FixedACL(zk.AuthACL(zk.PermAll)...)))
 	stranger := newClient(t, []string{srv.Addr()})
 	ctx := testCtx(t)
@@ -284,8 +290,8 @@ func TestRetryRetriesOnlyConnectionErrors(t *testing.T) {
 }
 
 func TestGuaranteedDeleteFinishesInTheBackground(t *testing.T) {
-	srv := zktest.NewServer(t)
-	c := newClient(t, []string{srv.Addr()}, WithSessionTimeout(4*time.Second),
+	srv := zktest.NewServer(t, longSessions)
+	c := newClient(t, []string{srv.Addr()}, WithSessionTimeout(longSession),
 		WithConnectionTimeout(100*time.Millisecond), WithRetryPolicy(RetryNTimes(0, 0)))
 	observer := newClient(t, []string{srv.Addr()})
 	ctx := testCtx(t)

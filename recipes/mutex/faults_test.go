@@ -208,9 +208,10 @@ func TestBadInput(t *testing.T) {
 }
 
 func TestSessionErrorPolicyKeepsTheHoldThroughSuspended(t *testing.T) {
-	srv := zktest.NewServer(t)
+	// A session far longer than a restart, even on a loaded machine.
+	srv := zktest.NewServer(t, zktest.WithSessionTimeouts(400*time.Millisecond, time.Minute))
 	ctx := testCtx(t)
-	c := newClient(t, []string{srv.Addr()}, framework.WithSessionTimeout(4*time.Second),
+	c := newClient(t, []string{srv.Addr()}, framework.WithSessionTimeout(30*time.Second),
 		framework.WithErrorPolicy(framework.SessionErrorPolicy))
 	states := make(chan framework.ConnectionState, 10)
 	c.Listen(func(s framework.ConnectionState) { states <- s })
