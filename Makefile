@@ -1,6 +1,6 @@
 GO ?= go
 
-.PHONY: all deps test vet fmt-check demo curator-peer
+.PHONY: all deps test vet fmt-check demo curator-peer fuzz
 
 all: test
 
@@ -25,10 +25,22 @@ fmt-check:
 vet:
 	$(GO) vet ./...
 
-# What CI runs: formatting, vet, then every test with the race detector against real
-# ZooKeeper servers.
+# What CI runs: formatting, vet, every test with the race detector against real
+# ZooKeeper servers, then a short run of every fuzz target.
 test: deps curator-peer fmt-check vet
 	$(GO) test -race -count=1 -timeout 12m ./...
+	$(MAKE) --no-print-directory fuzz FUZZTIME=5s
+
+# The fuzz targets: paths, Curator's protected names, odd children of a lock path.
+# make fuzz FUZZTIME=5m for a longer run.
+FUZZTIME ?= 30s
+FUZZ_TARGETS := framework:FuzzValidatePath framework:FuzzProtectedName recipes/internal/lockqueue:FuzzSortChildren
+fuzz:
+	@for t in $(FUZZ_TARGETS); do \
+		pkg=$${t%%:*}; name=$${t##*:}; \
+		echo "fuzz $$name ($$pkg, $(FUZZTIME))"; \
+		out=$$($(GO) test -run '^$$' -fuzz="^$$name\$$" -fuzztime=$(FUZZTIME) ./$$pkg 2>&1) || { echo "$$out"; exit 1; }; \
+	done
 
 # The main job, on a throwaway local ZooKeeper (or ZK_SERVERS): three scheduler
 # replicas elect one poller, the poller's session is expired and another takes
@@ -36,3 +48,12 @@ test: deps curator-peer fmt-check vet
 demo:
 	@scripts/deps.sh zookeeper
 	$(GO) run ./examples/scheduler
+
+# Benchmarks: zkrecipes against the raw ZooKeeper operations its recipes need,
+# go-zookeeper's zk.Lock and Apache Curator (the peer), on one throwaway server (or the
+# first of ZK_SERVERS, which must be on loopback), in alternation. Prints the table and
+# writes it to BENCHMARKS.md, with the machine's description and bench/benchmarks.png.
+# About seven minutes on two cores; `go run ./bench -h` for smaller runs.
+.PHONY: bench
+bench: deps curator-peer
+	$(GO) run ./bench -out BENCHMARKS.md -plot bench/benchmarks.png
