@@ -10,6 +10,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/zkrecipes/zkrecipes/internal/zkrtest"
+
 	"github.com/stretchr/testify/require"
 
 	"github.com/zkrecipes/zkrecipes/framework"
@@ -29,7 +31,7 @@ func TestMutexGoAndJavaExcludeEachOther(t *testing.T) {
 	m, err := mutex.New(c, "/interop/mutex", mutex.WithID("go"))
 	require.NoError(t, err)
 	require.NoError(t, m.Acquire(ctx))
-	java := startPeer(t, "mutex", srv.Addr(), "/interop/mutex", "java")
+	java := zkrtest.StartCuratorPeer(t, "mutex", srv.Addr(), "/interop/mutex", "java")
 	require.Eventually(t, func() bool {
 		ps, err := m.Participants(ctx)
 		return err == nil && len(ps) == 2
@@ -38,7 +40,7 @@ func TestMutexGoAndJavaExcludeEachOther(t *testing.T) {
 	require.NoError(t, err)
 	require.Equal(t, []string{"go", "java"}, []string{ps[0].ID, ps[1].ID})
 	require.NoError(t, m.Release(ctx))
-	node := strings.TrimPrefix(java.expect(t, "ACQUIRED "), "ACQUIRED ")
+	node := strings.TrimPrefix(java.Expect(t, "ACQUIRED "), "ACQUIRED ")
 
 	// Java holds, Go waits.
 	ok, err := m.TryAcquire(ctx)
@@ -50,8 +52,8 @@ func TestMutexGoAndJavaExcludeEachOther(t *testing.T) {
 		ps, err := m.Participants(ctx)
 		return err == nil && len(ps) == 2 && ps[0].Node == node
 	}, wait, 10*time.Millisecond)
-	java.send(t, "release")
-	java.expect(t, "RELEASED")
+	java.Send(t, "release")
+	java.Expect(t, "RELEASED")
 	require.NoError(t, <-acquired)
 	require.NoError(t, m.Release(ctx))
 }
@@ -64,9 +66,9 @@ func TestMixedCrowdCountsExactly(t *testing.T) {
 	require.NoError(t, err)
 
 	const perSide, cycles = 3, 20
-	var javas []*peer
+	var javas []*zkrtest.CuratorPeer
 	for i := range perSide {
-		javas = append(javas, startPeer(t, "count", srv.Addr(), "/interop/crowd", "/interop/counter", strconv.Itoa(cycles), fmt.Sprint("java-", i)))
+		javas = append(javas, zkrtest.StartCuratorPeer(t, "count", srv.Addr(), "/interop/crowd", "/interop/counter", strconv.Itoa(cycles), fmt.Sprint("java-", i)))
 	}
 	var wg sync.WaitGroup
 	errs := make(chan error, perSide)
@@ -99,7 +101,7 @@ func TestMixedCrowdCountsExactly(t *testing.T) {
 	}
 	wg.Wait()
 	for _, j := range javas {
-		j.expect(t, "DONE")
+		j.Expect(t, "DONE")
 	}
 	close(errs)
 	for err := range errs {
@@ -118,49 +120,49 @@ func TestReadWriteLockWithCuratorNames(t *testing.T) {
 	require.NoError(t, err)
 
 	// Readers of both share.
-	javaReader := startPeer(t, "read", srv.Addr(), "/interop/rw", "java-reader")
-	javaReader.expect(t, "ACQUIRED")
+	javaReader := zkrtest.StartCuratorPeer(t, "read", srv.Addr(), "/interop/rw", "java-reader")
+	javaReader.Expect(t, "ACQUIRED")
 	ok, err := goLock.ReadLock().TryAcquire(ctx)
 	require.NoError(t, err)
 	require.True(t, ok, "a Go reader shares with a Java reader")
 
 	// A Java writer waits for both readers.
-	javaWriter := startPeer(t, "write", srv.Addr(), "/interop/rw", "java-writer")
+	javaWriter := zkrtest.StartCuratorPeer(t, "write", srv.Addr(), "/interop/rw", "java-writer")
 	require.Eventually(t, func() bool {
 		ps, err := goLock.WriteLock().Participants(ctx)
 		return err == nil && len(ps) == 1 && ps[0].ID == "java-writer"
 	}, wait, 10*time.Millisecond)
 	require.NoError(t, goLock.ReadLock().Release(ctx))
-	javaReader.send(t, "release")
-	javaReader.expect(t, "RELEASED")
-	javaWriter.expect(t, "ACQUIRED")
+	javaReader.Send(t, "release")
+	javaReader.Expect(t, "RELEASED")
+	javaWriter.Expect(t, "ACQUIRED")
 
 	// A Go reader waits for the Java writer.
 	ok, err = goLock.ReadLock().TryAcquire(ctx)
 	require.NoError(t, err)
 	require.False(t, ok, "a Java writer excludes Go readers")
-	javaWriter.send(t, "release")
-	javaWriter.expect(t, "RELEASED")
+	javaWriter.Send(t, "release")
+	javaWriter.Expect(t, "RELEASED")
 
 	// A Go writer excludes Java readers.
 	require.NoError(t, goLock.WriteLock().Acquire(ctx))
-	late := startPeer(t, "read", srv.Addr(), "/interop/rw", "late-reader")
+	late := zkrtest.StartCuratorPeer(t, "read", srv.Addr(), "/interop/rw", "late-reader")
 	require.Eventually(t, func() bool {
 		ps, err := goLock.ReadLock().Participants(ctx)
 		return err == nil && len(ps) == 1 && !ps[0].Holder
 	}, wait, 10*time.Millisecond, "the Java reader queues behind the Go writer")
 	require.NoError(t, goLock.WriteLock().Release(ctx))
-	late.expect(t, "ACQUIRED")
+	late.Expect(t, "ACQUIRED")
 }
 
 func TestSemaphoreMixedNeverOverLeases(t *testing.T) {
 	srv := zktest.NewServer(t)
 	ctx := testCtx(t)
 	const max = 3
-	var javas []*peer
+	var javas []*zkrtest.CuratorPeer
 	for i := range 2 {
-		j := startPeer(t, "lease", srv.Addr(), "/interop/sem", strconv.Itoa(max), fmt.Sprint("java-", i))
-		j.expect(t, "ACQUIRED")
+		j := zkrtest.StartCuratorPeer(t, "lease", srv.Addr(), "/interop/sem", strconv.Itoa(max), fmt.Sprint("java-", i))
+		j.Expect(t, "ACQUIRED")
 		javas = append(javas, j)
 	}
 	c := newClient(t, []string{srv.Addr()})
@@ -185,8 +187,8 @@ func TestSemaphoreMixedNeverOverLeases(t *testing.T) {
 	names, _, err := c.Children(ctx, "/interop/sem/leases")
 	require.NoError(t, err)
 	require.LessOrEqual(t, len(names), max+1, "held leases plus at most the one waiter's")
-	javas[0].send(t, "release")
-	javas[0].expect(t, "RELEASED")
+	javas[0].Send(t, "release")
+	javas[0].Expect(t, "RELEASED")
 	require.NoError(t, <-got, "a lease Curator returned goes to the Go waiter")
 	require.NoError(t, first[0].Release(ctx))
 }
@@ -194,9 +196,9 @@ func TestSemaphoreMixedNeverOverLeases(t *testing.T) {
 func TestLatchMixedElection(t *testing.T) {
 	srv := zktest.NewServer(t)
 	ctx := testCtx(t)
-	java := startPeer(t, "latch", srv.Addr(), "/interop/latch", "java-latch")
-	java.expect(t, "READY")
-	java.expect(t, "LEADER")
+	java := zkrtest.StartCuratorPeer(t, "latch", srv.Addr(), "/interop/latch", "java-latch")
+	java.Expect(t, "READY")
+	java.Expect(t, "LEADER")
 
 	c := newClient(t, []string{srv.Addr()})
 	l, err := election.NewLatch(c, "/interop/latch", election.WithID("go-latch"))
@@ -210,13 +212,13 @@ func TestLatchMixedElection(t *testing.T) {
 		{ID: "go-latch", Node: ps[1].Node, IsLeader: false},
 	}, ps, "we list Curator's participant with its id")
 
-	java.send(t, "participants")
-	require.Equal(t, "PARTICIPANT java-latch true", java.expect(t, "PARTICIPANT"))
-	require.Equal(t, "PARTICIPANT go-latch false", java.expect(t, "PARTICIPANT"), "Curator lists ours with its id")
-	java.expect(t, "END")
+	java.Send(t, "participants")
+	require.Equal(t, "PARTICIPANT java-latch true", java.Expect(t, "PARTICIPANT"))
+	require.Equal(t, "PARTICIPANT go-latch false", java.Expect(t, "PARTICIPANT"), "Curator lists ours with its id")
+	java.Expect(t, "END")
 
-	java.send(t, "release")
-	java.expect(t, "RELEASED")
+	java.Send(t, "release")
+	java.Expect(t, "RELEASED")
 	require.NoError(t, l.Await(ctx), "leadership crosses from Java to Go")
 }
 
@@ -235,19 +237,19 @@ func TestSelectorMixedElection(t *testing.T) {
 	require.NoError(t, s.Start(ctx))
 	<-leading
 
-	java := startPeer(t, "selector", srv.Addr(), "/interop/selector", "java-selector")
-	java.expect(t, "READY")
+	java := zkrtest.StartCuratorPeer(t, "selector", srv.Addr(), "/interop/selector", "java-selector")
+	java.Expect(t, "READY")
 	require.Eventually(t, func() bool {
 		ps, err := s.Participants(ctx)
 		return err == nil && len(ps) == 2
 	}, wait, 10*time.Millisecond)
-	java.send(t, "participants")
-	require.Equal(t, "PARTICIPANT go-selector true", java.expect(t, "PARTICIPANT"))
-	require.Equal(t, "PARTICIPANT java-selector false", java.expect(t, "PARTICIPANT"))
-	java.expect(t, "END")
+	java.Send(t, "participants")
+	require.Equal(t, "PARTICIPANT go-selector true", java.Expect(t, "PARTICIPANT"))
+	require.Equal(t, "PARTICIPANT java-selector false", java.Expect(t, "PARTICIPANT"))
+	java.Expect(t, "END")
 
 	require.NoError(t, s.Close(ctx))
-	java.expect(t, "LEADER") // leadership crosses from Go to Java
+	java.Expect(t, "LEADER") // leadership crosses from Go to Java
 	leader, err := (&otherView{c}).leader(ctx, "/interop/selector")
 	require.NoError(t, err)
 	require.Equal(t, "java-selector", leader)
@@ -274,6 +276,6 @@ func TestCuratorTakesOurNamesForProtected(t *testing.T) {
 	require.NoError(t, m.Acquire(ctx))
 	defer m.Release(ctx)
 	name := path.Base(m.Node())
-	java := startPeer(t, "protected", name)
-	require.Equal(t, "true", java.expect(t, ""), "Curator's ProtectedUtils accepts %s", name)
+	java := zkrtest.StartCuratorPeer(t, "protected", name)
+	require.Equal(t, "true", java.Expect(t, ""), "Curator's ProtectedUtils accepts %s", name)
 }

@@ -269,6 +269,16 @@ func (l *Latch) Participants(ctx context.Context) ([]Participant, error) {
 	return participants(ps), nil
 }
 
+// Node is the path of our node in the election while the latch takes part, else "".
+func (l *Latch) Node() string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if l.node == nil || l.closed {
+		return ""
+	}
+	return l.node.Path
+}
+
 // FencingToken grows with every term of leadership of this election, while this
 // latch leads; else 0.
 func (l *Latch) FencingToken() int64 {

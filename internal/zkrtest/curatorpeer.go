@@ -1,4 +1,4 @@
-package integration
+package zkrtest
 
 import (
 	"bufio"
@@ -6,39 +6,29 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"runtime"
 	"strings"
 	"testing"
 	"time"
 
-	"github.com/zkrecipes/zkrecipes/internal/zkrtest"
-
 	"github.com/stretchr/testify/require"
-	"go.uber.org/goleak"
 )
 
-func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
-
-const wait = zkrtest.Wait
-
-var (
-	testCtx   = zkrtest.Context
-	newClient = zkrtest.Client
-	children  = zkrtest.Children
-)
-
-// peer is one Java process running Curator's recipes (bench/curator-peer).
-type peer struct {
+// CuratorPeer is one Java process running Apache Curator's recipes
+// (bench/curator-peer, built by `make curator-peer`), driven over its stdin and
+// stdout: a participant of Curator's beside ours on the same paths.
+type CuratorPeer struct {
 	cmd   *exec.Cmd
 	stdin io.WriteCloser
 	lines chan string
 }
 
-// startPeer runs the Curator peer with args; it is released and stopped at the end
-// of the test.
-func startPeer(t *testing.T, args ...string) *peer {
+// StartCuratorPeer runs the peer with args (see CuratorPeer.java); what it holds is
+// released and the process stopped at the end of the test.
+func StartCuratorPeer(t testing.TB, args ...string) *CuratorPeer {
 	t.Helper()
-	classes, err := filepath.Abs("../build/curator-peer")
-	require.NoError(t, err)
+	_, here, _, _ := runtime.Caller(0)
+	classes := filepath.Join(filepath.Dir(here), "..", "..", "build", "curator-peer")
 	if _, err := os.Stat(filepath.Join(classes, "CuratorPeer.class")); err != nil {
 		t.Fatalf("the Curator peer is not built: run `make curator-peer` (it installs Curator with `make deps`)")
 	}
@@ -50,7 +40,7 @@ func startPeer(t *testing.T, args ...string) *peer {
 	stdout, err := cmd.StdoutPipe()
 	require.NoError(t, err)
 	require.NoError(t, cmd.Start())
-	p := &peer{cmd: cmd, stdin: stdin, lines: make(chan string, 100)}
+	p := &CuratorPeer{cmd: cmd, stdin: stdin, lines: make(chan string, 100)}
 	go func() {
 		defer close(p.lines)
 		s := bufio.NewScanner(stdout)
@@ -58,14 +48,14 @@ func startPeer(t *testing.T, args ...string) *peer {
 			p.lines <- s.Text()
 		}
 	}()
-	t.Cleanup(func() { p.stop() })
+	t.Cleanup(p.stop)
 	return p
 }
 
-// expect waits for the next line that starts with prefix, and returns it.
-func (p *peer) expect(t *testing.T, prefix string) string {
+// Expect waits for the peer's next line that starts with prefix, and returns it.
+func (p *CuratorPeer) Expect(t testing.TB, prefix string) string {
 	t.Helper()
-	deadline := time.After(wait)
+	deadline := time.After(2 * Wait)
 	for {
 		select {
 		case line, ok := <-p.lines:
@@ -80,14 +70,15 @@ func (p *peer) expect(t *testing.T, prefix string) string {
 	}
 }
 
-func (p *peer) send(t *testing.T, line string) {
+// Send writes a command line to the peer.
+func (p *CuratorPeer) Send(t testing.TB, line string) {
 	t.Helper()
 	_, err := io.WriteString(p.stdin, line+"\n")
 	require.NoError(t, err)
 }
 
 // stop releases what the peer holds and waits for it to exit.
-func (p *peer) stop() {
+func (p *CuratorPeer) stop() {
 	_, _ = io.WriteString(p.stdin, "release\n")
 	_ = p.stdin.Close()
 	done := make(chan struct{})
