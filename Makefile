@@ -53,7 +53,7 @@ demo:
 # go-zookeeper's zk.Lock and Apache Curator (the peer), on one throwaway server (or the
 # first of ZK_SERVERS, which must be on loopback), in alternation. Prints the table and
 # writes it to BENCHMARKS.md, with the machine's description and bench/benchmarks.png.
-# About seven minutes on two cores; `go run ./bench -h` for smaller runs.
+# About six minutes on two cores; `go run ./bench -h` for smaller runs.
 .PHONY: bench
 bench: deps curator-peer
 	$(GO) run ./bench -out BENCHMARKS.md -plot bench/benchmarks.png

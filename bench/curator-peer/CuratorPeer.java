@@ -11,15 +11,24 @@
 //   selector CONNECT PATH ID            take part in a LeaderSelector
 //   count    CONNECT PATH COUNTER N ID  N times: lock, add 1 to COUNTER's number, unlock
 //   protected NAME                      print whether Curator takes NAME for a protected node
+//   bench    CONNECT                    run benchmark workloads that bench/ sends (see Bench)
 //
 // Output lines: READY, ACQUIRED <node>, RELEASED, LEADER, NOTLEADER, PARTICIPANT <id>
 // <leader>, END, DONE, ERROR <message>. Input lines: "release" (give back what is
 // held, then exit), "participants" (list them, then END). End of input and SIGTERM
 // release too.
 import java.io.BufferedReader;
+import java.io.IOException;
 import java.io.InputStreamReader;
 import java.nio.charset.StandardCharsets;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.concurrent.atomic.AtomicLong;
+import java.util.concurrent.atomic.AtomicReference;
 
 import org.apache.curator.framework.CuratorFramework;
 import org.apache.curator.framework.CuratorFrameworkFactory;
@@ -52,6 +61,10 @@ public final class CuratorPeer {
     public static void main(String[] args) throws Exception {
         if (args.length == 2 && args[0].equals("protected")) {
             say(Boolean.toString(ProtectedUtils.isProtectedZNode(args[1])));
+            return;
+        }
+        if (args.length == 2 && args[0].equals("bench")) {
+            new Bench(args[1]).serve();
             return;
         }
         if (args.length < 4) {
@@ -222,5 +235,336 @@ public final class CuratorPeer {
             }
         }));
         terminated.await();
+    }
+
+    // Bench runs the workloads of the benchmark driver (bench/, in Go) with Curator's
+    // recipes, one workload at a time, each in sessions of its own, so that the driver
+    // can read the server's counters around exactly the measured part. One line each:
+    //   peer:   READY
+    //   driver: a workload, one of
+    //     cycles PATH WARMUP N                  one session: WARMUP untimed, then N timed
+    //                                           acquire+release cycles of an InterProcessMutex
+    //     mutex PATH SESSIONS MILLIS            each session loops on one InterProcessMutex
+    //     rwlock PATH READERS WRITERS MILLIS    read or write side of an InterProcessReadWriteLock
+    //     semaphore PATH SESSIONS LEASES MILLIS one lease of an InterProcessSemaphoreV2 at a time
+    //     handover PATH ROUNDS SETTLE_MS        two sessions hand a LeaderLatch over ROUNDS times
+    //     queue PATH WAITERS SESSIONS           WAITERS threads queue behind a holder, then drain
+    //   peer:   SET (its sessions are connected)   driver: go
+    //   peer:   QUEUED (queue only)                driver: drain
+    //   peer:   RESULT {"ops":..,"total":..,"reads":..,"writes":..,"nanos":..,"lat":[..]}
+    //   driver: close                              peer: CLOSED (its sessions are closed)
+    // A failure prints ERROR <message>, then closes the sessions and prints CLOSED.
+    // A timed workload counts in ops (and reads or writes) the acquisitions made before
+    // its deadline, then lets every worker finish the cycle it is in; total counts all.
+    // nanos is the timed window; lat holds one latency per cycle or hand-over, in ns.
+    static final class Bench {
+        private final String connect;
+        private final BufferedReader in = new BufferedReader(new InputStreamReader(System.in, StandardCharsets.UTF_8));
+        private final List<CuratorFramework> clients = new ArrayList<>();
+
+        Bench(String connect) {
+            this.connect = connect;
+        }
+
+        private interface Trial {
+            String run() throws Exception;
+        }
+
+        // Locker is one participant of a timed workload.
+        private abstract static class Locker {
+            final boolean writer;
+
+            Locker(boolean writer) {
+                this.writer = writer;
+            }
+
+            abstract void acquire() throws Exception;
+
+            abstract void release() throws Exception;
+        }
+
+        void serve() throws Exception {
+            say("READY");
+            for (String line; (line = in.readLine()) != null; ) {
+                line = line.trim();
+                if (line.isEmpty()) {
+                    continue;
+                }
+                try {
+                    Trial trial = prepare(line.split(" "));
+                    say("SET");
+                    expect("go");
+                    say("RESULT " + trial.run());
+                    expect("close");
+                } catch (Exception e) {
+                    say("ERROR " + e.toString().replace('\n', ' '));
+                } finally {
+                    for (CuratorFramework c : clients) {
+                        c.close();
+                    }
+                    clients.clear();
+                }
+                say("CLOSED");
+            }
+        }
+
+        private void expect(String want) throws IOException {
+            String line = in.readLine();
+            if (line == null || !line.trim().equals(want)) {
+                throw new IOException("expected " + want + ", got " + line);
+            }
+        }
+
+        private CuratorFramework[] sessions(int n) throws Exception {
+            CuratorFramework[] cs = new CuratorFramework[n];
+            for (int i = 0; i < n; i++) {
+                cs[i] = CuratorFrameworkFactory.builder()
+                        .connectString(connect)
+                        .sessionTimeoutMs(60000)
+                        .connectionTimeoutMs(15000)
+                        .retryPolicy(new ExponentialBackoffRetry(100, 10))
+                        .build();
+                clients.add(cs[i]);
+                cs[i].start();
+            }
+            for (CuratorFramework c : cs) {
+                if (!c.blockUntilConnected(30, TimeUnit.SECONDS)) {
+                    throw new IOException("no session within 30 s");
+                }
+            }
+            return cs;
+        }
+
+        private Trial prepare(String[] f) throws Exception {
+            String path = f[1];
+            List<Locker> lockers = new ArrayList<>();
+            switch (f[0]) {
+                case "cycles": {
+                    int warmup = Integer.parseInt(f[2]), n = Integer.parseInt(f[3]);
+                    InterProcessMutex m = new InterProcessMutex(sessions(1)[0], path);
+                    for (int i = 0; i < warmup; i++) {
+                        m.acquire();
+                        m.release();
+                    }
+                    return () -> {
+                        long[] lat = new long[n];
+                        long start = System.nanoTime();
+                        for (int i = 0; i < n; i++) {
+                            long t = System.nanoTime();
+                            m.acquire();
+                            m.release();
+                            lat[i] = System.nanoTime() - t;
+                        }
+                        return json(n, n, 0, 0, System.nanoTime() - start, lat);
+                    };
+                }
+                case "mutex": {
+                    for (CuratorFramework c : sessions(Integer.parseInt(f[2]))) {
+                        lockers.add(locker(new InterProcessMutex(c, path), false));
+                    }
+                    long millis = Long.parseLong(f[3]);
+                    return () -> timed(lockers, millis);
+                }
+                case "rwlock": {
+                    int readers = Integer.parseInt(f[2]), writers = Integer.parseInt(f[3]);
+                    CuratorFramework[] cs = sessions(readers + writers);
+                    for (int i = 0; i < cs.length; i++) {
+                        InterProcessReadWriteLock rw = new InterProcessReadWriteLock(cs[i], path);
+                        lockers.add(i < readers ? locker(rw.readLock(), false) : locker(rw.writeLock(), true));
+                    }
+                    long millis = Long.parseLong(f[4]);
+                    return () -> timed(lockers, millis);
+                }
+                case "semaphore": {
+                    int leases = Integer.parseInt(f[3]);
+                    for (CuratorFramework c : sessions(Integer.parseInt(f[2]))) {
+                        InterProcessSemaphoreV2 semaphore = new InterProcessSemaphoreV2(c, path, leases);
+                        lockers.add(new Locker(false) {
+                            private Lease lease;
+
+                            void acquire() throws Exception {
+                                lease = semaphore.acquire();
+                            }
+
+                            void release() throws Exception {
+                                semaphore.returnLease(lease);
+                            }
+                        });
+                    }
+                    long millis = Long.parseLong(f[4]);
+                    return () -> timed(lockers, millis);
+                }
+                case "handover": {
+                    int rounds = Integer.parseInt(f[2]);
+                    long settle = Long.parseLong(f[3]);
+                    CuratorFramework[] cs = sessions(2);
+                    return () -> handover(cs, path, rounds, settle);
+                }
+                case "queue": {
+                    int waiters = Integer.parseInt(f[2]), n = Integer.parseInt(f[3]);
+                    CuratorFramework[] cs = sessions(n + 1);
+                    return () -> queue(cs, path, waiters);
+                }
+                default:
+                    throw new IllegalArgumentException("unknown workload " + f[0]);
+            }
+        }
+
+        private static Locker locker(InterProcessLock lock, boolean writer) {
+            return new Locker(writer) {
+                void acquire() throws Exception {
+                    lock.acquire();
+                }
+
+                void release() throws Exception {
+                    lock.release();
+                }
+            };
+        }
+
+        // timed runs every locker in a thread of its own, acquiring and releasing in a
+        // loop, for millis.
+        private static String timed(List<Locker> lockers, long millis) throws Exception {
+            AtomicBoolean stop = new AtomicBoolean();
+            AtomicLong ops = new AtomicLong(), total = new AtomicLong(), reads = new AtomicLong(), writes = new AtomicLong();
+            AtomicReference<Exception> failure = new AtomicReference<>();
+            List<Thread> threads = new ArrayList<>();
+            long start = System.nanoTime(), deadline = start + millis * 1_000_000L;
+            for (Locker l : lockers) {
+                Thread t = new Thread(() -> {
+                    try {
+                        while (!stop.get()) {
+                            l.acquire();
+                            long now = System.nanoTime();
+                            l.release();
+                            total.incrementAndGet();
+                            if (now < deadline) {
+                                ops.incrementAndGet();
+                                (l.writer ? writes : reads).incrementAndGet();
+                            }
+                        }
+                    } catch (Exception e) {
+                        failure.compareAndSet(null, e);
+                        stop.set(true);
+                    }
+                });
+                threads.add(t);
+                t.start();
+            }
+            Thread.sleep(millis);
+            stop.set(true);
+            join(threads);
+            if (failure.get() != null) {
+                throw failure.get();
+            }
+            return json(ops.get(), total.get(), reads.get(), writes.get(), millis * 1_000_000L, null);
+        }
+
+        private static void join(List<Thread> threads) throws Exception {
+            long end = System.nanoTime() + TimeUnit.SECONDS.toNanos(120);
+            for (Thread t : threads) {
+                t.join(Math.max(1, TimeUnit.NANOSECONDS.toMillis(end - System.nanoTime())));
+                if (t.isAlive()) {
+                    throw new IOException("a worker did not finish within 120 s");
+                }
+            }
+        }
+
+        // Candidate is a LeaderLatch that notes when its listener hears it leads.
+        private static final class Candidate {
+            final LeaderLatch latch;
+            final CompletableFuture<Long> leads = new CompletableFuture<>();
+
+            Candidate(CuratorFramework c, String path) throws Exception {
+                latch = new LeaderLatch(c, path, "bench");
+                latch.addListener(new LeaderLatchListener() {
+                    public void isLeader() {
+                        leads.complete(System.nanoTime());
+                    }
+
+                    public void notLeader() {
+                    }
+                });
+                latch.start();
+            }
+        }
+
+        // handover: the leader closes its latch; the latency is the time from the call
+        // to close until the follower's listener hears it leads. Then the old leader's
+        // session joins again, and has settle ms to queue up before the next round.
+        private static String handover(CuratorFramework[] cs, String path, int rounds, long settle) throws Exception {
+            long[] lat = new long[rounds];
+            int side = 0;
+            Candidate leader = new Candidate(cs[side], path);
+            leader.leads.get(30, TimeUnit.SECONDS);
+            Candidate follower = new Candidate(cs[1 - side], path);
+            Thread.sleep(settle);
+            long start = System.nanoTime();
+            for (int r = 0; r < rounds; r++) {
+                long t0 = System.nanoTime();
+                leader.latch.close();
+                lat[r] = follower.leads.get(30, TimeUnit.SECONDS) - t0;
+                leader = follower;
+                side = 1 - side;
+                follower = new Candidate(cs[1 - side], path);
+                Thread.sleep(settle);
+            }
+            long nanos = System.nanoTime() - start;
+            leader.latch.close();
+            follower.leads.get(30, TimeUnit.SECONDS);
+            follower.latch.close();
+            return json(rounds, rounds, 0, 0, nanos, lat);
+        }
+
+        // queue: cs[0] holds the lock while waiters threads queue behind it, spread over
+        // the other sessions; the driver looks at the server, then the holder releases
+        // and each waiter acquires once and releases. nanos is the drain.
+        private String queue(CuratorFramework[] cs, String path, int waiters) throws Exception {
+            InterProcessMutex holder = new InterProcessMutex(cs[0], path);
+            holder.acquire();
+            AtomicReference<Exception> failure = new AtomicReference<>();
+            List<Thread> threads = new ArrayList<>();
+            for (int i = 0; i < waiters; i++) {
+                InterProcessMutex m = new InterProcessMutex(cs[1 + i % (cs.length - 1)], path);
+                Thread t = new Thread(() -> {
+                    try {
+                        m.acquire();
+                        m.release();
+                    } catch (Exception e) {
+                        failure.compareAndSet(null, e);
+                    }
+                });
+                threads.add(t);
+                t.start();
+            }
+            say("QUEUED");
+            expect("drain");
+            long start = System.nanoTime();
+            holder.release();
+            join(threads);
+            long nanos = System.nanoTime() - start;
+            if (failure.get() != null) {
+                throw failure.get();
+            }
+            return json(waiters + 1, waiters + 1, 0, 0, nanos, null);
+        }
+
+        private static String json(long ops, long total, long reads, long writes, long nanos, long[] lat) {
+            StringBuilder b = new StringBuilder();
+            b.append("{\"ops\":").append(ops).append(",\"total\":").append(total)
+                    .append(",\"reads\":").append(reads).append(",\"writes\":").append(writes)
+                    .append(",\"nanos\":").append(nanos);
+            if (lat != null) {
+                b.append(",\"lat\":[");
+                for (int i = 0; i < lat.length; i++) {
+                    if (i > 0) {
+                        b.append(',');
+                    }
+                    b.append(lat[i]);
+                }
+                b.append(']');
+            }
+            return b.append('}').toString();
+        }
     }
 }

@@ -1,0 +1,91 @@
+package driver
+
+import (
+	"context"
+	"math"
+	"path/filepath"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+	"go.uber.org/goleak"
+
+	"github.com/zkrecipes/zkrecipes/zktest"
+)
+
+func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
+
+// TestSmoke runs tiny versions of the Go contenders' scenarios against a real server
+// and renders the report and the plot: the benchmark's plumbing, not its figures.
+func TestSmoke(t *testing.T) {
+	srv := zktest.NewServer(t)
+	t.Setenv("ZK_SERVERS", srv.Addr())
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	tg, err := startTarget(ctx)
+	require.NoError(t, err)
+	defer tg.Close()
+
+	b := &bench{tg: tg, results: map[string]map[string][]measurement{}}
+	for _, name := range []string{limitName, zkLockName, recipesName} {
+		cs, err := startContenders(ctx, Config{Contenders: []string{name}}, tg.addr)
+		require.NoError(t, err)
+		b.contenders = append(b.contenders, cs...)
+	}
+	s := Settings{Runs: 1, Cycles: 20, Warmup: 2, Duration: 300 * time.Millisecond, Rounds: 3,
+		Settle: 20 * time.Millisecond, Waiters: 3, Scale: 5}
+	var ran []scenario
+	for _, sc := range scenarios(s) {
+		switch sc.id {
+		case "uncontended", "mutex-2", "waiters", "handover", "semaphore":
+			b.scenario(ctx, sc, s.Runs)
+			ran = append(ran, sc)
+		}
+	}
+	require.Empty(t, b.failures)
+
+	rep := b.report(ctx, s, ran, time.Second)
+	cycles, ok := rep.row("uncontended-requests")
+	require.True(t, ok)
+	for _, c := range []string{limitName, zkLockName, recipesName} {
+		require.InDelta(t, 3, cycles.value(c), 0.01, "an uncontended cycle is create, list, delete: %s", c)
+	}
+	watches, _ := rep.row("waiters-watches")
+	require.InDelta(t, 1, watches.value(recipesName), 0.01, "each waiter watches one node")
+	handover, _ := rep.row("handover-p50")
+	require.False(t, math.IsNaN(handover.value(recipesName)))
+	semaphore, _ := rep.row("semaphore-rate")
+	require.True(t, math.IsNaN(semaphore.value(zkLockName)), "zk.Lock has no semaphore")
+
+	dir := t.TempDir()
+	md := rep.Markdown(filepath.Join(dir, "BENCHMARKS.md"), filepath.Join(dir, "b.png"), "")
+	require.Contains(t, md, "| uncontended cycle, p50 (µs)")
+	require.Contains(t, md, "](b.png)")
+	require.NoError(t, rep.Save(filepath.Join(dir, "results.json")))
+	again, err := LoadReport(filepath.Join(dir, "results.json"))
+	require.NoError(t, err)
+	require.Equal(t, rep.Table(), again.Table())
+	for _, c := range b.contenders {
+		require.NoError(t, c.Close())
+	}
+}
+
+func TestPercentileAndMedian(t *testing.T) {
+	ds := []time.Duration{5, 1, 4, 2, 3}
+	require.Equal(t, time.Duration(3), Percentile(ds, 50))
+	require.Equal(t, time.Duration(5), Percentile(ds, 99))
+	require.Equal(t, time.Duration(1), Percentile(ds, 1))
+	require.Equal(t, 2.5, median([]float64{4, 1, 3, 2}))
+	require.True(t, math.IsNaN(median(nil)))
+}
+
+func TestSortBySequence(t *testing.T) {
+	names := []string{"write-0000000010", "read-0000000002", "_c_x-lock-0000000001"}
+	sortBySequence(names)
+	require.Equal(t, []string{"_c_x-lock-0000000001", "read-0000000002", "write-0000000010"}, names)
+	held, watch := reader(names, 1)
+	require.True(t, held)
+	held, watch = reader([]string{"write-0000000001", "read-0000000002", "read-0000000003"}, 2)
+	require.False(t, held)
+	require.Equal(t, 0, watch)
+}

@@ -1,0 +1,231 @@
+package driver
+
+import (
+	"bufio"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"syscall"
+	"time"
+)
+
+// curatorJars is the class path of Debian's Curator 5.4 (its manifest brings
+// curator-framework, curator-client, ZooKeeper's client and Guava) and a silent SLF4J.
+const curatorJars = "/usr/share/java/curator-recipes.jar:/usr/share/java/slf4j-nop.jar"
+
+// javaFlags are the peer JVM's: a heap that the largest workload needs a fraction
+// of, and the serial collector, which suits two cores and a small heap (the
+// ZooKeeper server that zktest starts runs the same way).
+var javaFlags = []string{"-Xmx256m", "-XX:+UseSerialGC"}
+
+// curatorPeer is Apache Curator, driven through the Java peer's bench subcommand
+// (bench/curator-peer/CuratorPeer.java): one JVM for the whole benchmark, so that
+// its code is as warm as ours, and fresh sessions for every trial.
+type curatorPeer struct {
+	cmd    *exec.Cmd
+	stdin  io.WriteCloser
+	lines  chan string
+	done   chan struct{}
+	broken error // set when the conversation went out of step: the peer is not used again
+}
+
+// startCurator starts the peer; classes is the directory of CuratorPeer.class.
+func startCurator(ctx context.Context, classes, addr string) (*curatorPeer, error) {
+	if _, err := os.Stat(filepath.Join(classes, "CuratorPeer.class")); err != nil {
+		return nil, fmt.Errorf("the Curator peer is not built (run `make curator-peer`): %w", err)
+	}
+	args := append(append([]string{}, javaFlags...), "-cp", classes+":"+curatorJars, "CuratorPeer", "bench", addr)
+	cmd := exec.Command("java", args...)
+	cmd.Stderr = os.Stderr
+	// If the driver dies, the peer goes with it.
+	cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
+	stdin, err := cmd.StdinPipe()
+	if err != nil {
+		return nil, err
+	}
+	stdout, err := cmd.StdoutPipe()
+	if err != nil {
+		return nil, err
+	}
+	if err := cmd.Start(); err != nil {
+		return nil, fmt.Errorf("starting the Curator peer: %w", err)
+	}
+	p := &curatorPeer{cmd: cmd, stdin: stdin, lines: make(chan string, 16), done: make(chan struct{})}
+	go func() {
+		defer close(p.lines)
+		s := bufio.NewScanner(stdout)
+		s.Buffer(make([]byte, 64*1024), 16*1024*1024) // latencies come on one line
+		for s.Scan() {
+			p.lines <- s.Text()
+		}
+	}()
+	go func() {
+		_ = cmd.Wait()
+		close(p.done)
+	}()
+	if _, err := p.expect(ctx, "READY"); err != nil {
+		_ = p.Close()
+		return nil, err
+	}
+	return p, nil
+}
+
+func (p *curatorPeer) Name() string    { return "Curator" }
+func (p *curatorPeer) InProcess() bool { return false }
+func (p *curatorPeer) CPU() time.Duration {
+	return procCPU(strconv.Itoa(p.cmd.Process.Pid))
+}
+
+// Close ends the peer: end of input makes it exit.
+func (p *curatorPeer) Close() error {
+	_ = p.stdin.Close()
+	select {
+	case <-p.done:
+	case <-time.After(15 * time.Second):
+		_ = p.cmd.Process.Kill()
+		<-p.done
+	}
+	for range p.lines {
+	}
+	return nil
+}
+
+func (p *curatorPeer) send(line string) error {
+	_, err := io.WriteString(p.stdin, line+"\n")
+	return err
+}
+
+// errPeer is a failure the peer reported (an ERROR line); the trial is then over.
+var errPeer = errors.New("curator peer")
+
+// expect returns the next line, which must start with prefix. After an ERROR line
+// it waits for the CLOSED that ends the trial; after anything else unexpected the
+// peer is out of step and not used again.
+func (p *curatorPeer) expect(ctx context.Context, prefix string) (string, error) {
+	select {
+	case line, ok := <-p.lines:
+		switch {
+		case !ok:
+			p.broken = fmt.Errorf("%w: exited while we waited for %s", errPeer, prefix)
+			return "", p.broken
+		case strings.HasPrefix(line, "ERROR"):
+			p.closed(ctx)
+			return "", fmt.Errorf("%w: %s", errPeer, line)
+		case !strings.HasPrefix(line, prefix):
+			p.broken = fmt.Errorf("%w: said %q where we waited for %s", errPeer, line, prefix)
+			return "", p.broken
+		}
+		return line, nil
+	case <-ctx.Done():
+		p.broken = fmt.Errorf("%w: waiting for %s: %w", errPeer, prefix, ctx.Err())
+		return "", p.broken
+	}
+}
+
+// closed waits for the CLOSED that follows an ERROR.
+func (p *curatorPeer) closed(ctx context.Context) {
+	for {
+		select {
+		case line, ok := <-p.lines:
+			if !ok || line == "CLOSED" {
+				return
+			}
+		case <-ctx.Done():
+			return
+		}
+	}
+}
+
+func (p *curatorPeer) Prepare(ctx context.Context, w workload) (trial, error) {
+	if p.broken != nil {
+		return nil, p.broken
+	}
+	cmd, err := w.command()
+	if err != nil {
+		return nil, err
+	}
+	if err := p.send(cmd); err != nil {
+		return nil, err
+	}
+	if _, err := p.expect(ctx, "SET"); err != nil {
+		return nil, err
+	}
+	return &curatorTrial{p: p, w: w}, nil
+}
+
+type curatorTrial struct {
+	p    *curatorPeer
+	w    workload
+	over bool // the peer has ended the trial itself (after an ERROR)
+}
+
+// peerResult is the RESULT line's JSON.
+type peerResult struct {
+	Ops    int     `json:"ops"`
+	Total  int     `json:"total"`
+	Reads  int     `json:"reads"`
+	Writes int     `json:"writes"`
+	Nanos  int64   `json:"nanos"`
+	Lat    []int64 `json:"lat"`
+}
+
+func (t *curatorTrial) Run(ctx context.Context, queued func(context.Context) error) (result, error) {
+	r, err := t.run(ctx, queued)
+	if errors.Is(err, errPeer) {
+		t.over = true
+	}
+	return r, err
+}
+
+func (t *curatorTrial) run(ctx context.Context, queued func(context.Context) error) (result, error) {
+	p := t.p
+	if err := p.send("go"); err != nil {
+		return result{}, err
+	}
+	var qerr error
+	if t.w.Kind == queue {
+		if _, err := p.expect(ctx, "QUEUED"); err != nil {
+			return result{}, err
+		}
+		qerr = queued(ctx)
+		if err := p.send("drain"); err != nil {
+			return result{}, err
+		}
+	}
+	line, err := p.expect(ctx, "RESULT ")
+	if err != nil {
+		return result{}, err
+	}
+	if qerr != nil {
+		return result{}, qerr
+	}
+	var pr peerResult
+	if err := json.Unmarshal([]byte(strings.TrimPrefix(line, "RESULT ")), &pr); err != nil {
+		return result{}, fmt.Errorf("curator peer: bad result %q: %w", line, err)
+	}
+	r := result{Ops: pr.Ops, Total: pr.Total, Reads: pr.Reads, Writes: pr.Writes, Elapsed: time.Duration(pr.Nanos)}
+	for _, ns := range pr.Lat {
+		r.Latencies = append(r.Latencies, time.Duration(ns))
+	}
+	return r, nil
+}
+
+// Close ends the trial's sessions in the peer. The driver always runs a prepared
+// trial before closing it: the peer expects "go" first.
+func (t *curatorTrial) Close() {
+	if t.over || t.p.broken != nil {
+		return
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	if t.p.send("close") == nil {
+		_, _ = t.p.expect(ctx, "CLOSED")
+	}
+}

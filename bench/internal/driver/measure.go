@@ -1,0 +1,141 @@
+package driver
+
+import (
+	"context"
+	"fmt"
+	"runtime"
+	"time"
+)
+
+// measure runs one trial of w by c and reads the server around it: the requests it
+// received during Run, and for a queue, its watches once every waiter waits (and,
+// for a contender in this process, our goroutines and heap then).
+func measure(ctx context.Context, tg *target, c contender, w workload) (measurement, error) {
+	ctx, cancel := context.WithTimeout(ctx, budget(w))
+	defer cancel()
+	dirs := []string{w.Path}
+	if w.Kind == counting {
+		dirs = append(dirs, w.Path+"/locks", w.Path+"/leases")
+	}
+	if err := tg.mkdirs(ctx, dirs...); err != nil {
+		return measurement{}, err
+	}
+	t, err := c.Prepare(ctx, w)
+	if err != nil {
+		return measurement{}, fmt.Errorf("prepare: %w", err)
+	}
+	defer t.Close()
+
+	var m measurement
+	var baseGoroutines int
+	var baseHeap uint64
+	if w.Kind == queue && c.InProcess() {
+		baseGoroutines, baseHeap = footprint()
+	}
+	queued := func(ctx context.Context) error {
+		start := time.Now()
+		watches, reached, err := awaitWatches(ctx, tg, w.Waiters)
+		m.Watches, m.QueueTime = watches, reached
+		if reached == 0 {
+			m.QueueTime = time.Since(start)
+		}
+		if err == nil {
+			m.LockWatches, err = tg.watchesUnder(ctx, w.Path)
+		}
+		if c.InProcess() {
+			g, h := footprint()
+			m.Goroutines = float64(g-baseGoroutines) / float64(w.Waiters)
+			m.Heap = (float64(h) - float64(baseHeap)) / float64(w.Waiters)
+		}
+		return err
+	}
+	before, err := tg.packets(ctx)
+	if err != nil {
+		return measurement{}, err
+	}
+	words := tg.words.Load()
+	cpu0 := c.CPU()
+	server0, server := tg.serverCPU()
+	res, err := t.Run(ctx, queued)
+	if err != nil {
+		return measurement{}, fmt.Errorf("run: %w", err)
+	}
+	m.ClientCPU = c.CPU() - cpu0
+	if server1, ok := tg.serverCPU(); ok && server {
+		m.ServerCPU = server1 - server0
+	} else {
+		m.ServerCPU = -1
+	}
+	after, err := tg.packets(ctx)
+	if err != nil {
+		return measurement{}, err
+	}
+	// The reading that ends the count, and the wchs polls of a queue, are ours.
+	m.Res, m.Packets = res, after-before-tg.perWord*(tg.words.Load()-words)
+	return m, nil
+}
+
+// budget bounds a trial, in case something hangs: generous, since a hang is a bug
+// to report, not a figure.
+func budget(w workload) time.Duration {
+	switch w.Kind {
+	case cycles:
+		return 2*time.Minute + time.Duration(w.Cycles+w.Warmup)*20*time.Millisecond
+	case handover:
+		return time.Minute + time.Duration(w.Rounds)*(w.Settle+time.Second)
+	case queue:
+		return 2*time.Minute + time.Duration(w.Waiters)*50*time.Millisecond
+	}
+	return w.Duration + 2*time.Minute
+}
+
+// footprint is this process's goroutines and live heap, after a collection.
+func footprint() (int, uint64) {
+	runtime.GC()
+	var ms runtime.MemStats
+	runtime.ReadMemStats(&ms)
+	return runtime.NumGoroutine(), ms.HeapAlloc
+}
+
+// awaitWatches polls wchs until the server holds at least want watches and the
+// count has been still for a moment (so that a contender that sets more than one
+// per waiter shows them all), or until the count has been still for long (one that
+// sets fewer). reached is how long it took to reach want, 0 if it never did.
+func awaitWatches(ctx context.Context, tg *target, want int) (watches int, reached time.Duration, err error) {
+	const (
+		poll      = 10 * time.Millisecond
+		settled   = 300 * time.Millisecond
+		givenUp   = 5 * time.Second
+		longestAt = 2 * time.Minute
+	)
+	start := time.Now()
+	last, changed := -1, start
+	for {
+		w, _, err := tg.watches(ctx)
+		if err != nil {
+			return 0, 0, err
+		}
+		now := time.Now()
+		if w != last {
+			last, changed = w, now
+		}
+		watches = w
+		if w >= want && reached == 0 {
+			reached = now.Sub(start)
+		}
+		still := now.Sub(changed)
+		switch {
+		case reached > 0 && still >= settled:
+			return watches, reached, nil
+		case w > 0 && still >= givenUp:
+			return watches, 0, nil
+		case now.Sub(start) > longestAt:
+			return watches, 0, fmt.Errorf("only %d watches of %d waiters after %v", w, want, longestAt)
+		}
+		select {
+		case <-time.After(poll):
+		case <-ctx.Done():
+			return watches, 0, ctx.Err()
+		}
+	}
+}

@@ -1,0 +1,442 @@
+package driver
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"math"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"runtime"
+	"runtime/debug"
+	"slices"
+	"strings"
+	"time"
+)
+
+// row is one figure of the table: a metric of a scenario, per contender.
+type row struct {
+	scenario string
+	metric   metric
+	median   map[string]float64
+	runs     map[string][]float64
+}
+
+// Report is what one run of the benchmark found; it is saved as JSON and can be
+// rendered again from it.
+type Report struct {
+	Settings   Settings
+	Args       []string // the driver's command line
+	Contenders []string
+	Scenarios  []string // ids of the scenarios that ran, in order
+	Results    map[string]map[string][]measurement
+	Machine    [][2]string
+	Failures   []string
+	Elapsed    time.Duration
+	Date       time.Time
+
+	scenarios []scenario
+	rows      []row
+}
+
+func (b *bench) report(ctx context.Context, s Settings, ran []scenario, elapsed time.Duration) *Report {
+	r := &Report{Settings: s, Args: os.Args[1:], Results: b.results, Failures: b.failures,
+		Elapsed: elapsed, Date: time.Now().UTC()}
+	for _, c := range b.contenders {
+		r.Contenders = append(r.Contenders, c.Name())
+	}
+	for _, s := range ran {
+		r.Scenarios = append(r.Scenarios, s.id)
+	}
+	r.Machine = machine(ctx, b.tg)
+	r.tabulate()
+	return r
+}
+
+// tabulate makes the rows: each metric's figures per contender and run, and medians.
+func (r *Report) tabulate() {
+	r.scenarios, r.rows = nil, nil
+	for _, s := range scenarios(r.Settings) {
+		if !slices.Contains(r.Scenarios, s.id) {
+			continue
+		}
+		r.scenarios = append(r.scenarios, s)
+		for _, m := range s.metrics {
+			rw := row{scenario: s.id, metric: m, median: map[string]float64{}, runs: map[string][]float64{}}
+			for _, c := range r.Contenders {
+				ms, ok := r.Results[s.id][c]
+				if !ok || len(ms) == 0 {
+					continue
+				}
+				for _, x := range ms {
+					rw.runs[c] = append(rw.runs[c], m.value(x))
+				}
+				rw.median[c] = median(rw.runs[c])
+			}
+			r.rows = append(r.rows, rw)
+		}
+	}
+}
+
+// save writes the report's raw results as JSON, for -from.
+func (r *Report) Save(file string) error {
+	data, err := json.MarshalIndent(r, "", " ")
+	if err != nil {
+		return err
+	}
+	if err := os.MkdirAll(filepath.Dir(file), 0o755); err != nil {
+		return err
+	}
+	return os.WriteFile(file, data, 0o644)
+}
+
+// LoadReport reads what save wrote.
+func LoadReport(file string) (*Report, error) {
+	data, err := os.ReadFile(file)
+	if err != nil {
+		return nil, err
+	}
+	r := &Report{}
+	if err := json.Unmarshal(data, r); err != nil {
+		return nil, fmt.Errorf("%s: %w", file, err)
+	}
+	r.tabulate()
+	return r, nil
+}
+
+// value is a row's median for contender c, NaN when it has none.
+func (rw row) value(c string) float64 {
+	v, ok := rw.median[c]
+	if !ok {
+		return math.NaN()
+	}
+	return v
+}
+
+func (rw row) ratio(of, to string) float64 { return rw.value(of) / rw.value(to) }
+
+func (r *Report) row(metricID string) (row, bool) {
+	for _, rw := range r.rows {
+		if rw.metric.id == metricID {
+			return rw, true
+		}
+	}
+	return row{}, false
+}
+
+var ratioColumns = [][2]string{{recipesName, curatorName}, {recipesName, zkLockName}, {recipesName, limitName}}
+
+// table renders the rows as a Markdown table, padded to read as well in a terminal.
+func (r *Report) Table() string {
+	head := []string{"figure"}
+	head = append(head, AllContenders...)
+	for _, rc := range ratioColumns {
+		head = append(head, rc[0]+"/"+rc[1])
+	}
+	cells := [][]string{head}
+	for _, rw := range r.rows {
+		line := []string{rw.metric.label}
+		for _, c := range AllContenders {
+			line = append(line, cell(rw.value(c), rw.metric.format))
+		}
+		for _, rc := range ratioColumns {
+			line = append(line, cell(rw.ratio(rc[0], rc[1]), func(v float64) string { return fmt.Sprintf("%.2f", v) }))
+		}
+		cells = append(cells, line)
+	}
+	widths := make([]int, len(head))
+	for _, line := range cells {
+		for i, c := range line {
+			widths[i] = max(widths[i], len([]rune(c)))
+		}
+	}
+	var sb strings.Builder
+	for n, line := range cells {
+		sb.WriteString("|")
+		for i, c := range line {
+			pad := strings.Repeat(" ", widths[i]-len([]rune(c)))
+			if i == 0 {
+				sb.WriteString(" " + c + pad + " |")
+			} else {
+				sb.WriteString(" " + pad + c + " |")
+			}
+		}
+		sb.WriteString("\n")
+		if n == 0 {
+			sb.WriteString("|")
+			for i, w := range widths {
+				if i == 0 {
+					sb.WriteString(" " + strings.Repeat("-", w) + " |")
+				} else {
+					sb.WriteString(" " + strings.Repeat("-", w-1) + ": |")
+				}
+			}
+			sb.WriteString("\n")
+		}
+	}
+	return sb.String()
+}
+
+func cell(v float64, format func(float64) string) string {
+	if math.IsNaN(v) || math.IsInf(v, 0) {
+		return "—"
+	}
+	return format(v)
+}
+
+// goal is one of issue 7's targets, checked against the medians.
+type goal struct {
+	text   string
+	met    bool
+	known  bool // every figure it needs was measured
+	detail string
+}
+
+func (r *Report) goals() []goal {
+	var gs []goal
+	check := func(text string, ids []string, ok func(rw row) (float64, bool), show func(id string, v float64) string) {
+		g := goal{text: text, met: true, known: true}
+		var parts []string
+		for _, id := range ids {
+			rw, found := r.row(id)
+			if !found {
+				g.known = false
+				continue
+			}
+			v, good := ok(rw)
+			if math.IsNaN(v) {
+				g.known = false
+				continue
+			}
+			g.met = g.met && good
+			parts = append(parts, show(id, v))
+		}
+		g.detail = strings.Join(parts, ", ")
+		gs = append(gs, g)
+	}
+	rates := []string{"mutex-2-rate", "mutex-8-rate", "mutex-32-rate"}
+	sessions := func(id string) string { return strings.Split(id, "-")[1] + " sessions" }
+	check("contended throughput ≥ zk.Lock's", rates,
+		func(rw row) (float64, bool) { v := rw.ratio(recipesName, zkLockName); return v, v >= 1 },
+		func(id string, v float64) string { return fmt.Sprintf("%.2f× at %s", v, sessions(id)) })
+	check("contended throughput ≥ 1.3× Curator's", rates,
+		func(rw row) (float64, bool) { v := rw.ratio(recipesName, curatorName); return v, v >= 1.3 },
+		func(id string, v float64) string { return fmt.Sprintf("%.2f× at %s", v, sessions(id)) })
+	check("≤ 5 requests per contended acquisition",
+		[]string{"mutex-2-requests", "mutex-8-requests", "mutex-32-requests", "waiters-requests", "scale-requests"},
+		func(rw row) (float64, bool) { v := rw.value(recipesName); return v, v <= 5 },
+		func(id string, v float64) string {
+			return fmt.Sprintf("%.2f (%s)", v, strings.TrimSuffix(id, "-requests"))
+		})
+	check("≤ 3 requests per uncontended cycle", []string{"uncontended-requests"},
+		func(rw row) (float64, bool) { v := rw.value(recipesName); return v, v <= 3 },
+		func(_ string, v float64) string { return fmt.Sprintf("%.2f", v) })
+	check("uncontended throughput within 5% of the raw-operations limit", []string{"uncontended-rate"},
+		func(rw row) (float64, bool) { v := rw.ratio(recipesName, limitName); return v, v >= 0.95 },
+		func(_ string, v float64) string { return fmt.Sprintf("%.3f× the limit's cycles/s", v) })
+	check("latch hand-over ≤ 0.8× Curator's (p50)", []string{"handover-p50"},
+		func(rw row) (float64, bool) { v := rw.ratio(recipesName, curatorName); return v, v <= 0.8 },
+		func(_ string, v float64) string { return fmt.Sprintf("%.2f× Curator's p50", v) })
+	return gs
+}
+
+func (r *Report) TargetsText() string {
+	var sb strings.Builder
+	for _, g := range r.goals() {
+		verdict := "MISSED"
+		switch {
+		case !g.known:
+			verdict = "not measured"
+		case g.met:
+			verdict = "met"
+		}
+		fmt.Fprintf(&sb, "- %s: **%s** (%s)\n", g.text, verdict, g.detail)
+	}
+	return sb.String()
+}
+
+// machine describes where the benchmark ran.
+func machine(ctx context.Context, tg *target) [][2]string {
+	cpu, cores := "unknown", ""
+	if data, err := os.ReadFile("/proc/cpuinfo"); err == nil {
+		for _, line := range strings.Split(string(data), "\n") {
+			k, v, ok := strings.Cut(line, ":")
+			k, v = strings.TrimSpace(k), strings.TrimSpace(v)
+			switch {
+			case !ok:
+			case k == "model name" && cpu == "unknown":
+				cpu = v
+			case k == "cpu cores" && cores == "":
+				cores = v
+			}
+		}
+	}
+	cpus := fmt.Sprintf("%d logical CPUs", runtime.NumCPU())
+	if cores != "" {
+		cpus += fmt.Sprintf(" (%s cores per package)", cores)
+	}
+	mem := "unknown"
+	if data, err := os.ReadFile("/proc/meminfo"); err == nil {
+		for _, line := range strings.Split(string(data), "\n") {
+			if v, ok := strings.CutPrefix(line, "MemTotal:"); ok {
+				var kb float64
+				if _, err := fmt.Sscanf(strings.TrimSpace(v), "%f", &kb); err == nil {
+					mem = fmt.Sprintf("%.1f GiB", kb/1024/1024)
+				}
+			}
+		}
+	}
+	osName := "unknown"
+	if data, err := os.ReadFile("/etc/os-release"); err == nil {
+		for _, line := range strings.Split(string(data), "\n") {
+			if v, ok := strings.CutPrefix(line, "PRETTY_NAME="); ok {
+				osName = strings.Trim(v, `"`)
+			}
+		}
+	}
+	if k, err := os.ReadFile("/proc/sys/kernel/osrelease"); err == nil {
+		osName += ", Linux " + strings.TrimSpace(string(k))
+	}
+	goVersion := runtime.Version()
+	if bi, ok := debug.ReadBuildInfo(); ok {
+		for _, d := range bi.Deps {
+			if d.Path == "github.com/go-zookeeper/zk" {
+				goVersion += ", go-zookeeper " + d.Version
+			}
+		}
+	}
+	java := "unknown"
+	if out, err := exec.CommandContext(ctx, "java", "-version").CombinedOutput(); err == nil {
+		lines := strings.Split(strings.TrimSpace(string(out)), "\n")
+		java = strings.TrimSpace(lines[0])
+		if len(lines) > 2 {
+			java += "; " + strings.TrimSpace(lines[2])
+		}
+	}
+	// Debian links curator-recipes-<version>.jar to the jar the peer uses.
+	curator := "unknown"
+	if jars, _ := filepath.Glob("/usr/share/java/curator-recipes-*.jar"); len(jars) > 0 {
+		curator = strings.TrimSuffix(strings.TrimPrefix(filepath.Base(jars[0]), "curator-recipes-"), ".jar")
+	}
+	return [][2]string{
+		{"CPU", cpu},
+		{"cores", cpus},
+		{"memory", mem},
+		{"OS", osName},
+		{"Go", goVersion},
+		{"Java", java + " (peer flags: " + strings.Join(javaFlags, " ") + ")"},
+		{"Apache Curator", curator + " (Debian's libcurator-recipes-java)"},
+		{"ZooKeeper", tg.version(ctx) + ", " + tg.origin},
+	}
+}
+
+// Markdown is the whole of BENCHMARKS.md, written at out, embedding the image plot
+// (if not empty) and the hand-written analysis file (if it exists).
+func (r *Report) Markdown(out, plot, analysis string) string {
+	var sb strings.Builder
+	w := func(format string, args ...any) { fmt.Fprintf(&sb, format, args...) }
+	w("# Benchmarks\n\n")
+	w("zkrecipes measured against three contenders on one ZooKeeper server, in one run, in alternation:\n\n")
+	w("- **limit**: the raw ZooKeeper operations each recipe needs, sent straight through go-zookeeper ")
+	w("(create ephemeral-sequential, list, watch the one node the rule names, delete), with no protection, ")
+	w("retries or session checks: the floor the recipes are measured against.\n")
+	w("- **zk.Lock**: go-zookeeper's own `zk.NewLock`, the bare Go peer (a mutex only; for the hand-over, ")
+	w("whoever holds it leads).\n")
+	w("- **zkrecipes**: this module, one `framework.Client` per session with its defaults.\n")
+	w("- **Curator**: Apache Curator's own recipes in one long-lived JVM (`bench/curator-peer`, `bench` subcommand), ")
+	w("driven over stdin, each trial in fresh sessions.\n\n")
+	w("Generated by `make bench` on %s; the run took %v.\n\n", r.Date.Format("2006-01-02 15:04 MST"), r.Elapsed.Round(time.Second))
+	w("```sh\nmake bench    # go run ./bench %s\n```\n\n", strings.Join(r.Args, " "))
+
+	w("## Machine\n\n| | |\n|---|---|\n")
+	for _, kv := range r.Machine {
+		w("| %s | %s |\n", kv[0], kv[1])
+	}
+
+	w("\n## Results\n\n")
+	w("Medians of %d runs per contender and scenario. Ratios are zkrecipes ÷ the other: above 1 is better for rates ", r.Settings.Runs)
+	w("(acq/s, reads/s, cycles/s), below 1 is better for latencies, times, requests, watches, goroutines and heap. ")
+	w("A request is a packet the server received (mntr's `zk_packets_received`, read before and after each measured part), ")
+	w("less the driver's own four-letter words, divided by every acquisition the part made. Every trial has fresh sessions ")
+	w("of 60 s, so no ping falls in a measured part (go-zookeeper pings 20 s after connecting, the Java client after 20 s idle). ")
+	w("Client CPU is the contender's process during the measured part (ours for the Go contenders; the peer JVM's, JIT and GC ")
+	w("included, for Curator), server CPU the ZooKeeper process's, both per acquisition. — means the scenario does not apply.\n\n")
+	w("%s\n", r.Table())
+	if plot != "" {
+		if rel, err := filepath.Rel(filepath.Dir(out), plot); err == nil {
+			w("![Contended mutex throughput against sessions, and the leader hand-over latency distribution](%s)\n\n", filepath.ToSlash(rel))
+		}
+	}
+
+	w("## Targets\n\n%s\n", r.TargetsText())
+	if analysis != "" {
+		if text, err := os.ReadFile(analysis); err == nil {
+			w("%s\n\n", strings.TrimSpace(string(text)))
+		}
+	}
+
+	w("## Scenarios\n\n")
+	for i, s := range r.scenarios {
+		w("%d. `%s`: %s; contenders: %s.\n", i+1, s.id, s.title, strings.Join(s.who, ", "))
+	}
+	w("\nA timed run counts the acquisitions made before its deadline; then every participant finishes the cycle it is in, ")
+	w("and those acquisitions count in the requests' divisor too. Participants hold for no time: acquire, then release at once. ")
+	w("Watches are counted once every waiter waits: all of them by `wchs`, those on the lock's nodes by `wchp`; ")
+	w("Curator's client also watches `/zookeeper/config` once per session (its EnsembleTracker), which the first ")
+	w("figure counts and the second leaves out. Goroutines and heap (live, after a collection) are ")
+	w("this process's, so only for the Go contenders, and divided by the waiters. Before the first scenario the contenders ")
+	w("take turns at an untimed warm-up (300 cycles, then 8 contending sessions for a second) for at least %v: ", r.Settings.WarmupTime)
+	w("the server keeps getting faster for tens of seconds after it starts.\n\n")
+
+	w("## Every run\n\n| figure | contender | runs, in order |\n|---|---|---|\n")
+	for _, rw := range r.rows {
+		for _, c := range AllContenders {
+			vs, ok := rw.runs[c]
+			if !ok {
+				continue
+			}
+			var s []string
+			for _, v := range vs {
+				s = append(s, cell(v, rw.metric.format))
+			}
+			w("| %s | %s | %s |\n", rw.metric.label, c, strings.Join(s, ", "))
+		}
+	}
+	if len(r.Failures) > 0 {
+		w("\n## Failures\n\n")
+		for _, f := range r.Failures {
+			w("- %s\n", f)
+		}
+	}
+	return sb.String()
+}
+
+// contendedCurve is the median contended throughput of each contender, by sessions.
+func (r *Report) ContendedCurves() map[string][][2]float64 {
+	curves := map[string][][2]float64{}
+	for _, n := range []int{2, 8, 32} {
+		rw, ok := r.row(fmt.Sprintf("mutex-%d-rate", n))
+		if !ok {
+			continue
+		}
+		for _, c := range AllContenders {
+			if v := rw.value(c); !math.IsNaN(v) {
+				curves[c] = append(curves[c], [2]float64{float64(n), v})
+			}
+		}
+	}
+	return curves
+}
+
+// handovers is every hand-over latency of each contender, runs pooled.
+func (r *Report) Handovers() map[string][]time.Duration {
+	out := map[string][]time.Duration{}
+	for c, ms := range r.Results["handover"] {
+		for _, m := range ms {
+			out[c] = append(out[c], m.Res.Latencies...)
+		}
+		slices.Sort(out[c])
+	}
+	return out
+}

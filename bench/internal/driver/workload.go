@@ -1,0 +1,123 @@
+package driver
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+)
+
+// kind is the shape of a workload; every contender that supports a kind runs the
+// same workload, so that their figures compare.
+type kind string
+
+const (
+	// cycles: one session acquires and releases one mutex, Warmup times untimed, then
+	// Cycles times, timing each cycle.
+	cycles kind = "cycles"
+	// contended: Sessions sessions, one participant each, loop acquire+release on one
+	// mutex for Duration.
+	contended kind = "mutex"
+	// rw: Readers sessions loop on the read side of one read/write lock and Writers
+	// sessions on its write side, for Duration.
+	rw kind = "rwlock"
+	// counting: Sessions sessions loop on one lease of a semaphore of Leases leases,
+	// for Duration.
+	counting kind = "semaphore"
+	// handover: two sessions hand a leader latch back and forth Rounds times; after
+	// each hand-over the old leader joins again and has Settle to queue up.
+	handover kind = "handover"
+	// queue: a holder holds a mutex while Waiters participants, spread over Sessions
+	// sessions, queue behind it; then the holder releases and each waiter acquires
+	// once and releases.
+	queue kind = "queue"
+)
+
+// workload is one run of a scenario, for one contender, on its own path.
+type workload struct {
+	Kind     kind
+	Path     string
+	Warmup   int
+	Cycles   int
+	Sessions int
+	Readers  int
+	Writers  int
+	Leases   int
+	Duration time.Duration
+	Rounds   int
+	Settle   time.Duration
+	Waiters  int
+}
+
+// sessions is how many ZooKeeper sessions the workload uses.
+func (w workload) sessions() int {
+	switch w.Kind {
+	case cycles:
+		return 1
+	case rw:
+		return w.Readers + w.Writers
+	case handover:
+		return 2
+	case queue:
+		return w.Sessions + 1
+	}
+	return w.Sessions
+}
+
+// result is what a trial measured. Counts of timed workloads cover only the
+// acquisitions made before the deadline, except Total, which counts every acquisition
+// made between the server counters' readings, to divide requests by.
+type result struct {
+	Ops       int             // acquisitions (or hand-overs) measured
+	Total     int             // every acquisition of the run, drain included
+	Reads     int             // read-side acquisitions (rwlock)
+	Writes    int             // write-side acquisitions (rwlock)
+	Elapsed   time.Duration   // the timed window, or the drain of a queue
+	Latencies []time.Duration // per cycle, or per hand-over
+}
+
+// contender is one way of doing the work: the raw operations, go-zookeeper's lock,
+// zkrecipes or Apache Curator.
+type contender interface {
+	Name() string
+	// InProcess reports whether the contender runs in this process, so that its
+	// goroutines and heap can be counted.
+	InProcess() bool
+	// CPU is the CPU time the contender's process has used so far.
+	CPU() time.Duration
+	// Prepare connects the workload's sessions and does what must precede the
+	// measurement (a warm-up); it returns once the trial is ready to run.
+	Prepare(ctx context.Context, w workload) (trial, error)
+	Close() error
+}
+
+// trial is one prepared run.
+type trial interface {
+	// Run does the measured work. A queue workload calls queued once every waiter is
+	// on its way, and releases the holder only when queued returns.
+	Run(ctx context.Context, queued func(context.Context) error) (result, error)
+	// Close ends the trial's sessions.
+	Close()
+}
+
+var errUnsupported = errors.New("workload not supported by this contender")
+
+// command is the workload as the Curator peer reads it (see CuratorPeer.Bench).
+func (w workload) command() (string, error) {
+	ms := w.Duration.Milliseconds()
+	switch w.Kind {
+	case cycles:
+		return fmt.Sprintf("cycles %s %d %d", w.Path, w.Warmup, w.Cycles), nil
+	case contended:
+		return fmt.Sprintf("mutex %s %d %d", w.Path, w.Sessions, ms), nil
+	case rw:
+		return fmt.Sprintf("rwlock %s %d %d %d", w.Path, w.Readers, w.Writers, ms), nil
+	case counting:
+		return fmt.Sprintf("semaphore %s %d %d %d", w.Path, w.Sessions, w.Leases, ms), nil
+	case handover:
+		return fmt.Sprintf("handover %s %d %d", w.Path, w.Rounds, w.Settle.Milliseconds()), nil
+	case queue:
+		return fmt.Sprintf("queue %s %d %d", w.Path, w.Waiters, w.Sessions), nil
+	}
+	return "", fmt.Errorf("%w: %s", errUnsupported, w.Kind)
+}

@@ -1,0 +1,157 @@
+// Command bench measures zkrecipes against the raw ZooKeeper operations its recipes
+// need (the limit), go-zookeeper's own zk.Lock and Apache Curator (through the Java
+// peer in bench/curator-peer), on one ZooKeeper server in one run. `make bench` runs
+// it: it prints one table and writes it, with the machine's description and a plot,
+// to BENCHMARKS.md. The scenarios and the way they are measured are in
+// bench/internal/driver; this command reads flags and draws.
+//
+// Without configuration it starts a throwaway ZooKeeper; ZK_SERVERS=host:port uses
+// that server instead, which must be on loopback.
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"os"
+	"os/signal"
+	"runtime/pprof"
+	"strings"
+	"syscall"
+	"time"
+
+	"github.com/zkrecipes/zkrecipes/bench/internal/driver"
+)
+
+func main() {
+	if err := run(); err != nil {
+		fmt.Fprintln(os.Stderr, "bench:", err)
+		os.Exit(1)
+	}
+}
+
+type options struct {
+	driver.Config
+	out        string
+	plot       string
+	analysis   string
+	save       string
+	from       string
+	cpuprofile string
+}
+
+func parseFlags() (options, error) {
+	var o options
+	var contenders, only string
+	flag.IntVar(&o.Runs, "runs", 3, "runs per contender and scenario, alternating; medians are reported")
+	flag.IntVar(&o.Cycles, "cycles", 2000, "timed uncontended cycles per run")
+	flag.IntVar(&o.Warmup, "warmup", 200, "untimed uncontended cycles before them")
+	flag.DurationVar(&o.Duration, "duration", 3*time.Second, "length of each contended run")
+	flag.DurationVar(&o.WarmupTime, "warmup-time", 20*time.Second, "untimed load on every contender before the first scenario")
+	flag.IntVar(&o.Rounds, "rounds", 50, "leader hand-overs per run")
+	flag.DurationVar(&o.Settle, "settle", 50*time.Millisecond, "pause for a new follower to queue up between hand-overs")
+	flag.IntVar(&o.Waiters, "waiters", 16, "waiters queued, one session each, to count their watches")
+	flag.IntVar(&o.Scale, "scale", 1000, "waiters queued on one session in the scale scenario")
+	flag.StringVar(&o.Peer, "peer", "build/curator-peer", "directory of the compiled Curator peer (make curator-peer)")
+	flag.StringVar(&contenders, "contenders", strings.Join(driver.AllContenders, ","), "contenders to run, in this order")
+	flag.StringVar(&only, "only", "", "scenarios to run, by id (comma-separated; default all)")
+	flag.StringVar(&o.out, "out", "BENCHMARKS.md", "report to write (empty: none)")
+	flag.StringVar(&o.plot, "plot", "bench/benchmarks.png", "plot to write and embed in the report (empty: none)")
+	flag.StringVar(&o.analysis, "analysis", "bench/analysis.md", "hand-written analysis to include in the report, if the file exists")
+	flag.StringVar(&o.save, "save", "build/bench-results.json", "where to keep the raw results (empty: nowhere)")
+	flag.StringVar(&o.from, "from", "", "render the report from raw results saved earlier, without running anything")
+	flag.StringVar(&o.cpuprofile, "cpuprofile", "", "write a CPU profile of this process (the Go contenders) to this file")
+	flag.Parse()
+	o.Contenders = fields(contenders)
+	o.Only = fields(only)
+	if o.Runs < 1 || o.Cycles < 1 || o.Rounds < 1 || o.Waiters < 1 || o.Scale < 1 || o.Duration <= 0 {
+		return o, errors.New("counts and durations must be positive")
+	}
+	return o, nil
+}
+
+func fields(list string) []string {
+	var out []string
+	for _, f := range strings.Split(list, ",") {
+		if f = strings.TrimSpace(f); f != "" {
+			out = append(out, f)
+		}
+	}
+	return out
+}
+
+func run() error {
+	o, err := parseFlags()
+	if err != nil {
+		return err
+	}
+	if o.from != "" {
+		rep, err := driver.LoadReport(o.from)
+		if err != nil {
+			return err
+		}
+		return write(rep, o)
+	}
+	started := time.Now()
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	// However the scenarios are sized, the benchmark ends by itself.
+	ctx, cancel := context.WithTimeout(ctx, 30*time.Minute)
+	defer cancel()
+
+	if o.cpuprofile != "" {
+		f, err := os.Create(o.cpuprofile)
+		if err != nil {
+			return err
+		}
+		defer f.Close()
+		if err := pprof.StartCPUProfile(f); err != nil {
+			return err
+		}
+		defer pprof.StopCPUProfile()
+	}
+
+	rep, err := driver.Run(ctx, o.Config)
+	if rep == nil {
+		return err
+	}
+	if o.save != "" {
+		if err := rep.Save(o.save); err != nil {
+			return err
+		}
+	}
+	if err := write(rep, o); err != nil {
+		return err
+	}
+	driver.Say("done in %v", time.Since(started).Round(time.Second))
+	if err != nil {
+		return err
+	}
+	if len(rep.Failures) > 0 {
+		return fmt.Errorf("%d trials failed (see the report)", len(rep.Failures))
+	}
+	return nil
+}
+
+// write prints the table and the targets, and writes the plot and the report.
+func write(rep *driver.Report, o options) error {
+	fmt.Println()
+	fmt.Print(rep.Table())
+	fmt.Println()
+	fmt.Print(rep.TargetsText())
+	plot := o.plot
+	if plot != "" {
+		if err := drawPlot(rep, plot); err != nil {
+			return fmt.Errorf("plot: %w", err)
+		}
+		driver.Say("wrote %s", plot)
+	}
+	if o.out != "" {
+		if err := os.WriteFile(o.out, []byte(rep.Markdown(o.out, plot, o.analysis)), 0o644); err != nil {
+			return err
+		}
+		driver.Say("wrote %s", o.out)
+	}
+	return nil
+}
