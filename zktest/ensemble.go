@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"net"
 	"os"
 	"strconv"
 	"sync"
@@ -38,6 +39,9 @@ func StartEnsemble(ctx context.Context, n int, opts ...Option) (*Ensemble, error
 	cfg, java, err := prepare(opts)
 	if err != nil {
 		return nil, err
+	}
+	if cfg.clientPort != 0 && n > 1 {
+		return nil, fmt.Errorf("zktest: WithClientPort is for a standalone server, not an ensemble of %d", n)
 	}
 	ms, err := startMembers(ctx, cfg, java, n)
 	if err != nil {
@@ -114,6 +118,9 @@ func startMembers(ctx context.Context, cfg config, java string, n int) ([]*membe
 			bindFailed = bindFailed || m.bindFailed()
 		}
 		_ = closeMembers(ms)
+		if bindFailed && cfg.clientPort != 0 {
+			return nil, fmt.Errorf("zktest: port %d is in use: %w", cfg.clientPort, err)
+		}
 		if !bindFailed || attempt == attempts || ctx.Err() != nil {
 			return nil, err
 		}
@@ -125,9 +132,19 @@ func tryStartMembers(ctx context.Context, cfg config, java string, n int) ([]*me
 	if n > 1 {
 		perMember = 3
 	}
-	ports, err := freePorts(n * perMember)
-	if err != nil {
-		return nil, err
+	ports := []int{cfg.clientPort}
+	if cfg.clientPort != 0 {
+		// A server already there would answer our readiness probes for the new one.
+		l, err := net.Listen("tcp", net.JoinHostPort("127.0.0.1", strconv.Itoa(cfg.clientPort)))
+		if err != nil {
+			return nil, fmt.Errorf("zktest: port %d is in use: %w", cfg.clientPort, err)
+		}
+		l.Close()
+	} else {
+		var err error
+		if ports, err = freePorts(n * perMember); err != nil {
+			return nil, err
+		}
 	}
 	ms := make([]*member, 0, n)
 	for i := range n {

@@ -15,6 +15,7 @@ type config struct {
 	containerInterval time.Duration
 	extra             []string
 	heapMB            int
+	clientPort        int
 }
 
 func defaultConfig() config {
@@ -47,6 +48,11 @@ func WithConfig(lines ...string) Option {
 	return func(c *config) { c.extra = append(c.extra, lines...) }
 }
 
+// WithClientPort serves a standalone server on this loopback port instead of a free
+// one (for `zkr dev --port`); a port already taken is an error, not retried. Default:
+// a free port.
+func WithClientPort(port int) Option { return func(c *config) { c.clientPort = port } }
+
 // WithHeapMB sets the JVM's maximum heap in MiB. Default 256.
 func WithHeapMB(mb int) Option { return func(c *config) { c.heapMB = mb } }
 
@@ -60,6 +66,8 @@ func (c config) validate() error {
 		return fmt.Errorf("zktest: container check interval %v is below 1ms", c.containerInterval)
 	case c.heapMB < 32:
 		return fmt.Errorf("zktest: JVM heap of %d MiB is too small (32 at least)", c.heapMB)
+	case c.clientPort < 0 || c.clientPort > 65535:
+		return fmt.Errorf("zktest: client port %d is not a port", c.clientPort)
 	}
 	return nil
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"os"
+	"strconv"
 	"strings"
 	"syscall"
 	"testing"
@@ -117,4 +118,18 @@ func TestEnsembleSurvivesItsLeader(t *testing.T) {
 	require.True(t, ok)
 
 	require.NoError(t, e.Start(leader), "the old leader rejoins as a follower")
+}
+
+func TestFixedClientPort(t *testing.T) {
+	free, err := freePorts(1)
+	require.NoError(t, err)
+	s := NewServer(t, WithClientPort(free[0]))
+	require.Equal(t, "127.0.0.1:"+strconv.Itoa(free[0]), s.Addr())
+
+	_, err = StartServer(context.Background(), WithClientPort(free[0]))
+	require.ErrorContains(t, err, "is in use", "a taken port is an error, not retried elsewhere")
+	_, err = StartEnsemble(context.Background(), 3, WithClientPort(free[0]))
+	require.Error(t, err)
+	_, err = StartServer(context.Background(), WithClientPort(-1))
+	require.Error(t, err)
 }

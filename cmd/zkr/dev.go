@@ -13,7 +13,7 @@ import (
 
 var devCmd = &command{
 	name:     "dev",
-	synopsis: "dev",
+	synopsis: "dev [--port P]",
 	summary:  "run a throwaway local ZooKeeper until Ctrl-C, for trying zkr out",
 	help: `Starts a throwaway standalone ZooKeeper on a free loopback port (zktest's:
 Debian's zookeeper package, a fresh data directory, sessions of 0.4 s to 4 s),
@@ -21,25 +21,31 @@ prints its address on stdout in a form a shell can source,
   ZK_SERVERS=127.0.0.1:PORT
   export ZK_SERVERS=127.0.0.1:PORT
 and serves until SIGINT, SIGTERM or SIGHUP, then stops it and removes its data.
-The port is chosen free; a fixed one is not supported yet.`,
+
+  --port P   serve on loopback port P (default: a free port); a port in use is
+             an error (69)`,
 	example: "  zkr dev > /tmp/zk.env &\n  . /tmp/zk.env    # once the lines are there\n  zkr lock /demo -- sleep 30 &\n  zkr inspect /demo",
 	exits:   "Exit codes:\n  0    stopped by a signal\n  64   usage error\n  69   ZooKeeper could not start (is Debian's zookeeper package installed? make deps)\n",
 	flags: func(fs *flag.FlagSet) func(*env, []string, []string, bool) int {
+		port := fs.Int("port", 0, "loopback port to serve on (default: a free one)")
 		return func(e *env, pos, argv []string, dash bool) int {
 			if len(pos) > 0 || dash {
 				return e.fail(usageError("dev takes no arguments"))
 			}
-			return dev(e)
+			if *port < 0 || *port > 65535 {
+				return e.fail(usageError("--port %d is not a port", *port))
+			}
+			return dev(e, *port)
 		}
 	},
 }
 
-func dev(e *env) int {
+func dev(e *env, port int) int {
 	s := &session{env: e, sigs: make(chan os.Signal, 8)}
 	signal.Notify(s.sigs, forwarded...)
 	defer signal.Stop(s.sigs)
 	ctx, stop := s.interruptible(context.Background())
-	srv, err := zktest.StartServer(ctx)
+	srv, err := zktest.StartServer(ctx, zktest.WithClientPort(port))
 	if err != nil {
 		if sig := stop(); sig != 0 {
 			return exitSignal + int(sig)
