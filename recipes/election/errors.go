@@ -3,8 +3,6 @@ package election
 import (
 	"errors"
 	"fmt"
-	"os"
-	"strconv"
 
 	"github.com/go-zookeeper/zk"
 
@@ -51,11 +49,6 @@ func AutoRequeue() Option { return func(o *options) { o.autoRequeue = true } }
 // Default off: Close is silent, as Curator's default CloseMode.
 func NotifyOnClose() Option { return func(o *options) { o.notifyOnClose = true } }
 
-func defaultOptions() options {
-	host, _ := os.Hostname()
-	return options{id: host + ":" + strconv.Itoa(os.Getpid())}
-}
-
 func participants(ps []lockqueue.Participant) []Participant {
 	out := make([]Participant, len(ps))
 	for i, p := range ps {
@@ -74,15 +67,9 @@ func leader(ps []lockqueue.Participant) (Participant, error) {
 }
 
 func newOptions(c *framework.Client, path string, opts []Option) (options, error) {
-	o := defaultOptions()
-	if c == nil {
-		return o, fmt.Errorf("%w: nil client", ErrInvalid)
-	}
-	if err := framework.ValidatePath(path); err != nil {
+	o := options{id: lockqueue.DefaultID()}
+	if err := lockqueue.CheckArgs(c, path); err != nil {
 		return o, fmt.Errorf("%w: %w", ErrInvalid, err)
-	}
-	if path == "/" {
-		return o, fmt.Errorf("%w: the election path cannot be the root", ErrInvalid)
 	}
 	for _, opt := range opts {
 		if opt == nil {

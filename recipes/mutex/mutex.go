@@ -4,9 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"os"
 	"path"
-	"strconv"
 
 	"github.com/go-zookeeper/zk"
 
@@ -58,15 +56,9 @@ type Mutex struct {
 // New makes a participant in the lock at path. Nothing is sent to ZooKeeper until
 // Acquire.
 func New(c *framework.Client, path string, opts ...Option) (*Mutex, error) {
-	o := options{id: defaultID()}
-	if c == nil {
-		return nil, fmt.Errorf("%w: nil client", ErrInvalid)
-	}
-	if err := framework.ValidatePath(path); err != nil {
+	o := options{id: lockqueue.DefaultID()}
+	if err := lockqueue.CheckArgs(c, path); err != nil {
 		return nil, fmt.Errorf("%w: %w", ErrInvalid, err)
-	}
-	if path == "/" {
-		return nil, fmt.Errorf("%w: the lock path cannot be the root", ErrInvalid)
 	}
 	for _, opt := range opts {
 		if opt == nil {
@@ -80,11 +72,6 @@ func New(c *framework.Client, path string, opts ...Option) (*Mutex, error) {
 		return q.Acquire(ctx, id, lockqueue.Options{Wait: wait, OnRevoke: o.onRevoke})
 	})
 	return &Mutex{q: q, r: r}, nil
-}
-
-func defaultID() string {
-	host, _ := os.Hostname()
-	return host + ":" + strconv.Itoa(os.Getpid())
 }
 
 // Acquire waits until this value holds the lock, ctx ends (an error wrapping

@@ -4,8 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"os"
-	"strconv"
 	"strings"
 
 	"github.com/zkrecipes/zkrecipes/framework"
@@ -61,16 +59,9 @@ type Lock struct {
 // New makes a participant's read and write locks on path. Nothing is sent to
 // ZooKeeper until an Acquire.
 func New(c *framework.Client, path string, opts ...Option) (*RWLock, error) {
-	host, _ := os.Hostname()
-	o := options{id: host + ":" + strconv.Itoa(os.Getpid()), readName: "read-", writeName: "write-"}
-	if c == nil {
-		return nil, fmt.Errorf("%w: nil client", ErrInvalid)
-	}
-	if err := framework.ValidatePath(path); err != nil {
+	o := options{id: lockqueue.DefaultID(), readName: "read-", writeName: "write-"}
+	if err := lockqueue.CheckArgs(c, path); err != nil {
 		return nil, fmt.Errorf("%w: %w", ErrInvalid, err)
-	}
-	if path == "/" {
-		return nil, fmt.Errorf("%w: the lock path cannot be the root", ErrInvalid)
 	}
 	for _, opt := range opts {
 		if opt == nil {

@@ -4,9 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"os"
 	"path"
-	"strconv"
 	"sync/atomic"
 
 	"github.com/zkrecipes/zkrecipes/framework"
@@ -64,18 +62,12 @@ type Semaphore struct {
 // participant of the path must use the same maxLeases. Nothing is sent to ZooKeeper
 // until an acquisition.
 func New(c *framework.Client, path string, maxLeases int, opts ...Option) (*Semaphore, error) {
-	o := options{id: defaultID()}
-	switch {
-	case c == nil:
-		return nil, fmt.Errorf("%w: nil client", ErrInvalid)
-	case maxLeases < 1:
-		return nil, fmt.Errorf("%w: maxLeases %d is not positive", ErrInvalid, maxLeases)
-	}
-	if err := framework.ValidatePath(path); err != nil {
+	o := options{id: lockqueue.DefaultID()}
+	if err := lockqueue.CheckArgs(c, path); err != nil {
 		return nil, fmt.Errorf("%w: %w", ErrInvalid, err)
 	}
-	if path == "/" {
-		return nil, fmt.Errorf("%w: the semaphore path cannot be the root", ErrInvalid)
+	if maxLeases < 1 {
+		return nil, fmt.Errorf("%w: maxLeases %d is not positive", ErrInvalid, maxLeases)
 	}
 	for _, opt := range opts {
 		if opt == nil {
@@ -96,11 +88,6 @@ func New(c *framework.Client, path string, maxLeases int, opts ...Option) (*Sema
 }
 
 func join(p, dir string) string { return path.Join(p, dir) }
-
-func defaultID() string {
-	host, _ := os.Hostname()
-	return host + ":" + strconv.Itoa(os.Getpid())
-}
 
 // Acquire waits until it holds n leases, ctx ends (an error wrapping ctx.Err()), or
 // the client closes. It takes all n or none: on failure, the leases it took are
@@ -249,7 +236,7 @@ func (l *Lease) Node() string {
 // closes on Release. Stop using what the lease protects when it closes.
 func (l *Lease) Lost() <-chan struct{} {
 	if l == nil || l.h == nil {
-		return closed
+		return lockqueue.Closed
 	}
 	return l.h.Lost()
 }
@@ -264,5 +251,3 @@ func (l *Lease) FencingToken() int64 {
 	}
 	return l.h.FencingToken()
 }
-
-var closed = func() chan struct{} { c := make(chan struct{}); close(c); return c }()

@@ -1,0 +1,31 @@
+package lockqueue
+
+import (
+	"errors"
+	"os"
+	"strconv"
+
+	"github.com/zkrecipes/zkrecipes/framework"
+)
+
+// CheckArgs is the check every recipe's constructor makes of its client and path;
+// the recipe wraps what it returns in its own ErrInvalid.
+func CheckArgs(c *framework.Client, path string) error {
+	switch {
+	case c == nil:
+		return errors.New("nil client")
+	case path == "/":
+		return errors.New("the path cannot be the root")
+	}
+	return framework.ValidatePath(path)
+}
+
+// DefaultID is the participant id a recipe stores in its nodes when given none:
+// "host:pid", enough for an operator to find the process.
+func DefaultID() string {
+	host, _ := os.Hostname()
+	return host + ":" + strconv.Itoa(os.Getpid())
+}
+
+// Closed is a closed channel: the Lost of a participant that holds nothing.
+var Closed <-chan struct{} = closed
