@@ -1,6 +1,6 @@
 GO ?= go
 
-.PHONY: all deps test vet fmt-check demo curator-peer fuzz
+.PHONY: all deps test vet fmt-check demo curator-peer fuzz chaos
 
 all: test
 
@@ -26,10 +26,20 @@ vet:
 	$(GO) vet ./...
 
 # What CI runs: formatting, vet, every test with the race detector against real
-# ZooKeeper servers, then a short run of every fuzz target.
+# ZooKeeper servers, a short chaos run (its report printed), then a short run of
+# every fuzz target.
 test: deps curator-peer fmt-check vet
-	$(GO) test -race -count=1 -timeout 12m ./...
+	$(GO) test -race -count=1 -timeout 12m -skip '^TestChaos$$' ./...
+	$(MAKE) --no-print-directory chaos DURATION=30s CHAOS_TIMEOUT=5m
 	$(MAKE) --no-print-directory fuzz FUZZTIME=5s
+
+# Every recipe at work on a three-server ensemble under faults (connections cut,
+# sessions expired, servers and the leader killed), checked for what the recipes
+# promise; prints a report and fails on any violation. make chaos DURATION=10m.
+DURATION ?= 2m
+CHAOS_TIMEOUT ?= 2h
+chaos: deps
+	$(GO) test -race -count=1 -v -timeout $(CHAOS_TIMEOUT) -run '^TestChaos$$' ./integration -chaos.duration=$(DURATION)
 
 # The fuzz targets: paths, Curator's protected names, odd children of a lock path.
 # make fuzz FUZZTIME=5m for a longer run.

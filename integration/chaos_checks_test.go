@@ -1,0 +1,69 @@
+package integration
+
+import (
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+)
+
+// The chaos run's checks must be able to fail: each is fed a record that breaks it,
+// and one that does not.
+func TestChaosChecksCatchViolations(t *testing.T) {
+	t0 := time.Now()
+	at := func(ms int) time.Time { return t0.Add(time.Duration(ms) * time.Millisecond) }
+	a, b := &chaosClient{name: "a", timeout: 2 * time.Second}, &chaosClient{name: "b", timeout: 2 * time.Second}
+	mk := func(c *chaosClient, kind string, from, to int, token int64, live bool) *hold {
+		return &hold{client: c, kind: kind, start: at(from), end: at(to), token: token, live: live}
+	}
+
+	t.Run("overlaps", func(t *testing.T) {
+		apart := []*hold{mk(a, "lock", 0, 10, 1, true), mk(b, "lock", 10, 20, 2, true)}
+		require.Empty(t, overlaps(apart, atMost(1)), "touching holds do not overlap")
+		stale := []*hold{mk(a, "lock", 0, 15, 1, false), mk(b, "lock", 10, 20, 2, true)}
+		require.Empty(t, overlaps(stale, atMost(1)), "a holder whose session died is not held to exclusion")
+		both := []*hold{mk(a, "lock", 0, 15, 1, true), mk(b, "lock", 10, 20, 2, true)}
+		require.Len(t, overlaps(both, atMost(1)), 1)
+
+		readers := []*hold{mk(a, "read", 0, 15, 1, true), mk(b, "read", 10, 20, 2, true)}
+		require.Empty(t, overlaps(readers, writerAlone))
+		writer := []*hold{mk(a, "read", 0, 15, 1, true), mk(b, "write", 10, 20, 2, true)}
+		require.Len(t, overlaps(writer, writerAlone), 1)
+
+		three := []*hold{mk(a, "lease", 0, 30, 1, true), mk(b, "lease", 5, 30, 2, true), mk(a, "lease", 10, 30, 3, true)}
+		require.Empty(t, overlaps(three, atMost(3)))
+		require.Len(t, overlaps(three, atMost(2)), 1)
+	})
+
+	t.Run("tokens", func(t *testing.T) {
+		all := func(*hold) bool { return true }
+		require.Empty(t, tokensIncrease([]*hold{mk(a, "lock", 0, 10, 1, true), mk(b, "lock", 10, 20, 2, true)}, all))
+		require.Len(t, tokensIncrease([]*hold{mk(a, "lock", 0, 10, 2, true), mk(b, "lock", 10, 20, 2, true)}, all), 1)
+	})
+
+	t.Run("register", func(t *testing.T) {
+		var r fencedRegister
+		first, second, stale := mk(a, "lock", 0, 10, 5, true), mk(b, "lock", 10, 20, 7, true), mk(a, "lock", 0, 30, 5, false)
+		require.True(t, r.write(first))
+		require.True(t, r.write(first))
+		require.True(t, r.write(second))
+		require.False(t, r.write(stale), "a lower token is refused")
+		require.Equal(t, 1, stale.refused)
+		require.Empty(t, r.violations)
+		require.True(t, r.write(mk(a, "lock", 20, 30, 7, true)))
+		require.Len(t, r.violations, 1, "one token, two holders")
+	})
+
+	t.Run("losses", func(t *testing.T) {
+		silenced := []blackhole{{client: a, from: at(1000)}}
+		told := mk(a, "lock", 0, 3000, 1, false)
+		told.lostAt = at(2900)
+		require.Empty(t, lossesUntold([]*hold{told}, silenced, nil))
+		untold := mk(a, "lock", 0, 4500, 1, false)
+		require.Len(t, lossesUntold([]*hold{untold}, silenced, nil), 1, "believed 3.5 s after a black-hole")
+		other := mk(b, "lock", 0, 4500, 1, true)
+		require.Empty(t, lossesUntold([]*hold{other}, silenced, nil), "another client's silence")
+		lost := map[*chaosClient][]time.Time{b: {at(1000)}}
+		require.Len(t, lossesUntold([]*hold{other}, nil, lost), 1, "believed past its client's Lost")
+	})
+}

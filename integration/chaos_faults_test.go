@@ -1,0 +1,216 @@
+package integration
+
+import (
+	"context"
+	"fmt"
+	"log/slog"
+	"math/rand/v2"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/zkrecipes/zkrecipes/framework"
+	"github.com/zkrecipes/zkrecipes/zktest"
+)
+
+// chaosClient is one simulated process. Each of its connections goes through a proxy
+// of its own, one per server, so that a fault can cut it off alone.
+type chaosClient struct {
+	name    string
+	c       *framework.Client
+	proxies []*zktest.Proxy
+	timeout time.Duration // as the server granted it
+	holding atomic.Bool   // a hold of this client's is under way
+
+	mu    sync.Mutex
+	losts []time.Time // when the client went Lost
+}
+
+func newChaosClient(ctx context.Context, name string, e *zktest.Ensemble, policy framework.ErrorPolicy) (*chaosClient, error) {
+	cc := &chaosClient{name: name}
+	var addrs []string
+	for _, a := range e.Addrs() {
+		p, err := zktest.StartProxy(a)
+		if err != nil {
+			cc.close()
+			return nil, err
+		}
+		cc.proxies = append(cc.proxies, p)
+		addrs = append(addrs, p.Addr())
+	}
+	c, err := framework.New(addrs,
+		framework.WithSessionTimeout(chaosSessionTimeout),
+		framework.WithErrorPolicy(policy),
+		framework.WithRetryPolicy(framework.BoundedExponentialBackoff(20*time.Millisecond, 500*time.Millisecond, 100)),
+		framework.WithLogger(slog.New(slog.DiscardHandler)))
+	if err != nil {
+		cc.close()
+		return nil, err
+	}
+	cc.c = c
+	c.Listen(func(s framework.ConnectionState) {
+		if s == framework.Lost {
+			cc.mu.Lock()
+			cc.losts = append(cc.losts, time.Now())
+			cc.mu.Unlock()
+		}
+	})
+	if err := c.WaitConnected(ctx); err != nil {
+		cc.close()
+		return nil, fmt.Errorf("%s: %w", name, err)
+	}
+	cc.timeout = c.NegotiatedSessionTimeout()
+	return cc, nil
+}
+
+func (cc *chaosClient) lostTimes() []time.Time {
+	cc.mu.Lock()
+	defer cc.mu.Unlock()
+	return append([]time.Time(nil), cc.losts...)
+}
+
+func (cc *chaosClient) close() {
+	if cc.c != nil {
+		_ = cc.c.Close()
+	}
+	for _, p := range cc.proxies {
+		_ = p.Close()
+	}
+}
+
+// blackhole is a fault that silenced one client for longer than its session timeout.
+type blackhole struct {
+	client *chaosClient
+	from   time.Time
+}
+
+// faults injects faults until ctx ends, and keeps the record. Client faults and server
+// faults run side by side, each one at a time, so that a quorum always remains.
+type faults struct {
+	e       *zktest.Ensemble
+	clients []*chaosClient
+
+	mu         sync.Mutex
+	counts     map[string]int
+	blackholes []blackhole
+	elections  []time.Duration // from killing the leader to the next one serving
+	err        error           // a server that would not start again
+}
+
+func (f *faults) count(kind string) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.counts[kind]++
+}
+
+// run returns once ctx has ended and every fault is undone: all servers serve, and
+// all proxies forward.
+func (f *faults) run(ctx context.Context, seed uint64) {
+	f.counts = map[string]int{}
+	var wg sync.WaitGroup
+	wg.Go(func() { f.clientFaults(ctx, rand.New(rand.NewPCG(seed, 1))) })
+	wg.Go(func() { f.serverFaults(ctx, rand.New(rand.NewPCG(seed, 2))) })
+	wg.Wait()
+}
+
+// clientFaults cuts one client's connections (it reconnects within its session
+// timeout, to the same session), or black-holes them for longer than the session
+// timeout, so that the servers expire its session while it hears nothing.
+func (f *faults) clientFaults(ctx context.Context, rng *rand.Rand) {
+	for pause(ctx, between(rng, 300*time.Millisecond, 1200*time.Millisecond)) {
+		cc := f.victim(rng)
+		if rng.Float64() < 0.6 {
+			f.count("connection cut")
+			for _, p := range cc.proxies {
+				p.Cut()
+			}
+			pause(ctx, between(rng, 100*time.Millisecond, 800*time.Millisecond))
+		} else {
+			f.count("black-holed past the session timeout")
+			f.mu.Lock()
+			f.blackholes = append(f.blackholes, blackhole{cc, time.Now()})
+			f.mu.Unlock()
+			for _, p := range cc.proxies {
+				p.Blackhole()
+			}
+			// Not cut short by ctx: the record says this client was silenced for
+			// this long.
+			time.Sleep(cc.timeout + 1500*time.Millisecond)
+		}
+		for _, p := range cc.proxies {
+			p.Restore()
+		}
+	}
+}
+
+// victim picks a client, one that holds something now half the time: a fault is
+// most telling when it finds a holder.
+func (f *faults) victim(rng *rand.Rand) *chaosClient {
+	if rng.Float64() < 0.5 {
+		var holders []*chaosClient
+		for _, cc := range f.clients {
+			if cc.holding.Load() {
+				holders = append(holders, cc)
+			}
+		}
+		if len(holders) > 0 {
+			return holders[rng.IntN(len(holders))]
+		}
+	}
+	return f.clients[rng.IntN(len(f.clients))]
+}
+
+// serverFaults kills a server, the leader half of the time, and starts it again.
+func (f *faults) serverFaults(ctx context.Context, rng *rand.Rand) {
+	for pause(ctx, between(rng, time.Second, 3*time.Second)) {
+		i, kind := rng.IntN(3), "server stopped and started"
+		if rng.Float64() < 0.5 {
+			if l := f.e.Leader(); l >= 0 {
+				i, kind = l, "leader stopped and started"
+			}
+		}
+		f.count(kind)
+		f.e.Stop(i)
+		down := time.Now()
+		if f.e.Leader() == -1 {
+			f.awaitLeader(down)
+		}
+		pause(ctx, between(rng, 500*time.Millisecond, 2500*time.Millisecond))
+		if err := f.e.Start(i); err != nil {
+			f.mu.Lock()
+			f.err = fmt.Errorf("server %d would not start again: %w", i, err)
+			f.mu.Unlock()
+			return
+		}
+	}
+}
+
+// awaitLeader records how long the ensemble went without a leader, since down.
+func (f *faults) awaitLeader(down time.Time) {
+	for time.Since(down) < wait {
+		if f.e.Leader() >= 0 {
+			f.mu.Lock()
+			f.elections = append(f.elections, time.Since(down))
+			f.mu.Unlock()
+			return
+		}
+		time.Sleep(20 * time.Millisecond) // polling the servers' srvr
+	}
+}
+
+// pause waits d, or until ctx ends; it reports whether ctx is still alive. The fault
+// schedule's timing is the point here, not a way to wait for something.
+func pause(ctx context.Context, d time.Duration) bool {
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-t.C:
+		return true
+	case <-ctx.Done():
+		return false
+	}
+}
+
+func between(rng *rand.Rand, lo, hi time.Duration) time.Duration {
+	return lo + time.Duration(rng.Int64N(int64(hi-lo)))
+}

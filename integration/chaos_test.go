@@ -1,0 +1,311 @@
+package integration
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"math/rand/v2"
+	"path"
+	"slices"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/go-zookeeper/zk"
+	"github.com/stretchr/testify/require"
+	"go.uber.org/goleak"
+
+	"github.com/zkrecipes/zkrecipes/framework"
+	"github.com/zkrecipes/zkrecipes/zktest"
+)
+
+var (
+	chaosDuration = flag.Duration("chaos.duration", 30*time.Second, "how long TestChaos runs its workloads under faults (make chaos DURATION=10m)")
+	chaosSeed     = flag.Uint64("chaos.seed", 0, "the fault schedule's random seed; 0 picks one (the report prints it)")
+)
+
+const chaosSessionTimeout = 2 * time.Second
+
+// TestChaos runs every recipe on a three-server ensemble while faults come and go,
+// and checks what the recipes promise: never two live holders where one is allowed,
+// fencing tokens that only grow, Lost closing within the session timeout and a
+// second of a session's loss, no grant on a dead session's node; and once every client
+// is closed, no node and no goroutine left behind. It prints what it did and found.
+func TestChaos(t *testing.T) {
+	seed := *chaosSeed
+	if seed == 0 {
+		seed = rand.Uint64()
+	}
+	e := zktest.NewEnsemble(t, 3, zktest.WithContainerCheckInterval(500*time.Millisecond))
+	ignore := goleak.IgnoreCurrent()
+	ctx, cancel := context.WithTimeout(context.Background(), *chaosDuration+5*time.Minute)
+	defer cancel()
+
+	var clients []*chaosClient
+	newClients := func(kind string, n int) []*chaosClient {
+		var cs []*chaosClient
+		for i := range n {
+			// Half the clients keep their holds through a short disconnection.
+			policy := framework.StandardErrorPolicy
+			if i%2 == 1 {
+				policy = framework.SessionErrorPolicy
+			}
+			cc, err := newChaosClient(ctx, fmt.Sprintf("%s-%d", kind, i), e, policy)
+			require.NoError(t, err)
+			cs = append(cs, cc)
+		}
+		clients = append(clients, cs...)
+		return cs
+	}
+	closeAll := sync.OnceFunc(func() {
+		for _, cc := range clients {
+			cc.close()
+		}
+	})
+	t.Cleanup(closeAll)
+
+	var ws []*workload
+	for _, mk := range []func() (*workload, error){
+		func() (*workload, error) { return mutexWorkload(newClients("mutex", 6)) },
+		func() (*workload, error) { return rwlockWorkload(newClients("rwlock", 5)) },
+		func() (*workload, error) { return semaphoreWorkload(newClients("semaphore", 5), 2) },
+		func() (*workload, error) { return electionWorkload(newClients("election", 4)) },
+	} {
+		w, err := mk()
+		require.NoError(t, err)
+		ws = append(ws, w)
+	}
+
+	began := time.Now()
+	runCtx, stop := context.WithTimeout(ctx, *chaosDuration)
+	defer stop()
+	f := &faults{e: e, clients: clients}
+	var wg sync.WaitGroup
+	wg.Go(func() { f.run(runCtx, seed) })
+	ids := &idSource{}
+	for k, w := range ws {
+		for i := range w.clients {
+			rng := rand.New(rand.NewPCG(seed, uint64(100*(k+1)+i)))
+			wg.Go(func() { w.work(runCtx, i, rng, ids) })
+		}
+	}
+	wg.Wait()
+	ran := time.Since(began)
+
+	// Every client closed: every node its sessions made must go, at once or when the
+	// servers expire a session the client had given up.
+	closeAll()
+	leftovers, err := nodesLeft(ctx, e)
+	require.NoError(t, err)
+
+	r := report{seed: seed, ran: ran, faults: f, workloads: ws, clients: clients, leftovers: leftovers}
+	t.Log("\n" + r.String())
+	require.NoError(t, f.err)
+	require.Zero(t, r.violations(), "violations; see the report above")
+	// The servers restarted during the run wait for their processes, as the first did.
+	goleak.VerifyNone(t, ignore, goleak.IgnoreAnyFunction("github.com/zkrecipes/zkrecipes/zktest.(*member).launch.func1"))
+}
+
+// nodesLeft waits until nothing is left under /chaos (the servers delete the empty
+// container parents), and returns what is still there if that does not happen.
+func nodesLeft(ctx context.Context, e *zktest.Ensemble) ([]string, error) {
+	c, err := framework.New(e.Addrs())
+	if err != nil {
+		return nil, err
+	}
+	defer c.Close()
+	deadline := time.Now().Add(wait)
+	for {
+		var left []string
+		err := walk(c, "/chaos", func(p string) { left = append(left, p) })
+		switch {
+		case err == nil && len(left) == 0:
+			return nil, nil
+		case time.Now().After(deadline):
+			return left, err
+		case !pause(ctx, 100*time.Millisecond):
+			return left, ctx.Err()
+		}
+	}
+}
+
+func walk(c *framework.Client, p string, fn func(string)) error {
+	ctx, cancel := context.WithTimeout(context.Background(), wait)
+	defer cancel()
+	names, _, err := c.Children(ctx, p)
+	if errors.Is(err, zk.ErrNoNode) {
+		return nil
+	} else if err != nil {
+		return err
+	}
+	fn(p)
+	for _, n := range names {
+		if err := walk(c, path.Join(p, n), fn); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+type report struct {
+	seed      uint64
+	ran       time.Duration
+	faults    *faults
+	workloads []*workload
+	clients   []*chaosClient
+	leftovers []string
+	problems  []string
+	// clientLosts are the times each client went Lost, read once the run is over.
+	clientLosts map[*chaosClient][]time.Time
+}
+
+// check gathers every violation: those seen during the run, and those the record
+// shows.
+func (r *report) check() {
+	r.problems = nil
+	r.clientLosts = map[*chaosClient][]time.Time{}
+	for _, cc := range r.clients {
+		r.clientLosts[cc] = cc.lostTimes()
+	}
+	for _, w := range r.workloads {
+		add := func(ps []string) {
+			for _, p := range ps {
+				r.problems = append(r.problems, w.name+": "+p)
+			}
+		}
+		add(w.violations)
+		add(overlaps(w.holds, w.rule))
+		if w.register != nil {
+			add(w.register.violations)
+			add(tokensIncrease(w.holds, w.exclusive))
+			for _, h := range w.holds {
+				if h.live && h.refused > 0 {
+					add([]string{fmt.Sprintf("the register refused %d writes of live %v", h.refused, h)})
+				}
+			}
+		}
+		add(lossesUntold(w.holds, r.faults.blackholes, r.clientLosts))
+	}
+	for _, n := range r.leftovers {
+		r.problems = append(r.problems, "left behind after every client closed: "+n)
+	}
+}
+
+// lossesUntold finds holders that went on believing more than a second past the point
+// where their session was lost: a session timeout after their client was black-holed,
+// or the moment their client went Lost.
+func lossesUntold(holds []*hold, bhs []blackhole, losts map[*chaosClient][]time.Time) []string {
+	var problems []string
+	believed := func(h *hold, deadline time.Time) bool {
+		return h.end.After(deadline) && (h.lostAt.IsZero() || h.lostAt.After(deadline))
+	}
+	for _, h := range holds {
+		for _, b := range bhs {
+			if b.client == h.client && h.start.Before(b.from) && believed(h, b.from.Add(h.client.timeout+time.Second)) {
+				problems = append(problems, fmt.Sprintf("%v held on past its session timeout and a second after a black-hole at %s",
+					h, b.from.Format("15:04:05.000")))
+			}
+		}
+		for _, l := range losts[h.client] {
+			if h.start.Before(l) && believed(h, l.Add(time.Second)) {
+				problems = append(problems, fmt.Sprintf("%v held on a second after its client went Lost at %s", h, l.Format("15:04:05.000")))
+			}
+		}
+	}
+	return problems
+}
+
+// lossDelays are, for every hold its client's black-hole found, how long after the
+// black-hole began its Lost closed.
+func lossDelays(holds []*hold, bhs []blackhole) []time.Duration {
+	var ds []time.Duration
+	for _, h := range holds {
+		for _, b := range bhs {
+			if b.client == h.client && h.start.Before(b.from) && h.end.After(b.from) && h.lostAt.After(b.from) {
+				ds = append(ds, h.lostAt.Sub(b.from))
+			}
+		}
+	}
+	slices.Sort(ds)
+	return ds
+}
+
+func (r *report) violations() int {
+	r.check()
+	return len(r.problems)
+}
+
+func (r *report) String() string {
+	r.check()
+	var b strings.Builder
+	fmt.Fprintf(&b, "chaos: %s of faults on a 3-server ensemble, %d clients through proxies, %v sessions, seed %d\n",
+		r.ran.Round(time.Second), len(r.clients), chaosSessionTimeout, r.seed)
+	r.faults.mu.Lock()
+	kinds := make([]string, 0, len(r.faults.counts))
+	for k := range r.faults.counts {
+		kinds = append(kinds, k)
+	}
+	slices.Sort(kinds)
+	fmt.Fprintf(&b, "faults injected:\n")
+	for _, k := range kinds {
+		fmt.Fprintf(&b, "  %-40s %6d\n", k, r.faults.counts[k])
+	}
+	if es := slices.Sorted(slices.Values(r.faults.elections)); len(es) > 0 {
+		fmt.Fprintf(&b, "leader elections after a leader was killed: %d; the ensemble was without a leader for a median %v, at most %v\n",
+			len(es), es[len(es)/2].Round(time.Millisecond), es[len(es)-1].Round(time.Millisecond))
+	}
+	r.faults.mu.Unlock()
+	lost := 0
+	for _, ls := range r.clientLosts {
+		lost += len(ls)
+	}
+	fmt.Fprintf(&b, "sessions lost (clients that went Lost): %d\n", lost)
+	var delays []time.Duration
+	for _, w := range r.workloads {
+		delays = append(delays, lossDelays(w.holds, r.faults.blackholes)...)
+	}
+	slices.Sort(delays)
+	if len(delays) > 0 {
+		fmt.Fprintf(&b, "holders caught by a black-hole: %d; their Lost closed after a median %v, at most %v (allowed: session timeout + 1s)\n",
+			len(delays), delays[len(delays)/2].Round(time.Millisecond), delays[len(delays)-1].Round(time.Millisecond))
+	}
+	fmt.Fprintf(&b, "%-10s %8s %8s %8s %8s %9s %9s  %s\n", "recipe", "holds", "live", "dead", "told", "accepted", "refused", "failures")
+	for _, w := range r.workloads {
+		live, told := 0, 0
+		for _, h := range w.holds {
+			if h.live {
+				live++
+			}
+			if !h.lostAt.IsZero() {
+				told++
+			}
+		}
+		accepted, refused := "-", "-"
+		if w.register != nil {
+			accepted, refused = fmt.Sprint(w.register.accepted), fmt.Sprint(w.register.refused)
+		}
+		var fs []string
+		for k, n := range w.failures {
+			fs = append(fs, fmt.Sprintf("%s: %d", k, n))
+		}
+		slices.Sort(fs)
+		fmt.Fprintf(&b, "%-10s %8d %8d %8d %8d %9s %9s  %s\n", w.name, len(w.holds), live,
+			len(w.holds)-live, told, accepted, refused, strings.Join(fs, ", "))
+	}
+	fmt.Fprintf(&b, "  (holds: acquisitions; live: the node outlived the hold, so its session was alive throughout;\n"+
+		"   dead: the node was gone after the hold (or could not be asked for);\n"+
+		"   told: Lost closed during the hold; accepted/refused: writes at the fenced register,\n"+
+		"   refused ones coming from holders whose sessions had died, stopped by the fence)\n")
+	fmt.Fprintf(&b, "nodes left after every client closed: %d; goroutines leaked: none (goleak)\n", len(r.leftovers))
+	fmt.Fprintf(&b, "violations: %d\n", len(r.problems))
+	for i, p := range r.problems {
+		if i == 20 {
+			fmt.Fprintf(&b, "  ... and %d more\n", len(r.problems)-i)
+			break
+		}
+		fmt.Fprintf(&b, "  %s\n", p)
+	}
+	return b.String()
+}
