@@ -234,14 +234,14 @@ func watchLost(lost <-chan struct{}) <-chan time.Time {
 }
 
 // checkGrant makes sure a new hold stands on a node that exists, so on a live
-// session. If the node is gone (the session may have ended since), Lost must close
-// within the session timeout and a second; else the recipe said "held" on a dead
-// session's node and never took it back.
+// session, and that session is the client's. If not (the session may have ended
+// since), Lost must close within the session timeout and a second; else the recipe
+// said "held" on a dead or foreign session's node and never took it back.
 func (w *workload) checkGrant(ctx context.Context, h *hold, lost <-chan struct{}) {
 	pctx, cancel := context.WithTimeout(ctx, h.client.timeout)
 	defer cancel()
-	ok, _, err := h.client.c.Exists(pctx, h.node)
-	if err != nil || ok {
+	ok, st, err := h.client.c.Exists(pctx, h.node)
+	if err != nil || ok && st.EphemeralOwner == h.client.c.SessionID() {
 		return
 	}
 	t := time.NewTimer(h.client.timeout + time.Second)
@@ -249,7 +249,7 @@ func (w *workload) checkGrant(ctx context.Context, h *hold, lost <-chan struct{}
 	select {
 	case <-lost:
 	case <-t.C:
-		w.fail("%v was granted on a node that did not exist, and Lost did not close", h)
+		w.fail("%v was granted on a node gone or not of the client's session, and Lost did not close", h)
 	case <-ctx.Done():
 	}
 }
