@@ -124,14 +124,14 @@ func (s *serverTLS) configLines(dir string, securePort int) ([]string, error) {
 
 // tlsServes reports whether the member's secure port completes a TLS handshake, or
 // true without TLS. ZooKeeper opens that port after the plain one, whose answer to
-// srvr alone does not say the secure port is ready. Once bound, the port answers, but
-// a cold JVM's first handshake is slow: the probe gets seconds, not milliseconds.
+// srvr alone does not say the secure port is ready. Until the port is bound, the
+// probe is refused at once; once bound, it answers, but a cold JVM's first handshake
+// is slow on a busy machine (seconds), so the probe has all of ctx: a shorter limit
+// would only start the handshake again.
 func (m *member) tlsServes(ctx context.Context) bool {
 	if m.tls == nil {
 		return true
 	}
-	ctx, cancel := context.WithTimeout(ctx, 5*time.Second)
-	defer cancel()
 	d := tls.Dialer{Config: m.tls.clientConfig()}
 	conn, err := d.DialContext(ctx, "tcp", m.secureAddr())
 	if err != nil {
