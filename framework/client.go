@@ -102,8 +102,9 @@ func New(servers []string, opts ...Option) (*Client, error) {
 	return c, nil
 }
 
-// WaitConnected blocks until the client has a session: it returns nil, the context's
-// error, or ErrClosed.
+// WaitConnected blocks until the client has a session: it returns nil, ErrClosed, or
+// the context's error together with why the last attempt to reach a server failed
+// (refused, an untrusted certificate, no answer), if one did.
 func (c *Client) WaitConnected(ctx context.Context) error {
 	for {
 		c.mu.Lock()
@@ -118,7 +119,7 @@ func (c *Client) WaitConnected(ctx context.Context) error {
 		select {
 		case <-ch:
 		case <-ctx.Done():
-			return fmt.Errorf("framework: waiting for a connection: %w", ctx.Err())
+			return c.withLastAttempt(fmt.Errorf("framework: waiting for a connection: %w", ctx.Err()))
 		case <-c.closingCh:
 			return ErrClosed
 		}

@@ -3,7 +3,6 @@ package framework
 import (
 	"context"
 	"errors"
-	"net"
 	"testing"
 	"time"
 
@@ -328,6 +327,7 @@ func TestBadInput(t *testing.T) {
 		"nil policy":         WithErrorPolicy(nil),
 		"nil logger":         WithLogger(nil),
 		"nil dialer":         WithDialer(nil),
+		"nil tls":            WithTLS(nil),
 		"nil option":         nil,
 	} {
 		_, err := New([]string{"127.0.0.1:1"}, opt)
@@ -380,32 +380,9 @@ func TestASilentServerDoesNotHoldTheClient(t *testing.T) {
 	// Servers that accept a connection and never answer, as a ZooKeeper caught in
 	// its start-up can: the client must move on to a server that answers, within its
 	// connection timeout, not go-zookeeper's ten receive timeouts.
-	var silent []string
-	for range 2 {
-		l, err := net.Listen("tcp", "127.0.0.1:0")
-		require.NoError(t, err)
-		accepted := make(chan net.Conn, 100)
-		done := make(chan struct{})
-		go func() {
-			defer close(done)
-			for {
-				conn, err := l.Accept()
-				if err != nil {
-					return
-				}
-				accepted <- conn
-			}
-		}()
-		t.Cleanup(func() {
-			l.Close()
-			<-done
-			close(accepted)
-			for conn := range accepted {
-				conn.Close()
-			}
-		})
-		silent = append(silent, l.Addr().String())
-	}
+	silent1, _ := silentServer(t)
+	silent2, _ := silentServer(t)
+	silent := []string{silent1, silent2}
 	srv := zktest.NewServer(t)
 	c, err := New(append(silent, srv.Addr()), WithSessionTimeout(20*time.Second), WithConnectionTimeout(time.Second))
 	require.NoError(t, err)

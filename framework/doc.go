@@ -16,6 +16,15 @@
 //     and stop when their context ends or the client closes.
 //   - A namespace puts every path under one node; an ACL provider sets the ACL of
 //     every node created; credentials are sent on every connection and new session.
+//   - WithTLS connects to the servers' secure client ports (ZooKeeper's
+//     secureClientPort, served by its Netty connection factory). The certificate is
+//     checked against the host as written in the server list unless the tls.Config
+//     names a ServerName; the handshake is bounded by the connection timeout; TLS
+//     runs over the connections a WithDialer dialer makes. A client that cannot
+//     connect keeps trying, and WaitConnected's error says why the last attempt failed
+//     ("x509: certificate signed by unknown authority", a plaintext client hung up on
+//     by a TLS port, a TLS client on a plaintext port), as does the error of an
+//     operation that found no connection in time.
 //   - Protected creates use Curator's _c_<uuid>- names: a create whose reply was lost
 //     is found again, and accepted only if the current session owns it; one that
 //     failed for good is found and deleted in the background. Guaranteed deletes go on

@@ -51,3 +51,41 @@ func Example() {
 	fmt.Println(path, string(data), err)
 	// Output: /config/greeting hello <nil>
 }
+
+func ExampleWithTLS() {
+	ctx := context.Background()
+	srv, err := zktest.StartServer(ctx, zktest.WithTLS()) // ZooKeeper with a secure client port
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	defer srv.Close()
+	// In production, trust your own authority:
+	//	pool := x509.NewCertPool()
+	//	pool.AppendCertsFromPEM(caPEM)
+	//	cfg := &tls.Config{RootCAs: pool}
+	cfg := srv.ClientTLSConfig()
+
+	client, err := framework.New([]string{srv.SecureAddr()}, framework.WithTLS(cfg))
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	defer client.Close()
+	waitCtx, cancel := context.WithTimeout(ctx, 30*time.Second)
+	defer cancel()
+	// A certificate the client does not trust ends this wait with the reason, such as
+	// "x509: certificate signed by unknown authority".
+	if err := client.WaitConnected(waitCtx); err != nil {
+		fmt.Println(err)
+		return
+	}
+	path, err := client.Create(ctx, "/secret", []byte("encrypted on the wire"))
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	data, _, err := client.Get(ctx, path)
+	fmt.Println(string(data), err)
+	// Output: encrypted on the wire <nil>
+}

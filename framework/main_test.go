@@ -2,7 +2,9 @@ package framework
 
 import (
 	"context"
+	"net"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -61,4 +63,34 @@ func (l *stateLog) waitFor(t *testing.T, want ...ConnectionState) {
 	require.Eventually(t, func() bool { return len(l.get()) >= len(want) }, wait, 10*time.Millisecond,
 		"waiting for %v, heard %v", want, l.get())
 	require.Equal(t, want, l.get())
+}
+
+// silentServer accepts connections and never answers, as a ZooKeeper caught in its
+// start-up can; it returns its address and counts the connections it accepted.
+func silentServer(t *testing.T) (string, *atomic.Int32) {
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	require.NoError(t, err)
+	accepted := make(chan net.Conn, 100)
+	var count atomic.Int32
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		for {
+			conn, err := l.Accept()
+			if err != nil {
+				return
+			}
+			accepted <- conn
+			count.Add(1)
+		}
+	}()
+	t.Cleanup(func() {
+		l.Close()
+		<-done
+		close(accepted)
+		for conn := range accepted {
+			conn.Close()
+		}
+	})
+	return l.Addr().String(), &count
 }

@@ -96,7 +96,7 @@ func (c *Client) connection(ctx context.Context, internal bool) (*zk.Conn, error
 		case <-stop:
 			return nil, ErrClosed
 		case <-timer.C:
-			return nil, fmt.Errorf("framework: no connection within %v: %w", c.opts.connectionTimeout, zk.ErrNoServer)
+			return nil, c.withLastAttempt(fmt.Errorf("framework: no connection within %v: %w", c.opts.connectionTimeout, zk.ErrNoServer))
 		}
 	}
 }

@@ -1,6 +1,7 @@
 package framework
 
 import (
+	"crypto/tls"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -32,6 +33,7 @@ type options struct {
 	errorPolicy       ErrorPolicy
 	logger            *slog.Logger
 	dialer            zk.Dialer
+	tls               *tls.Config // nil for plaintext
 }
 
 func defaultOptions() options {
@@ -159,14 +161,31 @@ func WithLogger(l *slog.Logger) Option {
 	}
 }
 
-// WithDialer sets how connections to servers are made, for example over TLS or
-// through a test proxy. Default net.DialTimeout.
+// WithDialer sets how TCP connections to servers are made, for example through a
+// proxy. With WithTLS, TLS runs over the connections it makes. Default net.DialTimeout.
 func WithDialer(d zk.Dialer) Option {
 	return func(o *options) error {
 		if d == nil {
 			return invalidOption("nil dialer")
 		}
 		o.dialer = d
+		return nil
+	}
+}
+
+// WithTLS connects to the servers over TLS, configured by a copy of cfg: list the
+// servers' secure client ports (ZooKeeper's secureClientPort) in New. A cfg without a
+// ServerName verifies each server's certificate against the host as written in the
+// server list. The handshake must end within the connection timeout (or the session
+// timeout, if shorter). A server whose certificate is not trusted is retried like an
+// unreachable one; WaitConnected's error says why the last attempt failed. Default:
+// plaintext.
+func WithTLS(cfg *tls.Config) Option {
+	return func(o *options) error {
+		if cfg == nil {
+			return invalidOption("nil TLS config")
+		}
+		o.tls = cfg.Clone()
 		return nil
 	}
 }

@@ -1,8 +1,10 @@
 package framework
 
 import (
+	"context"
 	"encoding/binary"
 	"fmt"
+	"log/slog"
 	"net"
 	"sync/atomic"
 	"time"
@@ -16,9 +18,13 @@ import (
 type handle struct {
 	gen        int
 	conn       *zk.Conn
-	net        atomic.Pointer[trackedConn] // the current TCP connection
+	log        *slog.Logger
+	ctx        context.Context // ends when the handle closes: stops a TLS handshake
+	cancel     context.CancelFunc
+	net        atomic.Pointer[trackedConn] // the current connection
 	lastRead   atomic.Int64                // unix nanoseconds of the last byte from a server
 	negotiated atomic.Int64                // the session timeout the server granted, in ns
+	lastErr    atomic.Pointer[error]       // why the last attempt to reach a server failed
 	authed     bool                        // credentials sent on this handle (state goroutine only)
 }
 
@@ -26,10 +32,34 @@ type handle struct {
 // then closes the socket: go-zookeeper's own goroutines only notice a silent server
 // after their read timeouts, which would hold Close for most of a session timeout.
 func (h *handle) close() {
+	h.cancel()
 	h.conn.Close()
 	if t := h.net.Load(); t != nil {
 		_ = t.Conn.Close()
 	}
+}
+
+// failed records why an attempt to reach a server failed, and logs it: once until a
+// server answers, however often the same failure repeats, and not at all when the
+// handle's own closing caused it.
+func (h *handle) failed(err error) {
+	prev := h.lastErr.Swap(&err)
+	if (prev == nil || (*prev).Error() != err.Error()) && h.ctx.Err() == nil {
+		h.log.Warn("zkrecipes: cannot connect to a server; will keep trying", "error", err)
+	}
+}
+
+// withLastAttempt adds to err why the current handle's last attempt to reach a server
+// failed, if it did: a timeout alone does not tell a stopped server from an untrusted
+// certificate.
+func (c *Client) withLastAttempt(err error) error {
+	c.mu.Lock()
+	h := c.h
+	c.mu.Unlock()
+	if last := h.lastErr.Load(); last != nil {
+		return fmt.Errorf("%w; last connection attempt: %w", err, *last)
+	}
+	return err
 }
 
 // sessionEvent is a session event of one handle, or a Lost timer firing.
@@ -41,15 +71,14 @@ type sessionEvent struct {
 
 // dial makes a handle; go-zookeeper connects in the background.
 func (c *Client) dial(gen int) *handle {
-	h := &handle{gen: gen}
+	h := &handle{gen: gen, log: c.log}
+	h.ctx, h.cancel = context.WithCancel(context.Background())
 	dialer := func(network, addr string, timeout time.Duration) (net.Conn, error) {
-		conn, err := c.opts.dialer(network, addr, timeout)
+		conn, err := c.connect(h, network, addr, timeout)
 		if err != nil {
-			return nil, err
+			h.failed(err)
 		}
-		t := &trackedConn{Conn: conn, h: h, handshake: min(c.opts.connectionTimeout, c.opts.sessionTimeout)}
-		h.net.Store(t)
-		return t, nil
+		return conn, err
 	}
 	// Connect fails only for an empty server list (New refuses it) or when its host
 	// provider cannot resolve a name; ours resolves nothing (the dialer does, on every
@@ -72,6 +101,25 @@ func (c *Client) dial(gen int) *handle {
 		}
 	}()
 	return h
+}
+
+// connect makes one connection to a server for go-zookeeper: the dialer's, with TLS
+// over it if configured, tracked. The TLS layer sits under the tracking so that the
+// tracking reads ZooKeeper's own bytes, not encrypted records.
+func (c *Client) connect(h *handle, network, addr string, timeout time.Duration) (net.Conn, error) {
+	conn, err := c.opts.dialer(network, addr, timeout)
+	if err != nil {
+		return nil, err
+	}
+	bound := min(c.opts.connectionTimeout, c.opts.sessionTimeout)
+	if c.opts.tls != nil {
+		if conn, err = handshake(h.ctx, conn, c.opts.tls, addr, bound); err != nil {
+			return nil, err
+		}
+	}
+	t := &trackedConn{Conn: conn, h: h, addr: addr, tls: c.opts.tls != nil, handshake: bound}
+	h.net.Store(t)
+	return t, nil
 }
 
 // hostList hands out the servers in turn, unresolved.
@@ -242,9 +290,12 @@ func (c *Client) replaceHandle() {
 // go-zookeeper allows ten receive timeouts for it (and none at all once its first
 // bytes came), and a server caught starting up can accept a connection and never
 // answer, which would hold the client for minutes instead of moving to the next try.
+// A connection that fails before the response is recorded as a failed attempt.
 type trackedConn struct {
 	net.Conn
 	h         *handle
+	addr      string
+	tls       bool
 	handshake time.Duration
 	head      [12]byte
 	seen      int
@@ -269,8 +320,12 @@ func (t *trackedConn) Read(b []byte) (int, error) {
 				if ms := int32(binary.BigEndian.Uint32(t.head[8:12])); ms > 0 {
 					t.h.negotiated.Store(int64(time.Duration(ms) * time.Millisecond))
 				}
+				t.h.lastErr.Store(nil) // a server answered
 			}
 		}
+	}
+	if err != nil && t.seen < len(t.head) {
+		t.h.failed(noAnswer(t.addr, t.tls, t.seen, err))
 	}
 	return n, err
 }

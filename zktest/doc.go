@@ -14,6 +14,11 @@
 // tests and benchmarks read (ruok, srvr, stat, mntr, wchs, wchc, wchp, cons, conf,
 // dump) is enabled; no connection limit per client address.
 //
+// WithTLS adds a secure client port to every server (SecureAddr), with a certificate
+// for 127.0.0.1 and localhost signed by a throwaway authority that ClientTLSConfig
+// trusts; the plain port keeps serving. The certificates are made with Go's crypto
+// and handed to ZooKeeper as PEM files, so no keystore tool is needed.
+//
 // When ZooKeeper is not installed, NewServer fails the test with the command that
 // installs it (make deps). Nothing is skipped silently.
 package zktest

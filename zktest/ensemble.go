@@ -2,6 +2,7 @@ package zktest
 
 import (
 	"context"
+	"crypto/tls"
 	"errors"
 	"fmt"
 	"net"
@@ -62,6 +63,23 @@ func (e *Ensemble) Addrs() []string {
 // Addr is the client address of member i.
 func (e *Ensemble) Addr(i int) string { return e.ms[i].addr() }
 
+// SecureAddrs are the TLS client addresses of every member, in member order, with
+// WithTLS; nil without.
+func (e *Ensemble) SecureAddrs() []string {
+	if e.ms[0].tls == nil {
+		return nil
+	}
+	addrs := make([]string, len(e.ms))
+	for i, m := range e.ms {
+		addrs[i] = m.secureAddr()
+	}
+	return addrs
+}
+
+// ClientTLSConfig is a new TLS configuration that trusts the members' certificates
+// (one certificate authority signs them all), or nil without WithTLS.
+func (e *Ensemble) ClientTLSConfig() *tls.Config { return e.ms[0].tls.clientConfig() }
+
 // Stop kills member i, as a crash would.
 func (e *Ensemble) Stop(i int) { e.ms[i].stop() }
 
@@ -107,9 +125,16 @@ func (e *Ensemble) Close() error {
 // startMembers starts n servers (an ensemble when n > 1) and waits until all serve.
 // A lost race for a port is retried with fresh ports.
 func startMembers(ctx context.Context, cfg config, java string, n int) ([]*member, error) {
+	var certs *serverTLS
+	if cfg.tls {
+		var err error
+		if certs, err = newServerTLS(); err != nil {
+			return nil, err
+		}
+	}
 	const attempts = 3
 	for attempt := 1; ; attempt++ {
-		ms, err := tryStartMembers(ctx, cfg, java, n)
+		ms, err := tryStartMembers(ctx, cfg, java, n, certs)
 		if err == nil {
 			return ms, nil
 		}
@@ -118,7 +143,9 @@ func startMembers(ctx context.Context, cfg config, java string, n int) ([]*membe
 			bindFailed = bindFailed || m.bindFailed()
 		}
 		_ = closeMembers(ms)
-		if bindFailed && cfg.clientPort != 0 {
+		// A fixed client port is checked before each try, so with TLS a bind that
+		// failed may be the free secure port's lost race, worth another try.
+		if bindFailed && cfg.clientPort != 0 && !cfg.tls {
 			return nil, fmt.Errorf("zktest: port %d is in use: %w", cfg.clientPort, err)
 		}
 		if !bindFailed || attempt == attempts || ctx.Err() != nil {
@@ -127,24 +154,18 @@ func startMembers(ctx context.Context, cfg config, java string, n int) ([]*membe
 	}
 }
 
-func tryStartMembers(ctx context.Context, cfg config, java string, n int) ([]*member, error) {
-	perMember := 1
-	if n > 1 {
-		perMember = 3
-	}
-	ports := []int{cfg.clientPort}
+func tryStartMembers(ctx context.Context, cfg config, java string, n int, certs *serverTLS) ([]*member, error) {
 	if cfg.clientPort != 0 {
 		// A server already there would answer our readiness probes for the new one.
-		l, err := net.Listen("tcp", net.JoinHostPort("127.0.0.1", strconv.Itoa(cfg.clientPort)))
+		l, err := net.Listen("tcp", loopback(cfg.clientPort))
 		if err != nil {
 			return nil, fmt.Errorf("zktest: port %d is in use: %w", cfg.clientPort, err)
 		}
 		l.Close()
-	} else {
-		var err error
-		if ports, err = freePorts(n * perMember); err != nil {
-			return nil, err
-		}
+	}
+	ports, err := allocatePorts(cfg, n)
+	if err != nil {
+		return nil, err
 	}
 	ms := make([]*member, 0, n)
 	for i := range n {
@@ -156,7 +177,7 @@ func tryStartMembers(ctx context.Context, cfg config, java string, n int) ([]*me
 		if n > 1 {
 			myid = i + 1
 		}
-		ms = append(ms, newMember(cfg, java, dir, myid, ports[i*perMember:(i+1)*perMember]))
+		ms = append(ms, newMember(cfg, java, dir, myid, ports[i], certs))
 	}
 	var peers []string
 	if n > 1 {
@@ -178,6 +199,41 @@ func tryStartMembers(ctx context.Context, cfg config, java string, n int) ([]*me
 		errs = append(errs, m.waitServing(ctx))
 	}
 	return ms, errors.Join(errs...)
+}
+
+// allocatePorts finds free ports for n members: a client port (unless fixed), a secure
+// one with TLS, and peer and election ports in an ensemble.
+func allocatePorts(cfg config, n int) ([]memberPorts, error) {
+	perMember := 0
+	if cfg.clientPort == 0 {
+		perMember++
+	}
+	if cfg.tls {
+		perMember++
+	}
+	if n > 1 {
+		perMember += 2
+	}
+	free, err := freePorts(n * perMember)
+	if err != nil {
+		return nil, err
+	}
+	next := func() int { p := free[0]; free = free[1:]; return p }
+	ports := make([]memberPorts, n)
+	for i := range ports {
+		p := &ports[i]
+		p.client = cfg.clientPort
+		if p.client == 0 {
+			p.client = next()
+		}
+		if cfg.tls {
+			p.secure = next()
+		}
+		if n > 1 {
+			p.peer, p.elect = next(), next()
+		}
+	}
+	return ports, nil
 }
 
 func closeMembers(ms []*member) error {

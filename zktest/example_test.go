@@ -2,6 +2,7 @@ package zktest_test
 
 import (
 	"context"
+	"crypto/tls"
 	"fmt"
 	"strings"
 
@@ -22,6 +23,25 @@ func ExampleStartServer() {
 	// Output: imok <nil>
 }
 
+// A client of the secure port trusts the server with ClientTLSConfig; with zkrecipes,
+// framework.New([]string{srv.SecureAddr()}, framework.WithTLS(srv.ClientTLSConfig())).
+func ExampleWithTLS() {
+	srv, err := zktest.StartServer(context.Background(), zktest.WithTLS())
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	defer srv.Close()
+	conn, err := tls.Dial("tcp", srv.SecureAddr(), srv.ClientTLSConfig())
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	defer conn.Close()
+	fmt.Println("server certificate verified for", conn.ConnectionState().PeerCertificates[0].Subject.CommonName)
+	// Output: server certificate verified for localhost
+}
+
 func ExampleStartEnsemble() {
 	e, err := zktest.StartEnsemble(context.Background(), 3)
 	if err != nil {
@@ -31,6 +51,27 @@ func ExampleStartEnsemble() {
 	defer e.Close()
 	fmt.Println(len(e.Addrs()), "servers; one leads:", e.Leader() >= 0)
 	// Output: 3 servers; one leads: true
+}
+
+func ExampleEnsemble_SecureAddrs() {
+	e, err := zktest.StartEnsemble(context.Background(), 3, zktest.WithTLS())
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	defer e.Close()
+	cfg := e.ClientTLSConfig() // one authority signs every member's certificate
+	for i, addr := range e.SecureAddrs() {
+		conn, err := tls.Dial("tcp", addr, cfg)
+		if err == nil {
+			conn.Close()
+		}
+		fmt.Println("member", i, err)
+	}
+	// Output:
+	// member 0 <nil>
+	// member 1 <nil>
+	// member 2 <nil>
 }
 
 func ExampleProxy() {

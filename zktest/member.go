@@ -27,6 +27,8 @@ type member struct {
 	dir        string // owns data/, zoo.cfg and server.log; removed by close
 	myid       int    // 0 when standalone
 	clientPort int
+	securePort int        // 0 without TLS
+	tls        *serverTLS // nil without TLS
 	peerPort   int
 	electPort  int
 
@@ -35,15 +37,25 @@ type member struct {
 	exited chan struct{} // closed when the current process has been reaped
 }
 
-func newMember(cfg config, java, dir string, myid int, ports []int) *member {
-	m := &member{cfg: cfg, java: java, dir: dir, myid: myid, clientPort: ports[0]}
-	if len(ports) == 3 {
-		m.peerPort, m.electPort = ports[1], ports[2]
-	}
-	return m
+// memberPorts are the ports of one member; those it does not use are 0.
+type memberPorts struct{ client, secure, peer, elect int }
+
+func newMember(cfg config, java, dir string, myid int, ports memberPorts, tls *serverTLS) *member {
+	return &member{cfg: cfg, java: java, dir: dir, myid: myid, tls: tls,
+		clientPort: ports.client, securePort: ports.secure, peerPort: ports.peer, electPort: ports.elect}
 }
 
-func (m *member) addr() string { return net.JoinHostPort("127.0.0.1", strconv.Itoa(m.clientPort)) }
+func (m *member) addr() string { return loopback(m.clientPort) }
+
+// secureAddr is "" without TLS.
+func (m *member) secureAddr() string {
+	if m.tls == nil {
+		return ""
+	}
+	return loopback(m.securePort)
+}
+
+func loopback(port int) string { return net.JoinHostPort("127.0.0.1", strconv.Itoa(port)) }
 
 // writeConfig writes zoo.cfg; peers holds the server.N lines of an ensemble.
 func (m *member) writeConfig(peers []string) error {
@@ -76,6 +88,13 @@ func (m *member) writeConfig(peers []string) error {
 	}
 	if m.cfg.maxSession > 0 {
 		lines = append(lines, "maxSessionTimeout="+strconv.FormatInt(m.cfg.maxSession.Milliseconds(), 10))
+	}
+	if m.tls != nil {
+		tlsLines, err := m.tls.configLines(m.dir, m.securePort)
+		if err != nil {
+			return err
+		}
+		lines = append(lines, tlsLines...)
 	}
 	lines = append(lines, peers...)
 	lines = append(lines, m.cfg.extra...)
@@ -140,7 +159,7 @@ func (m *member) waitServing(ctx context.Context) error {
 		probe, cancelProbe := context.WithTimeout(ctx, 250*time.Millisecond)
 		mode, _ := m.mode(probe)
 		cancelProbe()
-		if mode != "" {
+		if mode != "" && m.tlsServes(ctx) {
 			return nil
 		}
 		select {

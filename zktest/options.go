@@ -16,6 +16,7 @@ type config struct {
 	extra             []string
 	heapMB            int
 	clientPort        int
+	tls               bool
 }
 
 func defaultConfig() config {
@@ -52,6 +53,13 @@ func WithConfig(lines ...string) Option {
 // one (for `zkr dev --port`); a port already taken is an error, not retried. Default:
 // a free port.
 func WithClientPort(port int) Option { return func(c *config) { c.clientPort = port } }
+
+// WithTLS also serves clients over TLS, on a second port of each server (SecureAddr),
+// with a certificate for 127.0.0.1, ::1 and localhost signed by a certificate authority
+// made for this server alone (ClientTLSConfig trusts it). The plain port keeps serving.
+// TLS needs ZooKeeper's Netty connection factory, which the server then uses on both
+// ports. Default: no TLS.
+func WithTLS() Option { return func(c *config) { c.tls = true } }
 
 // WithHeapMB sets the JVM's maximum heap in MiB. Default 256.
 func WithHeapMB(mb int) Option { return func(c *config) { c.heapMB = mb } }

@@ -2,6 +2,7 @@ package zktest
 
 import (
 	"context"
+	"crypto/tls"
 	"errors"
 	"os"
 	"sync"
@@ -42,6 +43,15 @@ func StartServer(ctx context.Context, opts ...Option) (*Server, error) {
 
 // Addr is the server's client address, "127.0.0.1:port".
 func (s *Server) Addr() string { return s.m.addr() }
+
+// SecureAddr is the server's TLS client address, "127.0.0.1:port", with WithTLS; ""
+// without.
+func (s *Server) SecureAddr() string { return s.m.secureAddr() }
+
+// ClientTLSConfig is a new TLS configuration that trusts the server's certificate
+// (valid for 127.0.0.1, ::1 and localhost) and no other, or nil without WithTLS. Each
+// call returns a fresh one, so a test may change it.
+func (s *Server) ClientTLSConfig() *tls.Config { return s.m.tls.clientConfig() }
 
 // Stop kills the server process, as a crash would. Its port and data are kept for Start.
 func (s *Server) Stop() { s.m.stop() }

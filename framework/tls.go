@@ -1,0 +1,51 @@
+package framework
+
+import (
+	"context"
+	"crypto/tls"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"time"
+)
+
+// handshake runs TLS over conn, giving up after bound or when ctx ends (the handle
+// closed). Without a ServerName, the certificate must be valid for the host dialled,
+// as written in the server list; cfg itself is never changed. On failure conn is
+// closed.
+func handshake(ctx context.Context, conn net.Conn, cfg *tls.Config, addr string, bound time.Duration) (net.Conn, error) {
+	if cfg.ServerName == "" {
+		host, _, err := net.SplitHostPort(addr)
+		if err != nil {
+			host = addr
+		}
+		cfg = cfg.Clone()
+		cfg.ServerName = host
+	}
+	tc := tls.Client(conn, cfg)
+	ctx, cancel := context.WithTimeout(ctx, bound)
+	defer cancel()
+	err := tc.HandshakeContext(ctx)
+	if err == nil {
+		return tc, nil
+	}
+	_ = conn.Close()
+	switch {
+	case errors.Is(err, context.DeadlineExceeded):
+		return nil, fmt.Errorf("TLS handshake with %s: no answer within %v: %w", addr, bound, err)
+	case errors.Is(err, io.EOF):
+		// A plaintext port reads the ClientHello as a huge request and hangs up.
+		return nil, fmt.Errorf("TLS handshake with %s: the server closed the connection (is it a TLS port?): %w", addr, err)
+	}
+	return nil, fmt.Errorf("TLS handshake with %s: %w", addr, err)
+}
+
+// noAnswer says why a connection ended before the server's connect response came.
+// A TLS port hangs up on a plaintext client without a word.
+func noAnswer(addr string, withTLS bool, seen int, err error) error {
+	if !withTLS && seen == 0 && errors.Is(err, io.EOF) {
+		return fmt.Errorf("%s closed the connection without answering (if it is a TLS port, use WithTLS): %w", addr, err)
+	}
+	return fmt.Errorf("no connect response from %s: %w", addr, err)
+}
