@@ -80,6 +80,10 @@ func (e *Ensemble) SecureAddrs() []string {
 // (one certificate authority signs them all), or nil without WithTLS.
 func (e *Ensemble) ClientTLSConfig() *tls.Config { return e.ms[0].tls.clientConfig() }
 
+// CACertPEM is the PEM certificate of the authority that signed the members'
+// certificates, for tools that read a CA file, or nil without WithTLS.
+func (e *Ensemble) CACertPEM() []byte { return e.ms[0].tls.caCertPEM() }
+
 // Stop kills member i, as a crash would.
 func (e *Ensemble) Stop(i int) { e.ms[i].stop() }
 

@@ -53,6 +53,10 @@ func (s *Server) SecureAddr() string { return s.m.secureAddr() }
 // call returns a fresh one, so a test may change it.
 func (s *Server) ClientTLSConfig() *tls.Config { return s.m.tls.clientConfig() }
 
+// CACertPEM is the PEM certificate of the authority that signed the server's
+// certificate, for tools that read a CA file, or nil without WithTLS.
+func (s *Server) CACertPEM() []byte { return s.m.tls.caCertPEM() }
+
 // Stop kills the server process, as a crash would. Its port and data are kept for Start.
 func (s *Server) Stop() { s.m.stop() }
 

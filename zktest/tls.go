@@ -97,6 +97,13 @@ func (s *serverTLS) clientConfig() *tls.Config {
 	return &tls.Config{RootCAs: pool, MinVersion: tls.VersionTLS12}
 }
 
+func (s *serverTLS) caCertPEM() []byte {
+	if s == nil {
+		return nil
+	}
+	return append([]byte(nil), s.caPEM...)
+}
+
 // configLines writes the PEM files into dir and returns the zoo.cfg lines that serve
 // TLS on securePort. The secure port needs Netty's connection factory (the default NIO
 // one has no TLS); the plain port keeps serving, through Netty as well, so readiness

@@ -304,6 +304,11 @@ func (e *env) connect(ctx context.Context) (*framework.Client, error) {
 		}
 		opts = append(opts, framework.WithAuth(scheme, []byte(cred)))
 	}
+	if cfg, err := e.tls.config(); err != nil {
+		return nil, usageError("%v", err)
+	} else if cfg != nil {
+		opts = append(opts, framework.WithTLS(cfg))
+	}
 	c, err := framework.New(servers, opts...)
 	if err != nil {
 		// "framework: invalid option: framework: invalid namespace ..." says it twice.
@@ -314,7 +319,13 @@ func (e *env) connect(ctx context.Context) (*framework.Client, error) {
 	defer cancel()
 	if err := c.WaitConnected(wctx); err != nil {
 		_ = c.Close()
-		return nil, zkError("cannot connect to ZooKeeper at %s within %v", e.servers, e.connectTimeout)
+		// The client's error ends with why its last attempt failed (refused, an
+		// untrusted certificate, ...): the part worth a user's reading.
+		why := ""
+		if _, last, ok := strings.Cut(err.Error(), "last connection attempt: "); ok {
+			why = " (last attempt: " + last + ")"
+		}
+		return nil, zkError("cannot connect to ZooKeeper at %s within %v%s", e.servers, e.connectTimeout, why)
 	}
 	e.log.Debug("zkr: connected", "session", fmt.Sprintf("%#x", c.SessionID()))
 	return c, nil

@@ -98,6 +98,7 @@ type env struct {
 	connectTimeout time.Duration
 	namespace      string
 	auth           string
+	tls            tlsFlags
 	quiet, verbose bool
 	stdout, stderr io.Writer
 	log            *slog.Logger
@@ -119,6 +120,7 @@ func (e *env) globals(fs *flag.FlagSet) {
 	fs.StringVar(&e.namespace, "namespace", e.namespace,
 		"put every path under /`NAMESPACE`, as Curator's namespace does (\"app\" or \"app/sub\")")
 	fs.StringVar(&e.auth, "auth", e.auth, "credentials to send, as `scheme:credentials` (e.g. \"digest:user:password\")")
+	e.tls.register(fs)
 	fs.BoolVar(&e.quiet, "quiet", e.quiet, "no progress line and no notices on stderr; errors still")
 	fs.BoolVar(&e.verbose, "verbose", e.verbose, "log connection states and client details on stderr")
 }

@@ -45,9 +45,9 @@ func TestBadInput(t *testing.T) {
 		{[]string{"--namespace", "/ns", "lock", "/a"}, exitUsage, "zkr lock: invalid namespace"},
 		{[]string{"--session-timeout", "0s", "lock", "/a"}, exitUsage, "zkr lock: --session-timeout and --connect-timeout must be positive"},
 		{[]string{"--servers", closed, "--connect-timeout", "1s", "lock", "/a", "--", "true"}, exitZooKeeper,
-			"zkr lock: cannot connect to ZooKeeper at " + closed + " within 1s"},
+			"zkr lock: cannot connect to ZooKeeper at " + closed + " within 1s (last attempt: dial tcp " + closed},
 		{[]string{"--servers", closed, "--connect-timeout", "1s", "inspect", "/a"}, exitZooKeeper,
-			"zkr inspect: cannot connect to ZooKeeper at " + closed + " within 1s"},
+			"zkr inspect: cannot connect to ZooKeeper at " + closed + " within 1s (last attempt: dial tcp " + closed},
 	} {
 		t.Run(strings.Join(tc.args, " "), func(t *testing.T) {
 			t.Parallel()
