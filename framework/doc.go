@@ -16,6 +16,13 @@
 //     and stop when their context ends or the client closes.
 //   - A namespace puts every path under one node; an ACL provider sets the ACL of
 //     every node created; credentials are sent on every connection and new session.
+//   - ACLs: every node the client creates gets the provider's ACL for its server
+//     path (namespace included), the namespace node and the container parents
+//     made by CreatingParents among them, so a recipe's whole tree is as private
+//     as its provider says. A request an ACL refuses fails at once, never retried,
+//     with an error that wraps zk.ErrNoAuth and names the path and the schemes of
+//     the client's credentials. The credentials themselves are never logged, never
+//     put in an error, and not shown when the Client is printed.
 //   - Protected creates use Curator's _c_<uuid>- names: a create whose reply was lost
 //     is found again, and accepted only if the current session owns it; one that
 //     failed for good is found and deleted in the background. Guaranteed deletes go on
