@@ -195,6 +195,24 @@ func (c *Client) Conn() *zk.Conn {
 	return c.h.conn
 }
 
+// Format prints the client, whatever the verb, as its servers, namespace and
+// state: never its credentials, which fmt's default printing of the struct would
+// show, and without reading its fields unlocked while its goroutines change them.
+func (c *Client) Format(f fmt.State, _ rune) {
+	if c == nil {
+		fmt.Fprint(f, "<nil>")
+		return
+	}
+	fmt.Fprintf(f, "zkrecipes client of %s", strings.Join(c.servers, ","))
+	if c.opts.namespace != "" {
+		fmt.Fprintf(f, " in namespace %s", c.opts.namespace)
+	}
+	fmt.Fprintf(f, ": %s", c.State())
+	if sid := c.SessionID(); sid != 0 {
+		fmt.Fprintf(f, ", session %#x", sid)
+	}
+}
+
 // Close ends the session: its ephemeral nodes go at once. It waits up to a second for
 // background deletes to finish, and a little longer for go-zookeeper to say goodbye
 // to the server, then releases every goroutine. Operations blocked in it and after it

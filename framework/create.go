@@ -85,7 +85,7 @@ func (c *Client) Create(ctx context.Context, path string, data []byte, opts ...C
 		})
 	}
 	if err != nil {
-		return "", fmt.Errorf("framework: create %s: %w", path, err)
+		return "", fmt.Errorf("framework: create %s: %w", path, c.explain(err))
 	}
 	return c.unfix(created), nil
 }

@@ -25,6 +25,13 @@
 //     ("x509: certificate signed by unknown authority", a plaintext client hung up on
 //     by a TLS port, a TLS client on a plaintext port), as does the error of an
 //     operation that found no connection in time.
+//   - ACLs: every node the client creates gets the provider's ACL for its server
+//     path (namespace included), the namespace node and the container parents
+//     made by CreatingParents among them, so a recipe's whole tree is as private
+//     as its provider says. A request an ACL refuses fails at once, never retried,
+//     with an error that wraps zk.ErrNoAuth and names the path and the schemes of
+//     the client's credentials. The credentials themselves are never logged, never
+//     put in an error, and not shown when the Client is printed.
 //   - Protected creates use Curator's _c_<uuid>- names: a create whose reply was lost
 //     is found again, and accepted only if the current session owns it; one that
 //     failed for good is found and deleted in the background. Guaranteed deletes go on

@@ -89,3 +89,17 @@ func ExampleWithTLS() {
 	fmt.Println(string(data), err)
 	// Output: encrypted on the wire <nil>
 }
+
+// A client prints as its servers, namespace and state, never with its credentials.
+func ExampleClient_Format() {
+	client, err := framework.New([]string{"zk1.example:2181", "zk2.example:2181"},
+		framework.WithNamespace("myapp"),
+		framework.WithAuth("digest", []byte("alice:secret")))
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	defer client.Close()
+	fmt.Printf("%v\n", client)
+	// Output: zkrecipes client of zk1.example:2181,zk2.example:2181 in namespace myapp: Latent
+}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strings"
 	"time"
 
 	"github.com/cenkalti/backoff/v4"
@@ -233,9 +234,27 @@ func call[T any](c *Client, ctx context.Context, p string, write bool, req func(
 		return err
 	})
 	if err != nil {
-		return zero, fmt.Errorf("framework: %s: %w", p, err)
+		return zero, fmt.Errorf("framework: %s: %w", p, c.explain(err))
 	}
 	return v, nil
+}
+
+// explain says that an error is an ACL's refusal, and which credentials were
+// refused: go-zookeeper's own words, "not authenticated", read as if the client had
+// sent none. Only the schemes are named, never the credentials.
+func (c *Client) explain(err error) error {
+	if !errors.Is(err, zk.ErrNoAuth) {
+		return err
+	}
+	creds := "none"
+	if len(c.opts.auth) > 0 {
+		schemes := make([]string, len(c.opts.auth))
+		for i, a := range c.opts.auth {
+			schemes[i] = a.scheme
+		}
+		creds = strings.Join(schemes, ", ")
+	}
+	return fmt.Errorf("refused by an ACL (client credentials: %s): %w", creds, err)
 }
 
 type getResult struct {

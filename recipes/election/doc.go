@@ -11,8 +11,14 @@
 //
 // A Selector runs a function while it leads: lead(ctx) gets a context that ends when
 // leadership may be lost, on InterruptLeadership, and on Close, and leadership is
-// given up when lead returns. It is built on the mutex (P/_c_<uuid>-lock-<seq>), as
-// Curator's is; AutoRequeue enters the election again after every term.
+// given up when lead returns. It queues with the mutex's nodes
+// (P/_c_<uuid>-lock-<seq>), as Curator's is built on its mutex; AutoRequeue enters
+// the election again after every term.
+//
+// Start, of either, returns once our node is in the queue. So a client that the
+// election's ACL refuses (framework.WithACL; the nodes and their container parents
+// all get the client's ACL) hears it from Start at once: an error wrapping
+// zk.ErrNoAuth.
 //
 // "Elect a single scheduler poller" is the use this package exists for: with the
 // default error policy, two participants whose sessions are alive never both

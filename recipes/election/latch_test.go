@@ -181,11 +181,7 @@ func TestListenerCountsAndNotifyOnClose(t *testing.T) {
 }
 
 func TestLatchStartedBeforeAnyServer(t *testing.T) {
-	srv := zktest.NewServer(t)
-	srv.Stop() // its address is known; nothing answers there yet
-	c, err := framework.New([]string{srv.Addr()})
-	require.NoError(t, err)
-	t.Cleanup(func() { _ = c.Close() })
+	srv, c := beforeServer(t)
 	l := newLatch(t, c, "/election/early")
 	var up atomic.Int32
 	l.Listen(func(leads bool) {
@@ -199,28 +195,28 @@ func TestLatchStartedBeforeAnyServer(t *testing.T) {
 	require.NoError(t, srv.Start())
 	require.NoError(t, <-started)
 	require.NoError(t, l.Await(ctx))
-	require.Equal(t, int32(1), up.Load())
+	// Await may return before the listener has heard it.
+	require.Eventually(t, func() bool { return up.Load() == 1 }, wait, time.Millisecond)
 }
 
 func TestCloseWhileJoiningLeavesNoNode(t *testing.T) {
-	srv := zktest.NewServer(t)
-	srv.Stop()
-	c, err := framework.New([]string{srv.Addr()})
-	require.NoError(t, err)
-	t.Cleanup(func() { _ = c.Close() })
-	l, err := NewLatch(c, "/election/close-early")
-	require.NoError(t, err)
-	ctx := testCtx(t)
-	started := make(chan error, 1)
-	go func() { started <- l.Start(ctx) }()
-	require.Eventually(t, func() bool { l.mu.Lock(); defer l.mu.Unlock(); return l.started }, wait, time.Millisecond)
-	require.NoError(t, l.Close(ctx))
-	require.ErrorIs(t, <-started, ErrClosed)
-	require.NoError(t, srv.Start())
-	require.NoError(t, c.WaitConnected(ctx))
-	names, _, err := c.Children(ctx, "/election/close-early")
-	if err == nil {
-		require.Empty(t, names)
+	for _, kind := range participantKinds {
+		t.Run(kind.name, func(t *testing.T) {
+			srv, c := beforeServer(t)
+			p := kind.make(t, c, "/election/close-early")
+			ctx := testCtx(t)
+			started := make(chan error, 1)
+			go func() { started <- p.Start(ctx) }()
+			require.Eventually(t, p.joining, wait, time.Millisecond)
+			require.NoError(t, p.Close(ctx))
+			require.ErrorIs(t, <-started, ErrClosed)
+			require.NoError(t, srv.Start())
+			require.NoError(t, c.WaitConnected(ctx))
+			names, _, err := c.Children(ctx, "/election/close-early")
+			if err == nil {
+				require.Empty(t, names)
+			}
+		})
 	}
 }
 
@@ -315,17 +311,64 @@ func TestClientCloseEndsLeadership(t *testing.T) {
 }
 
 func TestStartAgainAfterAFailedStart(t *testing.T) {
+	for _, kind := range participantKinds {
+		t.Run(kind.name, func(t *testing.T) {
+			srv, c := beforeServer(t)
+			p := kind.make(t, c, "/election/retry-start")
+			short, cancel := context.WithTimeout(context.Background(), 300*time.Millisecond)
+			defer cancel()
+			require.ErrorIs(t, p.Start(short), context.DeadlineExceeded)
+			require.NoError(t, srv.Start())
+			ctx := testCtx(t)
+			require.NoError(t, p.Start(ctx), "a Start that failed did not join: it may be tried again")
+			require.Eventually(t, p.IsLeader, wait, time.Millisecond)
+		})
+	}
+}
+
+// beforeServer is a client of a server that does not answer yet: it was started,
+// so its address is known, and stopped. Start it for the client to connect.
+func beforeServer(t *testing.T) (*zktest.Server, *framework.Client) {
+	t.Helper()
 	srv := zktest.NewServer(t)
 	srv.Stop()
 	c, err := framework.New([]string{srv.Addr()})
 	require.NoError(t, err)
 	t.Cleanup(func() { _ = c.Close() })
-	l := newLatch(t, c, "/election/retry-start")
-	short, cancel := context.WithTimeout(context.Background(), 300*time.Millisecond)
-	defer cancel()
-	require.ErrorIs(t, l.Start(short), context.DeadlineExceeded)
-	require.NoError(t, srv.Start())
-	ctx := testCtx(t)
-	require.NoError(t, l.Start(ctx), "a Start that failed did not join: it may be tried again")
-	require.NoError(t, l.Await(ctx))
+	return srv, c
+}
+
+// participant is what Latch and Selector share, for the tests of Start that both
+// must pass.
+type participant interface {
+	Start(ctx context.Context) error
+	Close(ctx context.Context) error
+	IsLeader() bool
+	joining() bool
+}
+
+var participantKinds = []struct {
+	name string
+	make func(t *testing.T, c *framework.Client, path string) participant
+}{
+	{"latch", func(t *testing.T, c *framework.Client, path string) participant { return newLatch(t, c, path) }},
+	{"selector", func(t *testing.T, c *framework.Client, path string) participant {
+		s, err := NewSelector(c, path, untilDone)
+		require.NoError(t, err)
+		t.Cleanup(func() { _ = s.Close(context.Background()) })
+		return s
+	}},
+}
+
+// joining reports whether Start is under way or done.
+func (l *Latch) joining() bool {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.started
+}
+
+func (s *Selector) joining() bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.started
 }

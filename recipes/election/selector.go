@@ -8,15 +8,20 @@ import (
 	"time"
 
 	"github.com/zkrecipes/zkrecipes/framework"
-	"github.com/zkrecipes/zkrecipes/recipes/mutex"
+	"github.com/zkrecipes/zkrecipes/recipes/internal/lockqueue"
 )
+
+// selectorName is the mutex's node name: Curator's LeaderSelector queues on an
+// InterProcessMutex, so Go and Java selectors share an election.
+const selectorName = "lock-"
 
 // Selector runs a function while it leads an election.
 type Selector struct {
 	c           *framework.Client
 	path        string
+	q           *lockqueue.Queue
+	id          []byte
 	lead        func(ctx context.Context) error
-	m           *mutex.Mutex
 	autoRequeue bool
 
 	mu        sync.Mutex
@@ -26,6 +31,7 @@ type Selector struct {
 	granted   bool               // the queued term has won the election: lead runs or ran
 	again     bool               // Requeue was called after the term had won
 	leading   bool               // lead is running
+	token     int64              // the fencing token of the running term
 	interrupt context.CancelFunc // ends the current term's ctx
 	ctx       context.Context    // ends on Close
 	stop      context.CancelFunc
@@ -42,16 +48,24 @@ func NewSelector(c *framework.Client, path string, lead func(ctx context.Context
 	if lead == nil {
 		return nil, fmt.Errorf("%w: nil lead function", ErrInvalid)
 	}
-	m, err := mutex.New(c, path, mutex.WithID(o.id))
-	if err != nil {
-		return nil, fmt.Errorf("%w: %w", ErrInvalid, err)
-	}
 	ctx, stop := context.WithCancel(context.Background())
-	return &Selector{c: c, path: path, lead: lead, m: m, autoRequeue: o.autoRequeue, ctx: ctx, stop: stop}, nil
+	return &Selector{
+		c:           c,
+		path:        path,
+		q:           &lockqueue.Queue{Client: c, Path: path, Name: selectorName, Names: []string{selectorName}, Rule: lockqueue.Exclusive},
+		id:          []byte(o.id),
+		lead:        lead,
+		autoRequeue: o.autoRequeue,
+		ctx:         ctx,
+		stop:        stop,
+	}, nil
 }
 
-// Start enters the election; the selector then waits for leadership in the
-// background. ctx is not kept: Close ends the selector.
+// Start enters the election: it returns once our node is in the queue (waiting for
+// a connection if need be), and the selector then waits for leadership in the
+// background until Close. If the node cannot be made (an ACL refuses it: the error
+// wraps zk.ErrNoAuth) or ctx ends first, Start returns the error, leaves no node,
+// and may be tried again.
 func (s *Selector) Start(ctx context.Context) error {
 	s.mu.Lock()
 	switch {
@@ -62,9 +76,24 @@ func (s *Selector) Start(ctx context.Context) error {
 		s.mu.Unlock()
 		return ErrStarted
 	}
-	s.started = true
+	s.started, s.queued = true, true
+	s.terms.Add(1)
 	s.mu.Unlock()
-	return s.Requeue()
+	joined := make(chan error, 1)
+	go s.run(ctx, joined)
+	err := <-joined
+	if err == nil {
+		return nil
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	switch {
+	case s.closed:
+		return ErrClosed
+	case ctx.Err() != nil && !errors.Is(err, ctx.Err()): // the wait was cut short for ctx
+		return fmt.Errorf("election: joining %s: %w: %w", s.path, ctx.Err(), err)
+	}
+	return fmt.Errorf("election: joining %s: %w", s.path, err)
 }
 
 // Requeue enters the election once more: at once if no term is queued or running,
@@ -85,45 +114,72 @@ func (s *Selector) Requeue() error {
 	}
 	s.queued = true
 	s.terms.Add(1)
-	go s.run()
+	go s.run(context.Background(), nil)
 	return nil
 }
 
 // run waits for leadership and runs terms: one, or with AutoRequeue as many as it
-// gets until Close.
-func (s *Selector) run() {
+// gets until Close. joined is Start's: see term.
+func (s *Selector) run(start context.Context, joined chan<- error) {
 	defer s.terms.Done()
 	for {
-		s.term()
+		err := s.term(start, joined)
 		s.mu.Lock()
-		again := (s.autoRequeue || s.again) && !s.closed && s.c.Context().Err() == nil
+		again := err == nil && (s.autoRequeue || s.again) && !s.closed && s.c.Context().Err() == nil
 		s.again, s.granted = false, false
 		if !again {
 			s.queued = false
 		}
+		if err != nil {
+			s.started = false // not in the election: Start may be tried again
+		}
 		s.mu.Unlock()
+		if err != nil {
+			joined <- err
+			return
+		}
 		if !again {
 			return
 		}
+		joined = nil
 	}
 }
 
-// term waits for the lock and runs lead once while holding it.
-func (s *Selector) term() {
-	if err := s.m.Acquire(s.ctx); err != nil {
+// term queues for leadership and runs lead once while it leads. For Start's term,
+// joined hears nil once our node is in the queue; until then start bounds the wait
+// too, and a failure is returned for Start to report instead of logged.
+func (s *Selector) term(start context.Context, joined chan<- error) error {
+	ctx, opts := s.ctx, lockqueue.Options{Wait: true}
+	if joined != nil {
+		var cancel context.CancelFunc
+		ctx, cancel = context.WithCancel(s.ctx)
+		defer cancel()
+		stop := context.AfterFunc(start, cancel)
+		opts.Queued = func() {
+			if stop() { // else start has ended, and Acquire fails with it
+				joined <- nil
+				joined = nil
+			}
+		}
+	}
+	h, err := s.q.Acquire(ctx, s.id, opts)
+	if err != nil {
+		if joined != nil {
+			return err
+		}
 		if s.ctx.Err() == nil {
 			s.c.Logger().Warn("zkrecipes: selector could not join the election", "path", s.path, "error", err)
 			pause(s.ctx, time.Second)
 		}
-		return
+		return nil
 	}
 	leadCtx, cancel := context.WithCancel(s.ctx)
 	s.mu.Lock()
-	s.leading, s.granted, s.interrupt = true, true, cancel
+	s.leading, s.granted, s.interrupt, s.token = true, true, cancel, h.FencingToken()
 	s.mu.Unlock()
 	go func() {
 		select {
-		case <-s.m.Lost():
+		case <-h.Lost():
 			cancel()
 		case <-leadCtx.Done():
 		}
@@ -133,11 +189,13 @@ func (s *Selector) term() {
 	}
 	cancel()
 	s.mu.Lock()
-	s.leading, s.interrupt = false, nil
+	s.leading, s.interrupt, s.token = false, nil, 0
 	s.mu.Unlock()
-	if err := s.m.Release(context.WithoutCancel(s.ctx)); err != nil && !errors.Is(err, mutex.ErrLost) {
+	err = h.Release(context.WithoutCancel(s.ctx))
+	if err != nil && !errors.Is(err, lockqueue.ErrLost) && !errors.Is(err, framework.ErrDeleteInBackground) {
 		s.c.Logger().Warn("zkrecipes: selector releasing leadership", "path", s.path, "error", err)
 	}
+	return nil
 }
 
 func pause(ctx context.Context, d time.Duration) {
@@ -168,7 +226,7 @@ func (s *Selector) IsLeader() bool {
 
 // Leader asks ZooKeeper who leads now: ErrNoLeader when nobody takes part.
 func (s *Selector) Leader(ctx context.Context) (Participant, error) {
-	ps, err := s.m.Participants(ctx)
+	ps, err := s.q.Participants(ctx)
 	if err != nil {
 		return Participant{}, fmt.Errorf("election: leader of %s: %w", s.path, err)
 	}
@@ -177,7 +235,7 @@ func (s *Selector) Leader(ctx context.Context) (Participant, error) {
 
 // Participants lists the election in queue order, the leader first, with ids.
 func (s *Selector) Participants(ctx context.Context) ([]Participant, error) {
-	ps, err := s.m.Participants(ctx)
+	ps, err := s.q.Participants(ctx)
 	if err != nil {
 		return nil, fmt.Errorf("election: participants of %s: %w", s.path, err)
 	}

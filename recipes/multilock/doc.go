@@ -7,5 +7,7 @@
 // caller's whole budget. Release releases every lock in reverse order, carries on
 // past failures, and returns them joined. NewMutexes sorts its paths, so that two
 // multi-locks over overlapping paths, given in different orders, always take them in
-// the same order and cannot deadlock each other.
+// the same order and cannot deadlock each other. A lock that fails, for instance
+// because an ACL refuses the client (an error wrapping zk.ErrNoAuth), fails the
+// whole Acquire at once.
 package multilock

@@ -14,4 +14,8 @@
 // holder can stop before another process takes over; FencingToken gives a zxid that
 // grows with every holder, for stores that can refuse a stale writer. Acquire never grants the lock on a node of an earlier session (Curator's
 // CURATOR-604), and a cancelled or failed Acquire leaves no node behind.
+//
+// ACLs: our node and the lock's container parents get the client's ACL
+// (framework.WithACL). A client that ACL refuses can neither queue nor delete a
+// holder's node: its Acquire fails at once with an error that wraps zk.ErrNoAuth.
 package mutex

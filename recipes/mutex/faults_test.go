@@ -3,7 +3,9 @@ package mutex
 import (
 	"context"
 	"errors"
+	"log/slog"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -282,3 +284,29 @@ func TestClientCloseLosesTheHold(t *testing.T) {
 	require.False(t, m.IsAcquired())
 	require.ErrorIs(t, m.Release(ctx), ErrLost)
 }
+
+func TestRevocationWatchGivesUpOnAnUnreadableNode(t *testing.T) {
+	srv := zktest.NewServer(t)
+	ctx := testCtx(t)
+	warned := &warnings{}
+	c := newClient(t, []string{srv.Addr()}, framework.WithLogger(slog.New(warned)))
+	m := newMutex(t, c, "/locks/unreadable", WithRevocationListener(func() {}))
+	require.NoError(t, m.Acquire(ctx))
+	// Our node's ACL changes under us (we made it, so we may): it can be written, not
+	// read. The watch cannot follow it any more, and must say so and stop instead of
+	// asking again and again.
+	_, err := c.Conn().SetACL(m.Node(), zk.WorldACL(zk.PermWrite|zk.PermAdmin), -1)
+	require.NoError(t, err)
+	require.NoError(t, Revoke(ctx, c, m.Node()), "fires the watch")
+	require.Eventually(t, func() bool { return warned.n.Load() > 0 }, wait, 10*time.Millisecond)
+	require.True(t, m.IsAcquired(), "still held")
+	require.NoError(t, m.Release(ctx))
+}
+
+// warnings counts the records logged at Warn and above.
+type warnings struct{ n atomic.Int32 }
+
+func (w *warnings) Enabled(_ context.Context, l slog.Level) bool { return l >= slog.LevelWarn }
+func (w *warnings) Handle(context.Context, slog.Record) error    { w.n.Add(1); return nil }
+func (w *warnings) WithAttrs([]slog.Attr) slog.Handler           { return w }
+func (w *warnings) WithGroup(string) slog.Handler                { return w }

@@ -26,4 +26,9 @@
 // Mutex is a semaphore with one lease. Unlike mutex.Mutex it is not reentrant:
 // acquiring a Mutex that is already held waits like any other participant. Any
 // goroutine may release it.
+//
+// ACLs: every node, P, P/locks and P/leases included, gets the client's ACL
+// (framework.WithACL). A client that ACL refuses can neither take a lease nor
+// delete one: Acquire and TryAcquire fail at once with an error that wraps
+// zk.ErrNoAuth.
 package semaphore

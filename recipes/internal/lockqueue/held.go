@@ -184,6 +184,11 @@ func (h *Held) watchRevocation(onRevoke func()) {
 				return
 			case ctx.Err() != nil, errors.Is(err, framework.ErrClosed):
 				return
+			case err != nil && !framework.IsRetryable(err):
+				// Refused (our node's ACL was changed) or our session ended: asking again
+				// would get the same answer at once, in a busy loop.
+				h.c.Logger().Warn("zkrecipes: cannot watch our node for revocation any more", "node", h.Node.Path, "error", err)
+				return
 			case err != nil: // a long outage: keep watching once it is over
 				if h.c.WaitConnected(ctx) != nil {
 					return

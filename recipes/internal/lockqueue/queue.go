@@ -34,6 +34,10 @@ type Queue struct {
 type Options struct {
 	Wait     bool   // wait for the hold; else give up with ErrWouldBlock
 	OnRevoke func() // if set, called when another client asks us to release
+	// Queued, if set, is called once our first node exists, before the wait: a
+	// caller that returns at that point learns of a refusal (an ACL, a bad path)
+	// from Acquire's error, yet does not wait for the hold.
+	Queued func()
 }
 
 // Acquire creates our node and waits until the rule says it holds, ctx ends, or the
@@ -44,6 +48,10 @@ func (q *Queue) Acquire(ctx context.Context, data []byte, o Options) (*Held, err
 	for {
 		n, err := CreateNode(ctx, q.Client, q.Path, q.Name, data)
 		if err == nil {
+			if o.Queued != nil {
+				o.Queued()
+				o.Queued = nil
+			}
 			var h *Held
 			h, err = q.Await(ctx, n, t, o.Wait)
 			if err == nil {
