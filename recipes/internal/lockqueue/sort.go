@@ -7,7 +7,8 @@ import (
 )
 
 // Rule decides, from the participants in queue order, whether the one at index ours
-// holds; if it does not, watch is the index of the single node it must wait on.
+// holds; if it does not, watch is the index of the single node it must wait on, one
+// before ours, or -1 if the rule names none.
 type Rule func(sorted []string, ours int) (holds bool, watch int)
 
 // Exclusive is the mutex rule: the first holds, everyone else watches the node
@@ -15,7 +16,7 @@ type Rule func(sorted []string, ours int) (holds bool, watch int)
 func Exclusive(sorted []string, ours int) (bool, int) { return ours == 0, ours - 1 }
 
 // Leases lets the first n hold; the others watch the node n places before them, the
-// one whose release moves them into the first n.
+// one whose release moves them into the first n. n must be positive.
 func Leases(n int) Rule {
 	return func(sorted []string, ours int) (bool, int) { return ours < n, ours - n }
 }
@@ -25,6 +26,25 @@ func Leases(n int) Rule {
 // with Queue.WatchChildren.
 func Count(n int) Rule {
 	return func(sorted []string, ours int) (bool, int) { return len(sorted) <= n, -1 }
+}
+
+// ReadWrite is the read/write lock's rule. A writer is Exclusive. A reader holds
+// unless a writer is before it, and then watches the nearest writer before it. A
+// node is a writer if its name contains writeName, Curator's test. A participant
+// named both ways therefore counts as a writer, which only ever makes others wait.
+func ReadWrite(writeName string) Rule {
+	isWriter := func(node string) bool { return strings.Contains(node, writeName) }
+	return func(sorted []string, ours int) (bool, int) {
+		if isWriter(sorted[ours]) {
+			return Exclusive(sorted, ours)
+		}
+		for i := ours - 1; i >= 0; i-- {
+			if isWriter(sorted[i]) {
+				return false, i
+			}
+		}
+		return true, -1
+	}
 }
 
 // Sequence returns the sequence number the server appended to a participant's node
@@ -64,4 +84,20 @@ func SortChildren(children []string, names []string) []string {
 		sorted[i] = e.name
 	}
 	return sorted
+}
+
+// decide asks rule about our node in a listing of the lock path: whether it holds,
+// and if not, the name of the one node to watch ("" if the rule names none). It
+// returns ErrNodeGone when our node is not among the participants listed.
+func decide(children []string, names []string, ours string, rule Rule) (holds bool, watch string, err error) {
+	sorted := SortChildren(children, names)
+	i := slices.Index(sorted, ours)
+	if i < 0 {
+		return false, "", ErrNodeGone
+	}
+	holds, w := rule(sorted, i)
+	if holds || w < 0 {
+		return holds, "", nil
+	}
+	return false, sorted[w], nil
 }
