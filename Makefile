@@ -46,10 +46,15 @@ CHAOS_TIMEOUT ?= 2h
 chaos: deps
 	$(GO) test -count=1 -v -timeout $(CHAOS_TIMEOUT) -run '^TestChaos$$' ./integration -chaos.duration=$(DURATION)
 
-# The fuzz targets: paths, Curator's protected names, odd children of a lock path.
-# make fuzz FUZZTIME=5m for a longer run.
+# The fuzz targets: paths and namespaces, Curator's protected names, the sequence at
+# the end of a node's name, and a lock path's listing (foreign nodes, kazoo's and
+# Curator's names, malformed sequences, the counter's wrap) sorted and decided on by
+# every recipe's rule, each against a model written in its test. Seeds in each
+# package's testdata/fuzz. make fuzz FUZZTIME=5m for a longer run.
 FUZZTIME ?= 30s
-FUZZ_TARGETS := framework:FuzzValidatePath framework:FuzzProtectedName recipes/internal/lockqueue:FuzzSortChildren
+FUZZ_TARGETS := framework:FuzzValidatePath framework:FuzzProtectedName \
+	recipes/internal/lockqueue:FuzzSequence recipes/internal/lockqueue:FuzzSortChildren \
+	recipes/internal/lockqueue:FuzzDecide
 fuzz:
 	@for t in $(FUZZ_TARGETS); do \
 		pkg=$${t%%:*}; name=$${t##*:}; \

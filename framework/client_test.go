@@ -2,7 +2,6 @@ package framework
 
 import (
 	"context"
-	"errors"
 	"testing"
 	"time"
 
@@ -307,54 +306,6 @@ func TestGuaranteedDeleteFinishesInTheBackground(t *testing.T) {
 		ok, _, err := observer.Exists(ctx, "/doomed")
 		return err == nil && !ok
 	}, wait, 20*time.Millisecond, "the delete completed once the server was back")
-}
-
-func TestBadInput(t *testing.T) {
-	_, err := New(nil)
-	require.ErrorIs(t, err, ErrInvalidOption)
-	_, err = New([]string{""})
-	require.ErrorIs(t, err, ErrInvalidOption)
-	for name, opt := range map[string]Option{
-		"session timeout":    WithSessionTimeout(0),
-		"connection timeout": WithConnectionTimeout(-time.Second),
-		"nil retry":          WithRetryPolicy(nil),
-		"bad retry":          WithRetryPolicy(ExponentialBackoff(0, 3)),
-		"namespace":          WithNamespace("/slash"),
-		"reserved namespace": WithNamespace("zookeeper"),
-		"auth scheme":        WithAuth("", []byte("x")),
-		"nil acl":            WithACL(nil),
-		"empty acl":          WithACL(FixedACL()),
-		"nil policy":         WithErrorPolicy(nil),
-		"nil logger":         WithLogger(nil),
-		"nil dialer":         WithDialer(nil),
-		"nil tls":            WithTLS(nil),
-		"nil option":         nil,
-	} {
-		_, err := New([]string{"127.0.0.1:1"}, opt)
-		require.ErrorIs(t, err, ErrInvalidOption, name)
-	}
-
-	srv := zktest.NewServer(t)
-	c := newClient(t, []string{srv.Addr()})
-	ctx := testCtx(t)
-	for _, p := range []string{"", "relative", "/trailing/", "/a//b", "/a/./b", "/a/../b", "/ctl\x01"} {
-		_, err := c.Create(ctx, p, nil)
-		require.ErrorIs(t, err, ErrInvalidPath, "%q", p)
-		_, _, err = c.Get(ctx, p)
-		require.ErrorIs(t, err, ErrInvalidPath, "%q", p)
-		require.ErrorIs(t, c.Delete(ctx, p, -1), ErrInvalidPath, "%q", p)
-	}
-	_, err = c.Create(ctx, "/zookeeper/mine", nil)
-	require.ErrorIs(t, err, ErrInvalidPath, "writes under /zookeeper are refused")
-	_, _, err = c.Get(ctx, "/zookeeper")
-	require.NoError(t, err, "reads of /zookeeper are fine")
-	_, err = c.Create(ctx, "/c", nil, Container(), Ephemeral())
-	require.ErrorIs(t, err, ErrInvalidCreate)
-	_, err = c.Create(ctx, "/", nil)
-	require.ErrorIs(t, err, ErrInvalidPath)
-	_, err = c.Create(ctx, "/x", nil, nil)
-	require.ErrorIs(t, err, ErrInvalidCreate)
-	require.True(t, errors.Is(c.Delete(ctx, "/", -1), ErrInvalidPath))
 }
 
 func TestCloseFromAListener(t *testing.T) {

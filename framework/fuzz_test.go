@@ -1,9 +1,49 @@
 package framework
 
 import (
+	"errors"
+	"regexp"
+	"strconv"
 	"strings"
 	"testing"
+	"unicode/utf16"
+	"unicode/utf8"
 )
+
+// The fuzz targets check the path and name helpers against reference models written
+// apart from them, as plainly as possible.
+
+// modelPathOK is ZooKeeper's PathUtils.validatePath written out again: absolute, no
+// empty, "." or ".." segment, and none of the UTF-16 code units it refuses (end
+// points included, as our doc says), so a character above U+FFFF, which becomes a
+// surrogate pair, is refused too. Invalid UTF-8 is refused: the server would read
+// another path than ours.
+func modelPathOK(p string) bool {
+	if !utf8.ValidString(p) || !strings.HasPrefix(p, "/") {
+		return false
+	}
+	if p == "/" {
+		return true
+	}
+	for _, seg := range strings.Split(p, "/")[1:] {
+		if seg == "" || seg == "." || seg == ".." {
+			return false
+		}
+	}
+	for _, u := range utf16.Encode([]rune(p)) {
+		if u <= 0x1f || 0x7f <= u && u <= 0x9f || 0xd800 <= u && u <= 0xf8ff || 0xfff0 <= u {
+			return false
+		}
+	}
+	return true
+}
+
+// modelReserved: the server's own subtree is the one whose first segment is
+// "zookeeper".
+func modelReserved(full string) bool {
+	first, _, _ := strings.Cut(strings.TrimPrefix(full, "/"), "/")
+	return first == "zookeeper"
+}
 
 func FuzzValidatePath(f *testing.F) {
 	for _, p := range []string{"/", "/a", "/a/b", "", "a", "/a/", "//", "/a/./b", "/a/../b", "/zookeeper", "/\x00", "/é/ü", "/a b"} {
@@ -11,13 +51,28 @@ func FuzzValidatePath(f *testing.F) {
 	}
 	f.Fuzz(func(t *testing.T, p, ns string) {
 		err := ValidatePath(p)
+		if ok := modelPathOK(p); ok != (err == nil) {
+			t.Fatalf("ValidatePath(%q) = %v; the model says valid: %v", p, err, ok)
+		}
 		if err != nil {
+			if !errors.Is(err, ErrInvalidPath) || !strings.Contains(err.Error(), strconv.Quote(p)) {
+				t.Fatalf("ValidatePath(%q): %v neither wraps ErrInvalidPath nor names the path", p, err)
+			}
 			return
 		}
-		if !strings.HasPrefix(p, "/") || strings.Contains(p, "//") || (p != "/" && strings.HasSuffix(p, "/")) {
-			t.Fatalf("%q passed validation", p)
+		if p != "/" && joinPath(parentPath(p), baseName(p)) != p {
+			t.Fatalf("%q splits into %q and %q", p, parentPath(p), baseName(p))
 		}
-		if validateNamespace(ns) != nil {
+
+		nsErr := validateNamespace(ns)
+		nsOK := ns == "" || !strings.HasPrefix(ns, "/") && modelPathOK("/"+ns) && !modelReserved("/"+ns)
+		if nsOK != (nsErr == nil) {
+			t.Fatalf("validateNamespace(%q) = %v; the model says valid: %v", ns, nsErr, nsOK)
+		}
+		if nsErr != nil {
+			if !errors.Is(nsErr, ErrInvalidNamespace) {
+				t.Fatalf("validateNamespace(%q): %v does not wrap ErrInvalidNamespace", ns, nsErr)
+			}
 			return
 		}
 		full := joinNamespace(ns, p)
@@ -27,8 +82,15 @@ func FuzzValidatePath(f *testing.F) {
 		if back := stripNamespace(ns, full); back != p {
 			t.Fatalf("%q -> %q -> %q", p, full, back)
 		}
+		if (validateWritePath(full) != nil) != modelReserved(full) {
+			t.Fatalf("writes to %q (namespace %q): %v", p, ns, validateWritePath(full))
+		}
 	})
 }
+
+// protectedForm is Curator's protected name: "_c_", a UUID in the dashed 8-4-4-4-12
+// form of hex digits in either case, "-", and at least one more byte.
+var protectedForm = regexp.MustCompile(`(?s)^_c_[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}-.+$`)
 
 func FuzzProtectedName(f *testing.F) {
 	f.Add("_c_0f8fad5b-d9cb-469f-a165-70867728950e-lock-0000000007")
@@ -40,6 +102,9 @@ func FuzzProtectedName(f *testing.F) {
 		if ok != IsProtectedName(name) {
 			t.Fatalf("ProtectedID and IsProtectedName disagree on %q", name)
 		}
+		if want := protectedForm.MatchString(name); ok != want {
+			t.Fatalf("IsProtectedName(%q) = %v; the model says %v", name, ok, want)
+		}
 		stripped := StripProtection(name)
 		if !ok {
 			if stripped != name {
@@ -49,6 +114,11 @@ func FuzzProtectedName(f *testing.F) {
 		}
 		if protectedName(id, stripped) != name {
 			t.Fatalf("%q does not come back from id %q and name %q", name, id, stripped)
+		}
+		// Any name we protect is recognised, with our id.
+		mine := newProtectedID()
+		if got, ok := ProtectedID(protectedName(mine, stripped)); !ok || got != mine {
+			t.Fatalf("our protected %q is read back as %q, %v", protectedName(mine, stripped), got, ok)
 		}
 	})
 }

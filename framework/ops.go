@@ -15,8 +15,12 @@ import (
 // accept, or the retry policy gives up; between attempts it sleeps as the policy
 // says. It returns promptly when ctx is done (an error wrapping ctx.Err()) or the
 // client closes (ErrClosed). Node operations of the Client already retry; do not
-// call them inside Retry, or retries multiply.
+// call them inside Retry, or retries multiply. A nil op is an error wrapping
+// ErrInvalidOption.
 func (c *Client) Retry(ctx context.Context, op func(ctx context.Context) error) error {
+	if op == nil {
+		return invalidOption("nil operation to retry")
+	}
 	var b backoff.BackOff
 	for {
 		if c.isClosing() {
@@ -63,7 +67,8 @@ func wrapCtx(ctx context.Context, last error) error {
 
 // connection waits, at most the connection timeout, until the client has a session,
 // and returns the connection to send a request on. Background work (internal) goes
-// on while Close waits for it; user requests stop as soon as Close begins.
+// on while Close waits for it; user requests stop as soon as Close begins. Nothing is
+// sent for a context that has already ended.
 func (c *Client) connection(ctx context.Context, internal bool) (*zk.Conn, error) {
 	var timer *time.Timer
 	defer func() {
@@ -78,10 +83,10 @@ func (c *Client) connection(ctx context.Context, internal bool) (*zk.Conn, error
 		switch {
 		case closing && !internal:
 			return nil, ErrClosed
-		case state.IsConnected():
-			return conn, nil
 		case ctx.Err() != nil:
 			return nil, ctx.Err()
+		case state.IsConnected():
+			return conn, nil
 		}
 		if timer == nil {
 			timer = time.NewTimer(c.opts.connectionTimeout)

@@ -12,7 +12,8 @@ import (
 	"github.com/go-zookeeper/zk"
 )
 
-// ErrInvalidOption is wrapped by every error New returns for a bad argument.
+// ErrInvalidOption is wrapped by every error New returns for a bad argument, and by
+// those for a nil DeleteOption and a nil operation to Retry.
 var ErrInvalidOption = errors.New("framework: invalid option")
 
 // Option configures a Client.

@@ -7,6 +7,7 @@ import (
 	"context"
 	"errors"
 	"slices"
+	"strconv"
 	"testing"
 	"time"
 
@@ -57,4 +58,39 @@ func List(c *framework.Client, p string) ([]string, error) {
 	}
 	slices.Sort(names)
 	return names, err
+}
+
+// BadPaths are recipe paths that every constructor must refuse: empty, relative,
+// with a trailing slash, the root, an empty or relative segment, a character
+// ZooKeeper refuses, or bytes that are not UTF-8.
+var BadPaths = []string{"", "l", "locks/a", "/locks/", "/", "//", "/a//b", "/a/./b", "/a/../b", "/a/..",
+	"\x00", "/\x00", "/a\nb", "/\xff", "/\U0001F600"}
+
+// CheckConstructor checks that a recipe's constructor refuses a nil client and each
+// of BadPaths with an error that wraps invalid (the recipe's ErrInvalid) and names
+// the problem. construct calls the constructor with the client and path given, and
+// valid arguments otherwise.
+func CheckConstructor(t testing.TB, invalid error, c *framework.Client, construct func(*framework.Client, string) error) {
+	t.Helper()
+	err := construct(nil, "/l")
+	require.ErrorIs(t, err, invalid)
+	require.ErrorContains(t, err, "nil client")
+	for _, p := range BadPaths {
+		err := construct(c, p)
+		require.ErrorIs(t, err, invalid, "%q", p)
+		if p == "/" {
+			require.ErrorContains(t, err, "root")
+		} else {
+			require.ErrorIs(t, err, framework.ErrInvalidPath, "%q", p)
+			require.ErrorContains(t, err, strconv.Quote(p))
+		}
+	}
+}
+
+// Closed is a client that connected to servers and was closed.
+func Closed(t testing.TB, servers []string) *framework.Client {
+	t.Helper()
+	c := Client(t, servers)
+	require.NoError(t, c.Close())
+	return c
 }

@@ -228,33 +228,6 @@ func TestLeaderOfAnEmptyElection(t *testing.T) {
 	require.ErrorIs(t, err, ErrNoLeader)
 }
 
-func TestBadInput(t *testing.T) {
-	srv := zktest.NewServer(t)
-	c := newClient(t, []string{srv.Addr()})
-	lead := func(ctx context.Context) error { <-ctx.Done(); return nil }
-	for name, call := range map[string]func() error{
-		"nil client":  func() error { _, err := NewLatch(nil, "/e"); return err },
-		"empty path":  func() error { _, err := NewLatch(c, ""); return err },
-		"relative":    func() error { _, err := NewLatch(c, "e"); return err },
-		"root":        func() error { _, err := NewLatch(c, "/"); return err },
-		"nil option":  func() error { _, err := NewLatch(c, "/e", nil); return err },
-		"nil lead":    func() error { _, err := NewSelector(c, "/e", nil); return err },
-		"sel client":  func() error { _, err := NewSelector(nil, "/e", lead); return err },
-		"sel path":    func() error { _, err := NewSelector(c, "e/", lead); return err },
-		"sel options": func() error { _, err := NewSelector(c, "/e", lead, nil); return err },
-	} {
-		require.ErrorIs(t, call(), ErrInvalid, name)
-	}
-	l := newLatch(t, c, "/e")
-	require.NoError(t, l.Start(testCtx(t)))
-	require.ErrorIs(t, l.Start(testCtx(t)), ErrStarted)
-	s, err := NewSelector(c, "/e2", lead)
-	require.NoError(t, err)
-	require.ErrorIs(t, s.Requeue(), ErrNotStarted)
-	require.NoError(t, s.Close(testCtx(t)))
-	require.ErrorIs(t, s.Start(testCtx(t)), ErrClosed)
-}
-
 func TestCloseFromALeadershipListener(t *testing.T) {
 	// A one-shot job: lead once, then leave the election from the listener.
 	srv := zktest.NewServer(t)

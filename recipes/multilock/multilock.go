@@ -34,15 +34,25 @@ type MultiLock struct {
 	count int // acquisitions not yet released
 }
 
-// New makes a multi-lock over locks, taken in the order given.
+// New makes a multi-lock over locks, taken in the order given. The same lock given
+// twice is refused: one that is not reentrant would wait for itself.
 func New(locks ...Lock) (*MultiLock, error) {
 	if len(locks) == 0 {
 		return nil, fmt.Errorf("%w: no locks", ErrInvalid)
 	}
+	seen := map[Lock]int{}
 	for i, l := range locks {
-		if v := reflect.ValueOf(l); l == nil || (v.Kind() == reflect.Pointer && v.IsNil()) {
+		v := reflect.ValueOf(l)
+		if l == nil || (v.Kind() == reflect.Pointer && v.IsNil()) {
 			return nil, fmt.Errorf("%w: lock %d is nil", ErrInvalid, i)
 		}
+		if v.Kind() != reflect.Pointer { // other kinds may not be comparable
+			continue
+		}
+		if j, ok := seen[l]; ok {
+			return nil, fmt.Errorf("%w: lock %d is lock %d again", ErrInvalid, i, j)
+		}
+		seen[l] = i
 	}
 	return &MultiLock{locks: slices.Clone(locks)}, nil
 }

@@ -116,20 +116,3 @@ func TestReentrantThroughItsMutexes(t *testing.T) {
 	require.NoError(t, m.Release(ctx))
 	require.False(t, m.IsAcquired())
 }
-
-func TestBadInput(t *testing.T) {
-	srv := zktest.NewServer(t)
-	c := newClient(t, srv)
-	a, _ := mutex.New(c, "/locks/a")
-	for name, call := range map[string]func() error{
-		"no locks":       func() error { _, err := New(); return err },
-		"nil entry":      func() error { _, err := New(a, nil); return err },
-		"typed nil":      func() error { var m *mutex.Mutex; _, err := New(a, m); return err },
-		"no paths":       func() error { _, err := NewMutexes(c, nil); return err },
-		"relative path":  func() error { _, err := NewMutexes(c, []string{"/a", "b"}); return err },
-		"duplicate path": func() error { _, err := NewMutexes(c, []string{"/a", "/a"}); return err },
-		"nil client":     func() error { _, err := NewMutexes(nil, []string{"/a"}); return err },
-	} {
-		require.ErrorIs(t, call(), ErrInvalid, name)
-	}
-}

@@ -183,32 +183,6 @@ func TestParticipantsInQueueOrder(t *testing.T) {
 	require.NoError(t, holder.Release(ctx))
 }
 
-func TestBadInput(t *testing.T) {
-	srv := zktest.NewServer(t)
-	c := newClient(t, []string{srv.Addr()})
-	for name, call := range map[string]func() error{
-		"nil client":    func() error { _, err := New(nil, "/l"); return err },
-		"empty path":    func() error { _, err := New(c, ""); return err },
-		"relative path": func() error { _, err := New(c, "locks/a"); return err },
-		"trailing":      func() error { _, err := New(c, "/locks/"); return err },
-		"root":          func() error { _, err := New(c, "/"); return err },
-		"nil option":    func() error { _, err := New(c, "/l", nil); return err },
-		"revoke nil":    func() error { return Revoke(context.Background(), nil, "/l/x") },
-		"revoke path":   func() error { return Revoke(context.Background(), c, "l/x") },
-	} {
-		require.ErrorIs(t, call(), ErrInvalid, name)
-	}
-	m := newMutex(t, c, "/l")
-	require.ErrorIs(t, m.Release(context.Background()), ErrNotHeld)
-	require.Zero(t, m.FencingToken())
-	require.Empty(t, m.Node())
-	select {
-	case <-m.Lost():
-	default:
-		t.Fatal("Lost of a value that holds nothing is closed")
-	}
-}
-
 func TestSessionErrorPolicyKeepsTheHoldThroughSuspended(t *testing.T) {
 	// A session far longer than a restart, even on a loaded machine.
 	srv := zktest.NewServer(t, zktest.WithSessionTimeouts(400*time.Millisecond, time.Minute))

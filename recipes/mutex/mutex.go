@@ -138,15 +138,20 @@ func (m *Mutex) Participants(ctx context.Context) ([]Participant, error) {
 	return ps, nil
 }
 
-// Revoke asks the holder of node (a participant's path) to release, by writing
-// Curator's revocation message into it. Only a holder with a revocation listener
-// hears it; releasing is up to the holder.
+// Revoke asks the holder of node (a participant's path, as Participants lists it) to
+// release, by writing Curator's revocation message into it. Only a holder with a
+// revocation listener hears it; releasing is up to the holder. A path whose last
+// segment is not a lock node's name is refused (ErrInvalid) before anything is
+// written, since the message would overwrite another node's data.
 func Revoke(ctx context.Context, c *framework.Client, node string) error {
 	if c == nil {
 		return fmt.Errorf("%w: nil client", ErrInvalid)
 	}
 	if err := framework.ValidatePath(node); err != nil {
 		return fmt.Errorf("%w: %w", ErrInvalid, err)
+	}
+	if _, ok := lockqueue.Sequence(path.Base(node), []string{lockName}); !ok {
+		return fmt.Errorf("%w: %q is not a lock participant's node", ErrInvalid, node)
 	}
 	if _, err := c.Set(ctx, node, []byte(lockqueue.RevokeMessage), -1); err != nil {
 		if errors.Is(err, zk.ErrNoNode) {

@@ -70,20 +70,9 @@ func New(c *framework.Client, path string, opts ...Option) (*RWLock, error) {
 		opt(&o)
 	}
 	names := []string{o.readName, o.writeName}
-	isWriter := func(node string) bool { return strings.Contains(node, o.writeName) }
 	// One rule for both sides, so that either side's Participants marks every node
 	// by its own kind.
-	rule := func(sorted []string, ours int) (bool, int) {
-		if isWriter(sorted[ours]) {
-			return lockqueue.Exclusive(sorted, ours)
-		}
-		for i := ours - 1; i >= 0; i-- {
-			if isWriter(sorted[i]) {
-				return false, i
-			}
-		}
-		return true, -1
-	}
+	rule := lockqueue.ReadWrite(o.writeName)
 	id := []byte(o.id)
 	l := &RWLock{
 		read:  &Lock{q: &lockqueue.Queue{Client: c, Path: path, Name: o.readName, Names: names, Rule: rule}, name: o.readName},

@@ -264,23 +264,6 @@ func TestHolderSessionExpiry(t *testing.T) {
 	require.Empty(t, children(t, c, "/locks/exp"), "nothing orphaned")
 }
 
-func TestBadInput(t *testing.T) {
-	srv := zktest.NewServer(t)
-	c := newClient(t, []string{srv.Addr()})
-	for name, call := range map[string]func() error{
-		"nil client":    func() error { _, err := New(nil, "/l"); return err },
-		"empty path":    func() error { _, err := New(c, ""); return err },
-		"relative path": func() error { _, err := New(c, "l"); return err },
-		"root":          func() error { _, err := New(c, "/"); return err },
-		"nil option":    func() error { _, err := New(c, "/l", nil); return err },
-	} {
-		require.ErrorIs(t, call(), ErrInvalid, name)
-	}
-	l := newRW(t, c, "/l")
-	require.ErrorIs(t, l.ReadLock().Release(context.Background()), ErrNotHeld)
-	require.ErrorIs(t, l.WriteLock().Release(context.Background()), ErrNotHeld)
-}
-
 func TestNoDowngradeFromALostWriteLock(t *testing.T) {
 	srv := zktest.NewServer(t)
 	proxy := zktest.NewProxy(t, srv.Addr())

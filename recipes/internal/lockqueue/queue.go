@@ -132,12 +132,10 @@ func (q *Queue) Await(ctx context.Context, n *Node, t *Tracker, wait bool) (*Hel
 			}
 			return nil, ErrNodeGone
 		}
-		sorted := SortChildren(children, q.Names)
-		ours := indexOf(sorted, n.Name)
-		if ours < 0 {
-			return nil, ErrNodeGone
+		holds, watch, err := decide(children, q.Names, n.Name, q.Rule)
+		if err != nil {
+			return nil, err
 		}
-		holds, watch := q.Rule(sorted, ours)
 		if holds {
 			if h, ok := t.Grant(epoch, n, stat); ok {
 				return h, nil
@@ -148,7 +146,7 @@ func (q *Queue) Await(ctx context.Context, n *Node, t *Tracker, wait bool) (*Hel
 			return nil, ErrWouldBlock
 		}
 		if !q.WatchChildren {
-			_, _, changed, err = q.Client.GetW(ctx, path.Join(q.Path, sorted[watch]))
+			_, _, changed, err = q.Client.GetW(ctx, path.Join(q.Path, watch))
 			if errors.Is(err, zk.ErrNoNode) {
 				continue
 			}
@@ -196,15 +194,6 @@ func (q *Queue) Participants(ctx context.Context) ([]Participant, error) {
 		ps = append(ps, Participant{Node: p, ID: string(data), Holder: holds})
 	}
 	return ps, nil
-}
-
-func indexOf(names []string, name string) int {
-	for i, n := range names {
-		if n == name {
-			return i
-		}
-	}
-	return -1
 }
 
 func sleep(ctx context.Context, d time.Duration) error {

@@ -1,13 +1,16 @@
 package lockqueue
 
 import (
+	"cmp"
+	"fmt"
 	"slices"
 	"strconv"
 	"strings"
 )
 
 // Rule decides, from the participants in queue order, whether the one at index ours
-// holds; if it does not, watch is the index of the single node it must wait on.
+// holds; if it does not, watch is the index of the single node it must wait on, one
+// before ours, or -1 if the rule names none.
 type Rule func(sorted []string, ours int) (holds bool, watch int)
 
 // Exclusive is the mutex rule: the first holds, everyone else watches the node
@@ -15,7 +18,7 @@ type Rule func(sorted []string, ours int) (holds bool, watch int)
 func Exclusive(sorted []string, ours int) (bool, int) { return ours == 0, ours - 1 }
 
 // Leases lets the first n hold; the others watch the node n places before them, the
-// one whose release moves them into the first n.
+// one whose release moves them into the first n. n must be positive.
 func Leases(n int) Rule {
 	return func(sorted []string, ours int) (bool, int) { return ours < n, ours - n }
 }
@@ -27,41 +30,98 @@ func Count(n int) Rule {
 	return func(sorted []string, ours int) (bool, int) { return len(sorted) <= n, -1 }
 }
 
+// ReadWrite is the read/write lock's rule. A writer is Exclusive. A reader holds
+// unless a writer is before it, and then watches the nearest writer before it. A
+// node is a writer if its name contains writeName, Curator's test. A participant
+// named both ways therefore counts as a writer, which only ever makes others wait.
+func ReadWrite(writeName string) Rule {
+	isWriter := func(node string) bool { return strings.Contains(node, writeName) }
+	return func(sorted []string, ours int) (bool, int) {
+		if isWriter(sorted[ours]) {
+			return Exclusive(sorted, ours)
+		}
+		for i := ours - 1; i >= 0; i-- {
+			if isWriter(sorted[i]) {
+				return false, i
+			}
+		}
+		return true, -1
+	}
+}
+
 // Sequence returns the sequence number the server appended to a participant's node
 // (the text after the last occurrence of one of names), or false when child is not
 // one of ours: a foreign node, or a malformed one, never takes part.
 func Sequence(child string, names []string) (string, bool) {
+	seq, _, ok := sequence(child, names)
+	return seq, ok
+}
+
+// sequence is Sequence with the number. A sequence is exactly what the server writes,
+// a signed 32-bit counter formatted as %010d: "0000000007", "-000000001",
+// "-2147483648". Anything else after the name (too short, too long, a sign, a
+// letter) is not the server's.
+func sequence(child string, names []string) (string, int32, bool) {
 	for _, name := range names {
 		i := strings.LastIndex(child, name)
 		if i < 0 {
 			continue
 		}
 		seq := child[i+len(name):]
-		if len(seq) >= 10 {
-			if _, err := strconv.ParseInt(seq, 10, 32); err == nil && seq[0] != '+' {
-				return seq, true
-			}
+		if n, err := strconv.ParseInt(seq, 10, 32); err == nil && fmt.Sprintf("%010d", n) == seq {
+			return seq, int32(n), true
 		}
 	}
-	return "", false
+	return "", 0, false
 }
 
 // SortChildren keeps the children that are participants and orders them by
-// sequence, comparing the sequence texts as Curator does, so that Go and Java
-// participants agree on the queue. The sort is stable, as Curator's, for the one case
-// of equal sequences (a read lock taken under the same sequence as its write lock).
+// sequence, that is in the order the server made them. The server's counter (the
+// parent's cversion, which every create and delete of a child moves) wraps from
+// 2147483647 to -2147483648, so sequences compare as serial numbers (RFC 1982): a
+// comes before b when b is less than 2^31 steps ahead of a. That is the creation
+// order as long as no participant outlives 2^31 changes of its lock path.
+//
+// Up to the wrap this is Curator's order, which compares the sequence texts, so Go
+// and Java participants agree on the queue. Past it Curator's order is not the
+// creation order: a negative sequence sorts before every positive one, and among
+// negatives of one width the newest sorts first, so a newcomer can take a lock that
+// is held. We do not copy that.
+//
+// The sort is stable, as Curator's, for the one case of equal sequences: a read lock
+// taken under the same sequence as its write lock, two nodes of one participant.
 func SortChildren(children []string, names []string) []string {
-	type entry struct{ name, seq string }
+	type entry struct {
+		name string
+		seq  int32
+	}
 	entries := make([]entry, 0, len(children))
 	for _, c := range children {
-		if seq, ok := Sequence(c, names); ok {
+		if _, seq, ok := sequence(c, names); ok {
 			entries = append(entries, entry{c, seq})
 		}
 	}
-	slices.SortStableFunc(entries, func(a, b entry) int { return strings.Compare(a.seq, b.seq) })
+	// a.seq - b.seq wraps round, as the counter does.
+	slices.SortStableFunc(entries, func(a, b entry) int { return cmp.Compare(a.seq-b.seq, 0) })
 	sorted := make([]string, len(entries))
 	for i, e := range entries {
 		sorted[i] = e.name
 	}
 	return sorted
+}
+
+// decide asks rule about our node in a listing of the lock path: whether it holds,
+// and if not, the name of the one node to watch ("" if the rule names none). It
+// returns ErrNodeGone when our node is not among the participants listed.
+func decide(children []string, names []string, ours string, rule Rule) (holds bool, watch string, err error) {
+	sorted := SortChildren(children, names)
+	i := slices.Index(sorted, ours)
+	if i < 0 {
+		return false, "", ErrNodeGone
+	}
+	holds, w := rule(sorted, i)
+	if holds || w < 0 {
+		return holds, "", nil
+	}
+	return false, sorted[w], nil
 }
