@@ -4,7 +4,10 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"runtime"
 	"slices"
+	"strconv"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -37,7 +40,7 @@ type Latch struct {
 	done      chan struct{}      // closed when the loop has ended
 
 	notify     sync.Mutex  // listeners hear changes one at a time, in order
-	delivering atomic.Bool // a listener is running (on the election loop's goroutine)
+	deliverer  atomic.Uint64 // the goroutine calling listeners now, or 0
 }
 
 // NewLatch makes a participant in the election at path. Nothing is sent to ZooKeeper
@@ -196,8 +199,8 @@ func (l *Latch) setLeader(leader bool, token int64) {
 	if silent {
 		return
 	}
-	l.delivering.Store(true)
-	defer l.delivering.Store(false)
+	l.deliverer.Store(goroutineID())
+	defer l.deliverer.Store(0)
 	for _, fn := range fns {
 		fn(leader)
 	}
@@ -309,11 +312,25 @@ func (l *Latch) Close(ctx context.Context) error {
 		return nil
 	}
 	stop()
-	if l.delivering.Load() { // the loop is in a listener, maybe this one: it cannot wait
+	// From one of our listeners, the loop that called it cannot end before Close
+	// returns; from anywhere else, even while a listener runs, Close waits for it.
+	if d := l.deliverer.Load(); d != 0 && d == goroutineID() {
 		go func() { _ = l.leave(context.WithoutCancel(ctx), done) }()
 		return nil
 	}
 	return l.leave(ctx, done)
+}
+
+// goroutineID is the current goroutine's number, read from its stack trace ("goroutine
+// 42 [running]:"), or 0 if that cannot be read: Go has no other way to tell whether
+// Close was called from inside a listener, where it must not wait, or from another
+// goroutine while a listener runs, where it must.
+func goroutineID() uint64 {
+	var buf [32]byte
+	header := strings.TrimPrefix(string(buf[:runtime.Stack(buf[:], false)]), "goroutine ")
+	id, _, _ := strings.Cut(header, " ")
+	n, _ := strconv.ParseUint(id, 10, 64)
+	return n
 }
 
 // leave waits for the election loop to end, then deletes our node.

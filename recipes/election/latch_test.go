@@ -228,6 +228,35 @@ func TestLeaderOfAnEmptyElection(t *testing.T) {
 	require.ErrorIs(t, err, ErrNoLeader)
 }
 
+// Close called from another goroutine while a listener runs waits for it, and for
+// the NotifyOnClose that follows, as it does at any other time.
+func TestCloseWaitsForARunningListener(t *testing.T) {
+	srv := zktest.NewServer(t)
+	ctx := testCtx(t)
+	c := newClient(t, []string{srv.Addr()})
+	l := newLatch(t, c, "/election/busy-listener", NotifyOnClose())
+	release := make(chan struct{})
+	var down atomic.Int32
+	l.Listen(func(leads bool) {
+		if leads {
+			<-release
+		} else {
+			down.Add(1)
+		}
+	})
+	require.NoError(t, l.Start(ctx))
+	require.NoError(t, l.Await(ctx)) // the listener is now held
+	go func() {
+		for l.IsLeader() { // until Close has begun
+			time.Sleep(time.Millisecond)
+		}
+		close(release)
+	}()
+	require.NoError(t, l.Close(ctx))
+	require.Equal(t, int32(1), down.Load(), "Close returned before its listeners heard it")
+	require.Empty(t, children(t, c, "/election/busy-listener"))
+}
+
 func TestCloseFromALeadershipListener(t *testing.T) {
 	// A one-shot job: lead once, then leave the election from the listener.
 	srv := zktest.NewServer(t)
@@ -344,4 +373,18 @@ func (s *Selector) joining() bool {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	return s.started
+}
+
+// Close tells its listeners' goroutine from any other by number: each goroutine has
+// its own, and none is 0.
+func TestGoroutineID(t *testing.T) {
+	ids := make(chan uint64, 2)
+	for range 2 {
+		go func() { ids <- goroutineID() }()
+	}
+	a, b, self := <-ids, <-ids, goroutineID()
+	require.NotZero(t, self)
+	require.NotEqual(t, a, b)
+	require.NotEqual(t, a, self)
+	require.Equal(t, self, goroutineID())
 }
