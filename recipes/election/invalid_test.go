@@ -102,7 +102,7 @@ func TestBadInput(t *testing.T) {
 
 		s, err := NewSelector(closed, "/election/closed", lead)
 		require.NoError(t, err)
-		require.NoError(t, s.Start(context.Background()), "the selector waits in the background")
+		require.ErrorIs(t, s.Start(context.Background()), framework.ErrClosed)
 		_, err = s.Leader(context.Background())
 		require.ErrorIs(t, err, framework.ErrClosed)
 		require.NoError(t, s.Close(context.Background()))

@@ -39,8 +39,8 @@ type Latch struct {
 	stop      context.CancelFunc // ends the election loop
 	done      chan struct{}      // closed when the loop has ended
 
-	notify     sync.Mutex  // listeners hear changes one at a time, in order
-	deliverer  atomic.Uint64 // the goroutine calling listeners now, or 0
+	notify    sync.Mutex    // listeners hear changes one at a time, in order
+	deliverer atomic.Uint64 // the goroutine calling listeners now, or 0
 }
 
 // NewLatch makes a participant in the election at path. Nothing is sent to ZooKeeper

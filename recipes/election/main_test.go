@@ -50,10 +50,13 @@ func (r *referee) lead(who string, token int64) {
 	for other := range r.leaders {
 		r.violations = append(r.violations, fmt.Sprintf("%s leads while %s leads", who, other))
 	}
-	if token <= r.lastToken {
+	switch {
+	case token == 0: // the term ended (Close, a loss) before its listener read it
+	case token <= r.lastToken:
 		r.violations = append(r.violations, fmt.Sprintf("%s's token %d is not above %d", who, token, r.lastToken))
+	default:
+		r.lastToken = token
 	}
-	r.lastToken = token
 	r.leaders[who] = true
 	r.terms[who]++
 }

@@ -155,7 +155,7 @@ func TestNoHerd(t *testing.T) {
 	hold, stopHolding := context.WithCancel(ctx)
 	var wg sync.WaitGroup
 	for i := range waiters {
-		m := newMutex(t, newClient(t, []string{srv.Addr()}), "/locks/herd")
+		m := newMutex(t, newClient(t, []string{srv.Addr()}), "/locks/herd", WithID(strconv.Itoa(i)))
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
@@ -174,9 +174,12 @@ func TestNoHerd(t *testing.T) {
 	require.Equal(t, waiters, paths, "each waiter watches a different node: its predecessor")
 	require.Equal(t, waiters, total, "one watch per waiter")
 
+	queue, err := holder.Participants(ctx) // the waiters queued in whatever order they ran
+	require.NoError(t, err)
+	require.Len(t, queue, waiters+1)
 	require.NoError(t, holder.Release(ctx))
 	first := <-acquired
-	require.Equal(t, 0, first, "the first in line")
+	require.Equal(t, queue[1].ID, strconv.Itoa(first), "the first in line")
 	require.Eventually(t, func() bool {
 		_, total := watches(t, srv)
 		return total == waiters-1
