@@ -12,6 +12,19 @@ import (
 // ErrInvalidCreate is returned for contradictory create options.
 var ErrInvalidCreate = errors.New("framework: invalid create options")
 
+// ErrDataTooLarge is wrapped by the error of a Create or Set whose data is larger than
+// the client sends (WithMaxDataSize).
+var ErrDataTooLarge = errors.New("framework: data too large")
+
+// checkData refuses data the server would refuse by dropping the connection.
+func (c *Client) checkData(path string, data []byte) error {
+	if len(data) > c.opts.maxData {
+		return fmt.Errorf("%w: %d bytes for %s, at most %d (WithMaxDataSize, for servers with a larger jute.maxbuffer)",
+			ErrDataTooLarge, len(data), path, c.opts.maxData)
+	}
+	return nil
+}
+
 // CreateOption sets how Create makes a node.
 type CreateOption func(*createOptions)
 
@@ -66,6 +79,9 @@ func (c *Client) Create(ctx context.Context, path string, data []byte, opts ...C
 	}
 	if o.container && (o.ephemeral || o.sequential) {
 		return "", fmt.Errorf("%w: a container cannot be ephemeral or sequential", ErrInvalidCreate)
+	}
+	if err := c.checkData(path, data); err != nil {
+		return "", err
 	}
 	full, err := c.fix(path, true)
 	if err != nil {

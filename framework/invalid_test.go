@@ -2,6 +2,7 @@ package framework
 
 import (
 	"context"
+	"fmt"
 	"math"
 	"strconv"
 	"testing"
@@ -56,6 +57,7 @@ func TestNewRefusesBadInput(t *testing.T) {
 		{"nil logger", WithLogger(nil), nil, "nil logger"},
 		{"nil dialer", WithDialer(nil), nil, "nil dialer"},
 		{"nil TLS config", WithTLS(nil), nil, "nil TLS config"},
+		{"zero max data size", WithMaxDataSize(0), nil, "max data size 0 must be positive"},
 		{"nil option", nil, nil, "nil Option"},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
@@ -122,6 +124,19 @@ func TestOperationsRefuseBadInput(t *testing.T) {
 	}
 	require.ErrorIs(t, c.Delete(ctx, "/c", -1, nil), ErrInvalidOption)
 	require.ErrorIs(t, c.Retry(ctx, nil), ErrInvalidOption)
+
+	// Data the server would answer by dropping the connection is refused here, and
+	// the connection stays up; the largest allowed is accepted.
+	big := make([]byte, DefaultMaxDataSize+1)
+	_, err = c.Create(ctx, "/big", big)
+	require.ErrorIs(t, err, ErrDataTooLarge)
+	require.ErrorContains(t, err, fmt.Sprintf("%d bytes for /big, at most %d", len(big), DefaultMaxDataSize))
+	_, err = c.Set(ctx, "/zookeeper-not", big, -1)
+	require.ErrorIs(t, err, ErrDataTooLarge)
+	_, err = c.Create(ctx, "/big", big[:DefaultMaxDataSize])
+	require.NoError(t, err, "the default limit fits the server's")
+	require.NoError(t, c.Delete(ctx, "/big", -1))
+	require.Equal(t, Connected, c.State())
 
 	// An ended context sends nothing: the root's children have not changed once the
 	// client's background work (which would delete what an abandoned create made) is

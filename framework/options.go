@@ -35,6 +35,7 @@ type options struct {
 	logger            *slog.Logger
 	dialer            zk.Dialer
 	tls               *tls.Config // nil for plaintext
+	maxData           int
 }
 
 func defaultOptions() options {
@@ -46,6 +47,7 @@ func defaultOptions() options {
 		errorPolicy:       StandardErrorPolicy,
 		logger:            slog.New(slog.DiscardHandler),
 		dialer:            net.DialTimeout,
+		maxData:           DefaultMaxDataSize,
 	}
 }
 
@@ -187,6 +189,25 @@ func WithTLS(cfg *tls.Config) Option {
 			return invalidOption("nil TLS config")
 		}
 		o.tls = cfg.Clone()
+		return nil
+	}
+}
+
+// DefaultMaxDataSize is the most data a Create or Set sends by default: ZooKeeper's
+// default jute.maxbuffer (1 MiB less one byte) less 1 KiB for the rest of the request.
+// A server refuses a larger request by dropping the connection, which would look like a
+// fault and cost the client's holds their Suspended.
+const DefaultMaxDataSize = 0xfffff - 1024
+
+// WithMaxDataSize sets the most data a Create or Set sends, for servers (and clients)
+// configured with a larger jute.maxbuffer. Larger data gets an error wrapping
+// ErrDataTooLarge, and nothing is sent. Default DefaultMaxDataSize.
+func WithMaxDataSize(n int) Option {
+	return func(o *options) error {
+		if n <= 0 {
+			return invalidOption("max data size %d must be positive", n)
+		}
+		o.maxData = n
 		return nil
 	}
 }
