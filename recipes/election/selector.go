@@ -224,6 +224,14 @@ func (s *Selector) IsLeader() bool {
 	return s.leading
 }
 
+// FencingToken grows with every term of leadership of this election: while lead runs,
+// its term's token, for lead to hand to what it writes; else 0.
+func (s *Selector) FencingToken() int64 {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.token
+}
+
 // Leader asks ZooKeeper who leads now: ErrNoLeader when nobody takes part.
 func (s *Selector) Leader(ctx context.Context) (Participant, error) {
 	ps, err := s.q.Participants(ctx)

@@ -17,7 +17,7 @@ import (
 // refereed wraps a lead function so that the referee sees every term.
 func refereed(ref *referee, who string, s **Selector, lead func(ctx context.Context) error) func(ctx context.Context) error {
 	return func(ctx context.Context) error {
-		ref.lead(who, (*s).fencingToken())
+		ref.lead(who, (*s).FencingToken())
 		defer ref.follow(who)
 		return lead(ctx)
 	}
@@ -30,12 +30,6 @@ func newSelector(t *testing.T, c *framework.Client, path, who string, ref *refer
 	require.NoError(t, err)
 	t.Cleanup(func() { _ = s.Close(context.Background()) })
 	return s
-}
-
-func (s *Selector) fencingToken() int64 {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.token
 }
 
 func untilDone(ctx context.Context) error { <-ctx.Done(); return ctx.Err() }
