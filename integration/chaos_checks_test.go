@@ -30,6 +30,9 @@ func TestChaosChecksCatchViolations(t *testing.T) {
 		writer := []*hold{mk(a, "read", 0, 15, 1, true), mk(b, "write", 10, 20, 2, true)}
 		require.Len(t, overlaps(writer, writerAlone), 1)
 
+		instant := mk(a, "lock", 5, 5, 1, true)
+		require.Empty(t, overlaps([]*hold{instant, mk(b, "lock", 5, 9, 2, true)}, atMost(1)), "a hold of no length ends")
+
 		three := []*hold{mk(a, "lease", 0, 30, 1, true), mk(b, "lease", 5, 30, 2, true), mk(a, "lease", 10, 30, 3, true)}
 		require.Empty(t, overlaps(three, atMost(3)))
 		require.Len(t, overlaps(three, atMost(2)), 1)
@@ -63,7 +66,10 @@ func TestChaosChecksCatchViolations(t *testing.T) {
 		require.Len(t, lossesUntold([]*hold{untold}, silenced, nil), 1, "believed 3.5 s after a black-hole")
 		other := mk(b, "lock", 0, 4500, 1, true)
 		require.Empty(t, lossesUntold([]*hold{other}, silenced, nil), "another client's silence")
-		lost := map[*chaosClient][]time.Time{b: {at(1000)}}
+		other.session = 7
+		lost := map[*chaosClient][]sessionLost{b: {{at(1000), 7}}}
 		require.Len(t, lossesUntold([]*hold{other}, nil, lost), 1, "believed past its client's Lost")
+		lost = map[*chaosClient][]sessionLost{b: {{at(1000), 6}}}
+		require.Empty(t, lossesUntold([]*hold{other}, nil, lost), "another session's Lost")
 	})
 }

@@ -22,8 +22,15 @@ type chaosClient struct {
 	timeout time.Duration // as the server granted it
 	holding atomic.Bool   // a hold of this client's is under way
 
-	mu    sync.Mutex
-	losts []time.Time // when the client went Lost
+	mu      sync.Mutex
+	session int64 // the session of the last Connected or Reconnected
+	losts   []sessionLost
+}
+
+// sessionLost is the client going Lost: when, and which session it gave up.
+type sessionLost struct {
+	at      time.Time
+	session int64
 }
 
 func newChaosClient(ctx context.Context, name string, e *zktest.Ensemble, policy framework.ErrorPolicy) (*chaosClient, error) {
@@ -49,10 +56,13 @@ func newChaosClient(ctx context.Context, name string, e *zktest.Ensemble, policy
 	}
 	cc.c = c
 	c.Listen(func(s framework.ConnectionState) {
-		if s == framework.Lost {
-			cc.mu.Lock()
-			cc.losts = append(cc.losts, time.Now())
-			cc.mu.Unlock()
+		cc.mu.Lock()
+		defer cc.mu.Unlock()
+		switch s {
+		case framework.Connected, framework.Reconnected:
+			cc.session = c.SessionID()
+		case framework.Lost:
+			cc.losts = append(cc.losts, sessionLost{time.Now(), cc.session})
 		}
 	})
 	if err := c.WaitConnected(ctx); err != nil {
@@ -63,10 +73,20 @@ func newChaosClient(ctx context.Context, name string, e *zktest.Ensemble, policy
 	return cc, nil
 }
 
-func (cc *chaosClient) lostTimes() []time.Time {
+func (cc *chaosClient) lostSessions() []sessionLost {
 	cc.mu.Lock()
 	defer cc.mu.Unlock()
-	return append([]time.Time(nil), cc.losts...)
+	return append([]sessionLost(nil), cc.losts...)
+}
+
+// lostSince reports whether the client went Lost after t.
+func (cc *chaosClient) lostSince(t time.Time) bool {
+	for _, l := range cc.lostSessions() {
+		if l.at.After(t) {
+			return true
+		}
+	}
+	return false
 }
 
 func (cc *chaosClient) close() {

@@ -15,6 +15,8 @@ type hold struct {
 	kind   string // lock, read, write, lease, leader
 	node   string
 	token  int64
+	// session is the one the node belongs to, as far as the client could tell.
+	session int64
 
 	start, end time.Time
 	// lostAt is when the recipe's Lost signal closed during the hold; zero if it
@@ -115,7 +117,13 @@ func overlaps(holds []*hold, rule exclusion) []string {
 		if c := a.at.Compare(b.at); c != 0 {
 			return c
 		}
-		if a.start == b.start {
+		switch {
+		case a.h == b.h: // a hold too short for the clock: its start first
+			if a.start {
+				return -1
+			}
+			return 1
+		case a.start == b.start:
 			return 0
 		}
 		if a.start { // ends first: touching intervals do not overlap

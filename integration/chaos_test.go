@@ -54,9 +54,8 @@ func TestChaos(t *testing.T) {
 			}
 			cc, err := newChaosClient(ctx, fmt.Sprintf("%s-%d", kind, i), e, policy)
 			require.NoError(t, err)
-			cs = append(cs, cc)
+			cs, clients = append(cs, cc), append(clients, cc)
 		}
-		clients = append(clients, cs...)
 		return cs
 	}
 	closeAll := sync.OnceFunc(func() {
@@ -94,23 +93,27 @@ func TestChaos(t *testing.T) {
 	wg.Wait()
 	ran := time.Since(began)
 
-	// Every client closed: every node its sessions made must go, at once or when the
-	// servers expire a session the client had given up.
-	closeAll()
-	leftovers, err := nodesLeft(ctx, e)
+	// Every acquisition is over, released, cancelled or failed, and the clients are
+	// still open: no lock, lease or election node may remain once background deletes
+	// are done and the sessions the clients gave up have expired.
+	orphans, err := nodesLeft(ctx, e, func(st *zk.Stat) bool { return st.EphemeralOwner != 0 })
 	require.NoError(t, err)
+	// Every client closed: nothing at all, the servers deleting the empty containers.
+	closeAll()
+	leftovers, err := nodesLeft(ctx, e, func(*zk.Stat) bool { return true })
+	require.NoError(t, err)
+	// The servers restarted during the run wait for their processes, as the first did.
+	leaked := goleak.Find(ignore, goleak.IgnoreAnyFunction("github.com/zkrecipes/zkrecipes/zktest.(*member).launch.func1"))
 
-	r := report{seed: seed, ran: ran, faults: f, workloads: ws, clients: clients, leftovers: leftovers}
+	r := report{seed: seed, ran: ran, faults: f, workloads: ws, clients: clients, orphans: orphans, leftovers: leftovers, leaked: leaked}
 	t.Log("\n" + r.String())
 	require.NoError(t, f.err)
 	require.Zero(t, r.violations(), "violations; see the report above")
-	// The servers restarted during the run wait for their processes, as the first did.
-	goleak.VerifyNone(t, ignore, goleak.IgnoreAnyFunction("github.com/zkrecipes/zkrecipes/zktest.(*member).launch.func1"))
 }
 
-// nodesLeft waits until nothing is left under /chaos (the servers delete the empty
-// container parents), and returns what is still there if that does not happen.
-func nodesLeft(ctx context.Context, e *zktest.Ensemble) ([]string, error) {
+// nodesLeft waits until no node under /chaos is one that counts, and returns those
+// still there if that does not happen.
+func nodesLeft(ctx context.Context, e *zktest.Ensemble, counts func(*zk.Stat) bool) ([]string, error) {
 	c, err := framework.New(e.Addrs())
 	if err != nil {
 		return nil, err
@@ -119,7 +122,11 @@ func nodesLeft(ctx context.Context, e *zktest.Ensemble) ([]string, error) {
 	deadline := time.Now().Add(wait)
 	for {
 		var left []string
-		err := walk(c, "/chaos", func(p string) { left = append(left, p) })
+		err := walk(c, "/chaos", func(p string, st *zk.Stat) {
+			if counts(st) {
+				left = append(left, p)
+			}
+		})
 		switch {
 		case err == nil && len(left) == 0:
 			return nil, nil
@@ -131,16 +138,16 @@ func nodesLeft(ctx context.Context, e *zktest.Ensemble) ([]string, error) {
 	}
 }
 
-func walk(c *framework.Client, p string, fn func(string)) error {
+func walk(c *framework.Client, p string, fn func(string, *zk.Stat)) error {
 	ctx, cancel := context.WithTimeout(context.Background(), wait)
 	defer cancel()
-	names, _, err := c.Children(ctx, p)
+	names, st, err := c.Children(ctx, p)
 	if errors.Is(err, zk.ErrNoNode) {
 		return nil
 	} else if err != nil {
 		return err
 	}
-	fn(p)
+	fn(p, st)
 	for _, n := range names {
 		if err := walk(c, path.Join(p, n), fn); err != nil {
 			return err
@@ -155,19 +162,21 @@ type report struct {
 	faults    *faults
 	workloads []*workload
 	clients   []*chaosClient
-	leftovers []string
+	leftovers []string // nodes left once the clients were closed
+	orphans   []string // ephemeral nodes left while they were open, all work over
+	leaked    error    // goleak's verdict
 	problems  []string
-	// clientLosts are the times each client went Lost, read once the run is over.
-	clientLosts map[*chaosClient][]time.Time
+	// clientLosts are the sessions each client gave up, read once the run is over.
+	clientLosts map[*chaosClient][]sessionLost
 }
 
 // check gathers every violation: those seen during the run, and those the record
 // shows.
 func (r *report) check() {
 	r.problems = nil
-	r.clientLosts = map[*chaosClient][]time.Time{}
+	r.clientLosts = map[*chaosClient][]sessionLost{}
 	for _, cc := range r.clients {
-		r.clientLosts[cc] = cc.lostTimes()
+		r.clientLosts[cc] = cc.lostSessions()
 	}
 	for _, w := range r.workloads {
 		add := func(ps []string) {
@@ -188,15 +197,21 @@ func (r *report) check() {
 		}
 		add(lossesUntold(w.holds, r.faults.blackholes, r.clientLosts))
 	}
+	for _, n := range r.orphans {
+		r.problems = append(r.problems, "left behind by the clients, every acquisition over: "+n)
+	}
 	for _, n := range r.leftovers {
 		r.problems = append(r.problems, "left behind after every client closed: "+n)
+	}
+	if r.leaked != nil {
+		r.problems = append(r.problems, "goroutines leaked: "+r.leaked.Error())
 	}
 }
 
 // lossesUntold finds holders that went on believing more than a second past the point
 // where their session was lost: a session timeout after their client was black-holed,
-// or the moment their client went Lost.
-func lossesUntold(holds []*hold, bhs []blackhole, losts map[*chaosClient][]time.Time) []string {
+// or the moment their client went Lost with their session.
+func lossesUntold(holds []*hold, bhs []blackhole, losts map[*chaosClient][]sessionLost) []string {
 	var problems []string
 	believed := func(h *hold, deadline time.Time) bool {
 		return h.end.After(deadline) && (h.lostAt.IsZero() || h.lostAt.After(deadline))
@@ -209,8 +224,8 @@ func lossesUntold(holds []*hold, bhs []blackhole, losts map[*chaosClient][]time.
 			}
 		}
 		for _, l := range losts[h.client] {
-			if h.start.Before(l) && believed(h, l.Add(time.Second)) {
-				problems = append(problems, fmt.Sprintf("%v held on a second after its client went Lost at %s", h, l.Format("15:04:05.000")))
+			if l.session == h.session && h.start.Before(l.at) && believed(h, l.at.Add(time.Second)) {
+				problems = append(problems, fmt.Sprintf("%v held on a second after its client went Lost at %s", h, l.at.Format("15:04:05.000")))
 			}
 		}
 	}
@@ -298,7 +313,12 @@ func (r *report) String() string {
 		"   dead: the node was gone after the hold (or could not be asked for);\n"+
 		"   told: Lost closed during the hold; accepted/refused: writes at the fenced register,\n"+
 		"   refused ones coming from holders whose sessions had died, stopped by the fence)\n")
-	fmt.Fprintf(&b, "nodes left after every client closed: %d; goroutines leaked: none (goleak)\n", len(r.leftovers))
+	leaked := "none"
+	if r.leaked != nil {
+		leaked = "some (see below)"
+	}
+	fmt.Fprintf(&b, "nodes left by the open clients once all work was over: %d; after every client closed: %d; goroutines leaked: %s\n",
+		len(r.orphans), len(r.leftovers), leaked)
 	fmt.Fprintf(&b, "violations: %d\n", len(r.problems))
 	for i, p := range r.problems {
 		if i == 20 {

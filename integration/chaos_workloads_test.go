@@ -130,6 +130,8 @@ func newWorkload(name, path string, clients []*chaosClient, rule exclusion) *wor
 	}
 }
 
+var errLeadershipGone = errors.New("leadership went before its token was read")
+
 // leadership is one term of a leader latch as a hold: it begins when the latch
 // leads and ends when it stops leading; Release leaves the election.
 type leadership struct {
@@ -163,8 +165,9 @@ func lead(ctx context.Context, cc *chaosClient, path string) (*leadership, error
 		return nil, err
 	}
 	ld.token, ld.node = l.FencingToken(), l.Node()
-	if ld.token == 0 { // leadership already went again
-		ld.markLost()
+	if ld.token == 0 { // leadership went again before we could read it: no term
+		_ = ld.Release(context.WithoutCancel(ctx))
+		return nil, errLeadershipGone
 	}
 	return ld, nil
 }
@@ -198,14 +201,15 @@ func (w *workload) work(ctx context.Context, i int, rng *rand.Rand, ids *idSourc
 			}
 			continue
 		}
-		h := &hold{id: ids.next(), client: cc, kind: kind, node: hd.Node(), token: hd.FencingToken(), start: time.Now()}
+		h := &hold{id: ids.next(), client: cc, kind: kind, node: hd.Node(), token: hd.FencingToken(), start: time.Now(),
+			session: cc.c.SessionID()}
 		lostAt := watchLost(hd.Lost())
 		cc.holding.Store(true)
 		w.checkGrant(ctx, h, hd.Lost())
 		w.hold(h, hd.Lost(), rng)
 		h.end = time.Now()
 		cc.holding.Store(false)
-		h.live = w.nodeExists(cc, h.node)
+		w.checkEnd(h, hd.Lost())
 		rctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 		releasing := time.Now()
 		if err := hd.Release(rctx); err != nil {
@@ -241,8 +245,15 @@ func (w *workload) checkGrant(ctx context.Context, h *hold, lost <-chan struct{}
 	pctx, cancel := context.WithTimeout(ctx, h.client.timeout)
 	defer cancel()
 	ok, st, err := h.client.c.Exists(pctx, h.node)
-	if err != nil || ok && st.EphemeralOwner == h.client.c.SessionID() {
+	switch {
+	case err != nil:
+		w.failure("grant not checked (no answer)")
 		return
+	case ok:
+		h.session = st.EphemeralOwner
+		if st.EphemeralOwner == h.client.c.SessionID() {
+			return
+		}
 	}
 	t := time.NewTimer(h.client.timeout + time.Second)
 	defer t.Stop()
@@ -282,14 +293,26 @@ func (w *workload) hold(h *hold, lost <-chan struct{}, rng *rand.Rand) {
 	}
 }
 
-// nodeExists asks whether node still exists. An error (the connection is still
-// down) counts as no: the hold is then not known to be live, and is not held to
-// exclusion.
-func (w *workload) nodeExists(cc *chaosClient, node string) bool {
+// checkEnd asks, once the hold is over, whether its node still exists: then it is
+// live. An error (the connection is still down) counts as no: the hold is then not
+// known to be live, and is not held to exclusion. A node gone while its session is
+// still the client's, with no Lost heard, was deleted under a live holder who was
+// never told.
+func (w *workload) checkEnd(h *hold, lost <-chan struct{}) {
+	cc := h.client
 	ctx, cancel := context.WithTimeout(context.Background(), 2*cc.timeout)
 	defer cancel()
-	ok, _, err := cc.c.Exists(ctx, node)
-	return err == nil && ok
+	before := cc.c.SessionID()
+	ok, _, err := cc.c.Exists(ctx, h.node)
+	h.live = err == nil && ok
+	if err != nil || ok || before != h.session || cc.c.SessionID() != h.session || cc.lostSince(h.start) {
+		return
+	}
+	select {
+	case <-lost:
+	default:
+		w.fail("%v: the node vanished while its session lived, and Lost did not close", h)
+	}
 }
 
 type idSource struct {
