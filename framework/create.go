@@ -12,15 +12,21 @@ import (
 // ErrInvalidCreate is returned for contradictory create options.
 var ErrInvalidCreate = errors.New("framework: invalid create options")
 
-// ErrDataTooLarge is wrapped by the error of a Create or Set whose data is larger than
-// the client sends (WithMaxDataSize).
+// ErrDataTooLarge is wrapped by the error of a Create or Set whose data and path are
+// larger than the client sends (WithMaxDataSize).
 var ErrDataTooLarge = errors.New("framework: data too large")
 
-// checkData refuses data the server would refuse by dropping the connection.
-func (c *Client) checkData(path string, data []byte) error {
-	if len(data) > c.opts.maxData {
-		return fmt.Errorf("%w: %d bytes for %s, at most %d (WithMaxDataSize, for servers with a larger jute.maxbuffer)",
-			ErrDataTooLarge, len(data), path, c.opts.maxData)
+// checkData refuses a request the server would answer by dropping the connection:
+// its data and its server path (namespace included, and a protected create's prefix)
+// together above the limit, which leaves room for the ACL and the request's header.
+func (c *Client) checkData(path string, protected bool, data []byte) error {
+	size := len(data) + len(joinNamespace(c.opts.namespace, path))
+	if protected {
+		size += len(protectedName(newProtectedID(), ""))
+	}
+	if size > c.opts.maxData {
+		return fmt.Errorf("%w: %d bytes of data and path for %s, at most %d (WithMaxDataSize, for servers with a larger jute.maxbuffer)",
+			ErrDataTooLarge, size, path, c.opts.maxData)
 	}
 	return nil
 }
@@ -80,7 +86,7 @@ func (c *Client) Create(ctx context.Context, path string, data []byte, opts ...C
 	if o.container && (o.ephemeral || o.sequential) {
 		return "", fmt.Errorf("%w: a container cannot be ephemeral or sequential", ErrInvalidCreate)
 	}
-	if err := c.checkData(path, data); err != nil {
+	if err := c.checkData(path, o.protected, data); err != nil {
 		return "", err
 	}
 	full, err := c.fix(path, true)

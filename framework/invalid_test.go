@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"math"
 	"strconv"
+	"strings"
 	"testing"
 	"time"
 
@@ -57,7 +58,8 @@ func TestNewRefusesBadInput(t *testing.T) {
 		{"nil logger", WithLogger(nil), nil, "nil logger"},
 		{"nil dialer", WithDialer(nil), nil, "nil dialer"},
 		{"nil TLS config", WithTLS(nil), nil, "nil TLS config"},
-		{"zero max data size", WithMaxDataSize(0), nil, "max data size 0 must be positive"},
+		{"zero max data size", WithMaxDataSize(0), nil, "max data size 0 must be from 1 to"},
+		{"max data size over go-zookeeper's buffer", WithMaxDataSize(2 << 20), nil, "go-zookeeper sends at most 1.5 MiB"},
 		{"nil option", nil, nil, "nil Option"},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
@@ -127,13 +129,19 @@ func TestOperationsRefuseBadInput(t *testing.T) {
 
 	// Data the server would answer by dropping the connection is refused here, and
 	// the connection stays up; the largest allowed is accepted.
-	big := make([]byte, DefaultMaxDataSize+1)
+	// The path counts too: a long one with data at the limit would be dropped.
+	big := make([]byte, DefaultMaxDataSize-len("/big"))
+	_, err = c.Create(ctx, "/big", append(big, 0))
+	require.ErrorIs(t, err, ErrDataTooLarge)
+	require.ErrorContains(t, err, fmt.Sprintf("%d bytes of data and path for /big, at most %d", DefaultMaxDataSize+1, DefaultMaxDataSize))
+	_, err = c.Create(ctx, "/big", big, Protected())
+	require.ErrorIs(t, err, ErrDataTooLarge, "a protected name is longer")
+	_, err = c.Set(ctx, "/big", append(big, 0), -1)
+	require.ErrorIs(t, err, ErrDataTooLarge)
+	long := "/" + strings.Repeat("p", 900)
+	_, err = c.Create(ctx, long, big)
+	require.ErrorIs(t, err, ErrDataTooLarge)
 	_, err = c.Create(ctx, "/big", big)
-	require.ErrorIs(t, err, ErrDataTooLarge)
-	require.ErrorContains(t, err, fmt.Sprintf("%d bytes for /big, at most %d", len(big), DefaultMaxDataSize))
-	_, err = c.Set(ctx, "/zookeeper-not", big, -1)
-	require.ErrorIs(t, err, ErrDataTooLarge)
-	_, err = c.Create(ctx, "/big", big[:DefaultMaxDataSize])
 	require.NoError(t, err, "the default limit fits the server's")
 	require.NoError(t, c.Delete(ctx, "/big", -1))
 	require.Equal(t, Connected, c.State())

@@ -334,7 +334,7 @@ func (c *Client) ChildrenW(ctx context.Context, path string) ([]string, *zk.Stat
 
 // Set writes a node's data if its version matches (-1 matches any).
 func (c *Client) Set(ctx context.Context, path string, data []byte, version int32) (*zk.Stat, error) {
-	if err := c.checkData(path, data); err != nil {
+	if err := c.checkData(path, false, data); err != nil {
 		return nil, err
 	}
 	return call(c, ctx, path, true, func(conn *zk.Conn, p string) (*zk.Stat, error) {

@@ -193,19 +193,24 @@ func WithTLS(cfg *tls.Config) Option {
 	}
 }
 
-// DefaultMaxDataSize is the most data a Create or Set sends by default: ZooKeeper's
-// default jute.maxbuffer (1 MiB less one byte) less 1 KiB for the rest of the request.
-// A server refuses a larger request by dropping the connection, which would look like a
-// fault and cost the client's holds their Suspended.
+// DefaultMaxDataSize is the most data and path a Create or Set sends by default:
+// ZooKeeper's default jute.maxbuffer (1 MiB less one byte) less 1 KiB for the ACL
+// and the request's header. A server refuses a larger request by dropping the
+// connection, which would look like a fault and cost the client's holds their
+// Suspended.
 const DefaultMaxDataSize = 0xfffff - 1024
 
-// WithMaxDataSize sets the most data a Create or Set sends, for servers (and clients)
-// configured with a larger jute.maxbuffer. Larger data gets an error wrapping
-// ErrDataTooLarge, and nothing is sent. Default DefaultMaxDataSize.
+// maxRequest is go-zookeeper's send buffer: it cannot send a larger request at all.
+const maxRequest = 1536 * 1024
+
+// WithMaxDataSize sets the most data and path (namespace included) a Create or Set
+// sends, for servers configured with a larger jute.maxbuffer; go-zookeeper sends no
+// request over 1.5 MiB, so n can be at most 1.5 MiB less 1 KiB. Larger requests get
+// an error wrapping ErrDataTooLarge, and nothing is sent. Default DefaultMaxDataSize.
 func WithMaxDataSize(n int) Option {
 	return func(o *options) error {
-		if n <= 0 {
-			return invalidOption("max data size %d must be positive", n)
+		if n <= 0 || n > maxRequest-1024 {
+			return invalidOption("max data size %d must be from 1 to %d (go-zookeeper sends at most 1.5 MiB)", n, maxRequest-1024)
 		}
 		o.maxData = n
 		return nil
