@@ -2,6 +2,7 @@ package framework_test
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"time"
 
@@ -102,4 +103,22 @@ func ExampleClient_Format() {
 	defer client.Close()
 	fmt.Printf("%v\n", client)
 	// Output: zkrecipes client of zk1.example:2181,zk2.example:2181 in namespace myapp: Latent
+}
+
+// A wait for a connection that runs out says why the last attempt failed.
+func ExampleConnectError() {
+	client, err := framework.New([]string{"127.0.0.1:1"}) // nothing listens there
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	defer client.Close()
+	ctx, cancel := context.WithTimeout(context.Background(), time.Second)
+	defer cancel()
+	err = client.WaitConnected(ctx)
+	var ce *framework.ConnectError
+	if errors.As(err, &ce) {
+		fmt.Println(errors.Is(err, context.DeadlineExceeded), ce.Last)
+	}
+	// Output: true dial tcp 127.0.0.1:1: connect: connection refused
 }

@@ -57,10 +57,23 @@ func (c *Client) withLastAttempt(err error) error {
 	h := c.h
 	c.mu.Unlock()
 	if last := h.lastErr.Load(); last != nil {
-		return fmt.Errorf("%w; last connection attempt: %w", err, *last)
+		return &ConnectError{Err: err, Last: *last}
 	}
 	return err
 }
+
+// ConnectError is a wait for a connection that ran out, with why the last attempt to
+// reach a server failed (refused, an untrusted certificate, no answer). errors.Is
+// and errors.As see both.
+type ConnectError struct {
+	Err  error // the wait's own error: ctx's, or zk.ErrNoServer
+	Last error // the last attempt's
+}
+
+func (e *ConnectError) Error() string {
+	return e.Err.Error() + "; last connection attempt: " + e.Last.Error()
+}
+func (e *ConnectError) Unwrap() []error { return []error{e.Err, e.Last} }
 
 // sessionEvent is a session event of one handle, or a Lost timer firing.
 type sessionEvent struct {

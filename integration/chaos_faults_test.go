@@ -104,6 +104,9 @@ type blackhole struct {
 	from   time.Time
 }
 
+// caught reports whether h was already held when its client fell silent.
+func (b blackhole) caught(h *hold) bool { return b.client == h.client && h.start.Before(b.from) }
+
 // faults injects faults until ctx ends, and keeps the record. Client faults and server
 // faults run side by side, each one at a time, so that a quorum always remains.
 type faults struct {

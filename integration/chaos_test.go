@@ -218,7 +218,7 @@ func lossesUntold(holds []*hold, bhs []blackhole, losts map[*chaosClient][]sessi
 	}
 	for _, h := range holds {
 		for _, b := range bhs {
-			if b.client == h.client && h.start.Before(b.from) && believed(h, b.from.Add(h.client.timeout+time.Second)) {
+			if b.caught(h) && believed(h, b.from.Add(h.client.timeout+time.Second)) {
 				problems = append(problems, fmt.Sprintf("%v held on past its session timeout and a second after a black-hole at %s",
 					h, b.from.Format("15:04:05.000")))
 			}
@@ -238,7 +238,7 @@ func lossDelays(holds []*hold, bhs []blackhole) []time.Duration {
 	var ds []time.Duration
 	for _, h := range holds {
 		for _, b := range bhs {
-			if b.client == h.client && h.start.Before(b.from) && h.end.After(b.from) && h.lostAt.After(b.from) {
+			if b.caught(h) && h.end.After(b.from) && h.lostAt.After(b.from) {
 				ds = append(ds, h.lostAt.Sub(b.from))
 			}
 		}

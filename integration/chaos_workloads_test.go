@@ -56,52 +56,37 @@ func (w *workload) failure(kind string) {
 
 func mutexWorkload(clients []*chaosClient) (*workload, error) {
 	w := newWorkload("mutex", "/chaos/mutex", clients, atMost(1))
-	ms := make([]*mutex.Mutex, len(clients))
-	for i, cc := range clients {
-		m, err := mutex.New(cc.c, w.path, mutex.WithID(cc.name))
-		if err != nil {
-			return nil, err
-		}
-		ms[i] = m
-	}
+	ms, err := perClient(clients, func(cc *chaosClient) (*mutex.Mutex, error) {
+		return mutex.New(cc.c, w.path, mutex.WithID(cc.name))
+	})
 	w.acquire = func(ctx context.Context, i int, _ *rand.Rand) (held, string, error) {
 		return ms[i], "lock", ms[i].Acquire(ctx)
 	}
-	return w, nil
+	return w, err
 }
 
 func rwlockWorkload(clients []*chaosClient) (*workload, error) {
 	w := newWorkload("rwlock", "/chaos/rwlock", clients, writerAlone)
 	w.exclusive = func(h *hold) bool { return h.kind == "write" }
-	ls := make([]*rwlock.RWLock, len(clients))
-	for i, cc := range clients {
-		l, err := rwlock.New(cc.c, w.path, rwlock.WithID(cc.name))
-		if err != nil {
-			return nil, err
-		}
-		ls[i] = l
-	}
+	ls, err := perClient(clients, func(cc *chaosClient) (*rwlock.RWLock, error) {
+		return rwlock.New(cc.c, w.path, rwlock.WithID(cc.name))
+	})
 	w.acquire = func(ctx context.Context, i int, rng *rand.Rand) (held, string, error) {
 		if rng.Float64() < 0.3 {
 			return ls[i].WriteLock(), "write", ls[i].WriteLock().Acquire(ctx)
 		}
 		return ls[i].ReadLock(), "read", ls[i].ReadLock().Acquire(ctx)
 	}
-	return w, nil
+	return w, err
 }
 
 // The semaphore's holders share, so there is no register; the limit is the check.
 func semaphoreWorkload(clients []*chaosClient, leases int) (*workload, error) {
 	w := newWorkload("semaphore", "/chaos/semaphore", clients, atMost(leases))
 	w.register, w.exclusive = nil, nil
-	ss := make([]*semaphore.Semaphore, len(clients))
-	for i, cc := range clients {
-		s, err := semaphore.New(cc.c, w.path, leases, semaphore.WithID(cc.name))
-		if err != nil {
-			return nil, err
-		}
-		ss[i] = s
-	}
+	ss, err := perClient(clients, func(cc *chaosClient) (*semaphore.Semaphore, error) {
+		return semaphore.New(cc.c, w.path, leases, semaphore.WithID(cc.name))
+	})
 	w.acquire = func(ctx context.Context, i int, _ *rand.Rand) (held, string, error) {
 		ls, err := ss[i].Acquire(ctx, 1)
 		if err != nil {
@@ -109,7 +94,7 @@ func semaphoreWorkload(clients []*chaosClient, leases int) (*workload, error) {
 		}
 		return ls[0], "lease", nil
 	}
-	return w, nil
+	return w, err
 }
 
 func electionWorkload(clients []*chaosClient) (*workload, error) {
@@ -119,6 +104,19 @@ func electionWorkload(clients []*chaosClient) (*workload, error) {
 		return l, "leader", err
 	}
 	return w, nil
+}
+
+// perClient makes each client's own recipe value.
+func perClient[T any](clients []*chaosClient, mk func(*chaosClient) (T, error)) ([]T, error) {
+	vs := make([]T, len(clients))
+	for i, cc := range clients {
+		v, err := mk(cc)
+		if err != nil {
+			return nil, err
+		}
+		vs[i] = v
+	}
+	return vs, nil
 }
 
 func newWorkload(name, path string, clients []*chaosClient, rule exclusion) *workload {

@@ -319,11 +319,11 @@ func (e *env) connect(ctx context.Context) (*framework.Client, error) {
 	defer cancel()
 	if err := c.WaitConnected(wctx); err != nil {
 		_ = c.Close()
-		// The client's error ends with why its last attempt failed (refused, an
-		// untrusted certificate, ...): the part worth a user's reading.
+		// Why the last attempt failed (refused, an untrusted certificate, ...) is the
+		// part of the client's error worth a user's reading.
 		why := ""
-		if _, last, ok := strings.Cut(err.Error(), "last connection attempt: "); ok {
-			why = " (last attempt: " + last + ")"
+		if ce := (*framework.ConnectError)(nil); errors.As(err, &ce) {
+			why = " (last attempt: " + ce.Last.Error() + ")"
 		}
 		return nil, zkError("cannot connect to ZooKeeper at %s within %v%s", e.servers, e.connectTimeout, why)
 	}

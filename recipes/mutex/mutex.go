@@ -99,15 +99,7 @@ func (m *Mutex) Release(ctx context.Context) error {
 
 // wrap gives lockqueue's errors this package's names.
 func (m *Mutex) wrap(op string, err error) error {
-	switch {
-	case err == nil:
-		return nil
-	case errors.Is(err, lockqueue.ErrNotHeld):
-		return ErrNotHeld
-	case errors.Is(err, lockqueue.ErrLost):
-		return fmt.Errorf("%w: %w", ErrLost, err)
-	}
-	return fmt.Errorf("mutex: %s %s: %w", op, m.q.Path, err)
+	return lockqueue.Rename(err, ErrNotHeld, ErrLost, "mutex: "+op+" "+m.q.Path)
 }
 
 // IsAcquired reports whether this value holds the lock and has not lost it.

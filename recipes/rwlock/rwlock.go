@@ -141,15 +141,10 @@ func (l *Lock) TryAcquire(ctx context.Context) (bool, error) {
 func (l *Lock) Release(ctx context.Context) error { return l.wrap("release", l.r.Release(ctx)) }
 
 func (l *Lock) wrap(op string, err error) error {
-	switch {
-	case err == nil, errors.Is(err, ErrUpgrade):
+	if errors.Is(err, ErrUpgrade) {
 		return err
-	case errors.Is(err, lockqueue.ErrNotHeld):
-		return ErrNotHeld
-	case errors.Is(err, lockqueue.ErrLost):
-		return fmt.Errorf("%w: %w", ErrLost, err)
 	}
-	return fmt.Errorf("rwlock: %s %s%s: %w", op, l.q.Path, "/"+l.name, err)
+	return lockqueue.Rename(err, ErrNotHeld, ErrLost, "rwlock: "+op+" "+l.q.Path+"/"+l.name)
 }
 
 // IsAcquired reports whether this side holds and has not lost the hold.

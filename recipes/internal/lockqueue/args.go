@@ -2,6 +2,7 @@ package lockqueue
 
 import (
 	"errors"
+	"fmt"
 	"os"
 	"strconv"
 
@@ -29,3 +30,18 @@ func DefaultID() string {
 
 // Closed is a closed channel: the Lost of a participant that holds nothing.
 var Closed <-chan struct{} = closed
+
+// Rename gives an error of a hold's operation the recipe's own names: notHeld for
+// ErrNotHeld, lost (wrapping the cause) for ErrLost, and where ("mutex: release
+// /locks/x") in front of any other.
+func Rename(err, notHeld, lost error, where string) error {
+	switch {
+	case err == nil:
+		return nil
+	case errors.Is(err, ErrNotHeld):
+		return notHeld
+	case errors.Is(err, ErrLost):
+		return fmt.Errorf("%w: %w", lost, err)
+	}
+	return fmt.Errorf("%s: %w", where, err)
+}
