@@ -61,29 +61,39 @@ refused, and each child's share.`,
 			if err != nil {
 				return e.fail(err)
 			}
-			s, code := e.start()
-			if s == nil {
-				return code
-			}
-			defer s.close()
-			ctx, stop := s.interruptible(context.Background())
-			q, err := survey(ctx, s.client, p)
-			if sig := stop(); sig != 0 {
-				return exitSignal + int(sig)
-			}
-			if err != nil {
-				return s.fail(zkError("inspecting %s: %v", p, err))
-			}
-			if *asJSON {
-				out := json.NewEncoder(e.stdout)
-				out.SetIndent("", "  ")
-				_ = out.Encode(q)
-			} else {
-				q.print(e)
-			}
-			return exitOK
+			return inspectWith(e, p, *asJSON, func(ctx context.Context, c *framework.Client) (finding, error) {
+				return survey(ctx, c, p)
+			})
 		}
 	},
+}
+
+// finding is what inspect found, printed for people or as JSON.
+type finding interface{ print(e *env) }
+
+// inspectWith connects, looks at p, and prints what it found.
+func inspectWith(e *env, p string, asJSON bool, look func(context.Context, *framework.Client) (finding, error)) int {
+	s, code := e.start()
+	if s == nil {
+		return code
+	}
+	defer s.close()
+	ctx, stop := s.interruptible(context.Background())
+	found, err := look(ctx, s.client)
+	if sig := stop(); sig != 0 {
+		return exitSignal + int(sig)
+	}
+	if err != nil {
+		return s.fail(zkError("inspecting %s: %v", p, err))
+	}
+	if asJSON {
+		out := json.NewEncoder(e.stdout)
+		out.SetIndent("", "  ")
+		_ = out.Encode(found)
+	} else {
+		found.print(e)
+	}
+	return exitOK
 }
 
 // inspectTree is inspect --tree.
@@ -94,27 +104,9 @@ func inspectTree(e *env, pos []string, depth int, asJSON bool) int {
 	if err := framework.ValidatePath(pos[0]); err != nil {
 		return e.fail(usageError("invalid PATH %s", strings.TrimPrefix(err.Error(), framework.ErrInvalidPath.Error()+" ")))
 	}
-	s, code := e.start()
-	if s == nil {
-		return code
-	}
-	defer s.close()
-	ctx, stop := s.interruptible(context.Background())
-	sum, err := summarize(ctx, s.client, pos[0], depth)
-	if sig := stop(); sig != 0 {
-		return exitSignal + int(sig)
-	}
-	if err != nil {
-		return s.fail(zkError("inspecting %s: %v", pos[0], err))
-	}
-	if asJSON {
-		out := json.NewEncoder(e.stdout)
-		out.SetIndent("", "  ")
-		_ = out.Encode(sum)
-	} else {
-		sum.print(e)
-	}
-	return exitOK
+	return inspectWith(e, pos[0], asJSON, func(ctx context.Context, c *framework.Client) (finding, error) {
+		return summarize(ctx, c, pos[0], depth)
+	})
 }
 
 const (

@@ -102,20 +102,24 @@ func (h *history) waitFor(t *testing.T, n int, typ EventType) int {
 // nothing else.
 func (h *history) waitEvents(t *testing.T, n int, want ...string) {
 	t.Helper()
-	require.Eventually(t, func() bool { return len(h.since(n)) >= len(want) }, wait, 5*time.Millisecond,
-		"waiting for %v, heard %v", want, brief(h.since(n)))
-	require.Equal(t, want, brief(h.since(n)))
-	h.requireClean(t)
+	require.Equal(t, want, h.waitHeard(t, n, len(want)))
 }
 
 // waitEventsUnordered is waitEvents for events whose order among themselves is
 // free (the model still checks parents before children).
 func (h *history) waitEventsUnordered(t *testing.T, n int, want ...string) {
 	t.Helper()
-	require.Eventually(t, func() bool { return len(h.since(n)) >= len(want) }, wait, 5*time.Millisecond,
-		"waiting for %v, heard %v", want, brief(h.since(n)))
-	require.ElementsMatch(t, want, brief(h.since(n)))
+	require.ElementsMatch(t, want, h.waitHeard(t, n, len(want)))
+}
+
+// waitHeard waits for count events after the n-th, checks the history, and returns
+// them briefly.
+func (h *history) waitHeard(t *testing.T, n, count int) []string {
+	t.Helper()
+	require.Eventually(t, func() bool { return len(h.since(n)) >= count }, wait, 5*time.Millisecond,
+		"waiting for %d events, heard %v", count, brief(h.since(n)))
 	h.requireClean(t)
+	return brief(h.since(n))
 }
 
 // brief writes events as "Created /a".
