@@ -140,6 +140,10 @@ func write(rep *driver.Report, o options) error {
 	fmt.Print(rep.Table())
 	fmt.Println()
 	fmt.Print(rep.TargetsText())
+	if warn := rep.BusyWarning(); warn != "" {
+		fmt.Println()
+		fmt.Println(warn)
+	}
 	plot := o.plot
 	if plot != "" {
 		if err := drawPlot(rep, plot); err != nil {

@@ -56,10 +56,12 @@ func measure(ctx context.Context, tg *target, c contender, w workload) (measurem
 	words := tg.words.Load()
 	cpu0 := c.CPU()
 	server0, server := tg.serverCPU()
+	machine0 := sampleCPU()
 	res, err := t.Run(ctx, queued)
 	if err != nil {
 		return measurement{}, fmt.Errorf("run: %w", err)
 	}
+	m.OtherLoad = othersBusy(machine0, sampleCPU())
 	m.ClientCPU = c.CPU() - cpu0
 	if server1, ok := tg.serverCPU(); ok && server {
 		m.ServerCPU = server1 - server0

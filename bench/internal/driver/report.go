@@ -114,7 +114,76 @@ func (rw row) value(c string) float64 {
 	return v
 }
 
-func (rw row) ratio(of, to string) float64 { return rw.value(of) / rw.value(to) }
+// ratios are of's figure over to's, run by run: run i of every contender ran in the
+// same round of alternation, so a pair shares whatever the machine was doing then,
+// and a ratio of medians would not.
+func (rw row) ratios(of, to string) []float64 {
+	a, b := rw.runs[of], rw.runs[to]
+	var rs []float64
+	for i := range min(len(a), len(b)) {
+		if r := a[i] / b[i]; !math.IsNaN(r) && !math.IsInf(r, 0) {
+			rs = append(rs, r)
+		}
+	}
+	return rs
+}
+
+// ratio is the median of the pairwise ratios, NaN when no pair has both figures.
+func (rw row) ratio(of, to string) float64 { return median(rw.ratios(of, to)) }
+
+// spread is half the range of the pairwise ratios, relative to their median: the ±
+// a ratio is printed with.
+func (rw row) spread(of, to string) float64 {
+	rs := rw.ratios(of, to)
+	if len(rs) < 2 {
+		return math.NaN()
+	}
+	return (slices.Max(rs) - slices.Min(rs)) / 2 / median(rs)
+}
+
+// ratioCell prints a ratio with its spread: "1.31 ±4%".
+func (rw row) ratioCell(of, to string) string {
+	v := rw.ratio(of, to)
+	if math.IsNaN(v) || math.IsInf(v, 0) {
+		return "—"
+	}
+	if sp := rw.spread(of, to); !math.IsNaN(sp) {
+		return fmt.Sprintf("%.2f ±%.0f%%", v, 100*sp)
+	}
+	return fmt.Sprintf("%.2f", v)
+}
+
+// busy is the share of the machine other processes used during measured parts: the
+// median and the largest over every trial.
+func (r *Report) busy() (med, most float64, ok bool) {
+	var loads []float64
+	for _, byContender := range r.Results {
+		for _, ms := range byContender {
+			for _, m := range ms {
+				loads = append(loads, m.OtherLoad)
+			}
+		}
+	}
+	if len(loads) == 0 {
+		return 0, 0, false
+	}
+	return median(loads), slices.Max(loads), true
+}
+
+// busyLimit is the share of the machine other processes may use before the report
+// says its figures are suspect: on two cores a tenth is a fifth of a core.
+const busyLimit = 0.10
+
+// BusyWarning is a sentence for a run on a busy machine, or "".
+func (r *Report) BusyWarning() string {
+	med, most, ok := r.busy()
+	if !ok || med <= busyLimit {
+		return ""
+	}
+	return fmt.Sprintf("WARNING: the machine was busy: other processes used a median %.0f%% (at most %.0f%%) of its CPU time "+
+		"during the measured parts, above the %.0f%% a trustworthy run allows; the ratios' spreads show how much it moved them.",
+		100*med, 100*most, 100*busyLimit)
+}
 
 func (r *Report) row(metricID string) (row, bool) {
 	for _, rw := range r.rows {
@@ -141,7 +210,7 @@ func (r *Report) Table() string {
 			line = append(line, cell(rw.value(c), rw.metric.format))
 		}
 		for _, rc := range ratioColumns {
-			line = append(line, cell(rw.ratio(rc[0], rc[1]), func(v float64) string { return fmt.Sprintf("%.2f", v) }))
+			line = append(line, rw.ratioCell(rc[0], rc[1]))
 		}
 		cells = append(cells, line)
 	}
@@ -362,6 +431,11 @@ func (r *Report) Markdown(out, plot, analysis string) string {
 	w("of 60 s, so no ping falls in a measured part (go-zookeeper pings 20 s after connecting, the Java client after 20 s idle). ")
 	w("Client CPU is the contender's process during the measured part (ours for the Go contenders; the peer JVM's, JIT and GC ")
 	w("included, for Curator), server CPU the ZooKeeper process's, both per acquisition. — means the scenario does not apply.\n\n")
+	w("Each ratio is the median of the run-by-run ratios (run *i* of every contender ran in the same round of alternation), ")
+	w("and ± is half the range of those ratios relative to their median.\n\n")
+	if warn := r.BusyWarning(); warn != "" {
+		w("**%s**\n\n", warn)
+	}
 	w("%s\n", r.Table())
 	if plot != "" {
 		if rel, err := filepath.Rel(filepath.Dir(out), plot); err == nil {

@@ -60,6 +60,7 @@ type measurement struct {
 	Heap        float64       // bytes of this process's heap, per queued waiter
 	ClientCPU   time.Duration // the contender's process's CPU time during Run
 	ServerCPU   time.Duration // the server's, or -1 when it is not our child
+	OtherLoad   float64       // share of the machine's CPU time other processes used during Run, 0 to 1
 }
 
 func scenarios(s Settings) []scenario {
