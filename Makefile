@@ -79,10 +79,15 @@ demo:
 # writes it to BENCHMARKS.md, with the machine's description and bench/benchmarks.png.
 # About six minutes on two cores; `make bench BENCH_ARGS=-h` for smaller runs. The
 # driver is built into build/bench and run from here, so its paths are the repo's.
+# Then the same on a three-server ensemble (zkrecipes against Curator: uncontended,
+# 8 sessions contending, queued waiters, hand-over), with requests and watches per
+# member, into BENCHMARKS-ensemble.md.
 BENCH_ARGS ?= -out BENCHMARKS.md -plot bench/benchmarks.png
+BENCH_ENSEMBLE_ARGS ?= -ensemble 3 -out BENCHMARKS-ensemble.md -plot '' -analysis '' -save build/bench-ensemble.json
 .PHONY: bench build/bench
 bench: deps curator-peer build/bench
 	build/bench $(BENCH_ARGS)
+	build/bench $(BENCH_ENSEMBLE_ARGS)
 
 build/bench:
 	cd bench && $(GO) build -o ../build/bench .

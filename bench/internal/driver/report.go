@@ -144,7 +144,7 @@ func (rw row) spread(of, to string) float64 {
 // ratioCell prints a ratio with its spread: "1.31 ±4%".
 func (rw row) ratioCell(of, to string) string {
 	v := rw.ratio(of, to)
-	if math.IsNaN(v) || math.IsInf(v, 0) {
+	if rw.metric.descriptive || math.IsNaN(v) || math.IsInf(v, 0) {
 		return "—"
 	}
 	if sp := rw.spread(of, to); !math.IsNaN(sp) {
@@ -300,7 +300,7 @@ func (r *Report) goals() []goal {
 		})
 	check("≤ 3 requests per uncontended cycle", []string{"uncontended-requests"},
 		func(rw row) (float64, bool) { v := rw.value(recipesName); return v, v <= 3 },
-		func(_ string, v float64) string { return fmt.Sprintf("%.2f", v) })
+		func(_ string, v float64) string { return fmt.Sprintf("%.3f", v) })
 	check("uncontended throughput within 5% of the raw-operations limit", []string{"uncontended-rate"},
 		func(rw row) (float64, bool) { v := rw.ratio(recipesName, limitName); return v, v >= 0.95 },
 		func(_ string, v float64) string { return fmt.Sprintf("%.3f× the limit's cycles/s", v) })
@@ -405,8 +405,12 @@ func machine(ctx context.Context, tg *target) [][2]string {
 func (r *Report) Markdown(out, plot, analysis string) string {
 	var sb strings.Builder
 	w := func(format string, args ...any) { fmt.Fprintf(&sb, format, args...) }
+	where := "one ZooKeeper server"
+	if r.Settings.Members > 1 {
+		where = fmt.Sprintf("an ensemble of %d ZooKeeper servers (each session connected to one of them, as clients pick)", r.Settings.Members)
+	}
 	w("# Benchmarks\n\n")
-	w("zkrecipes measured against three contenders on one ZooKeeper server, in one run, in alternation:\n\n")
+	w("zkrecipes measured against its contenders on %s, in one run, in alternation:\n\n", where)
 	w("- **limit**: the raw ZooKeeper operations each recipe needs, sent straight through go-zookeeper ")
 	w("(create ephemeral-sequential, list, watch the one node the rule names, delete), with no protection, ")
 	w("retries or session checks: the floor the recipes are measured against.\n")
