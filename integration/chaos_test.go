@@ -31,8 +31,10 @@ const chaosSessionTimeout = 2 * time.Second
 // TestChaos runs every recipe on a three-server ensemble while faults come and go,
 // and checks what the recipes promise: never two live holders where one is allowed,
 // fencing tokens that only grow, Lost closing within the session timeout and a
-// second of a session's loss, no grant on a dead session's node; and once every client
-// is closed, no node and no goroutine left behind. It prints what it did and found.
+// second of a session's loss, no grant on a dead session's node; caches that hear no
+// impossible history and hold the server's tree soon after the faults stop; and once
+// every client is closed, no node and no goroutine left behind. It prints what it did
+// and found.
 func TestChaos(t *testing.T) {
 	seed := *chaosSeed
 	if seed == 0 {
@@ -77,6 +79,10 @@ func TestChaos(t *testing.T) {
 		ws = append(ws, w)
 	}
 
+	cacheClients := newClients("cache", 4)
+	cw, err := newCacheWatch(ctx, cacheClients[0], cacheClients[1:])
+	require.NoError(t, err)
+
 	began := time.Now()
 	runCtx, stop := context.WithTimeout(ctx, *chaosDuration)
 	defer stop()
@@ -84,6 +90,7 @@ func TestChaos(t *testing.T) {
 	var wg sync.WaitGroup
 	wg.Go(func() { f.run(runCtx, seed) })
 	ids := &idSource{}
+	wg.Go(func() { cw.write(runCtx, rand.New(rand.NewPCG(seed, 3))) })
 	for k, w := range ws {
 		for i := range w.clients {
 			rng := rand.New(rand.NewPCG(seed, uint64(100*(k+1)+i)))
@@ -92,6 +99,8 @@ func TestChaos(t *testing.T) {
 	}
 	wg.Wait()
 	ran := time.Since(began)
+	cw.settle(ctx, e)
+	cw.close(ctx)
 
 	// Every acquisition is over, released, cancelled or failed, and the clients are
 	// still open: no lock, lease or election node may remain once background deletes
@@ -105,7 +114,7 @@ func TestChaos(t *testing.T) {
 	// The servers restarted during the run wait for their processes, as the first did.
 	leaked := goleak.Find(ignore, goleak.IgnoreAnyFunction("github.com/zkrecipes/zkrecipes/zktest.(*member).launch.func1"))
 
-	r := report{seed: seed, ran: ran, faults: f, workloads: ws, clients: clients, orphans: orphans, leftovers: leftovers, leaked: leaked}
+	r := report{seed: seed, ran: ran, faults: f, workloads: ws, caches: cw, clients: clients, orphans: orphans, leftovers: leftovers, leaked: leaked}
 	t.Log("\n" + r.String())
 	require.NoError(t, f.err)
 	require.Zero(t, r.violations(), "violations; see the report above")
@@ -161,6 +170,7 @@ type report struct {
 	ran       time.Duration
 	faults    *faults
 	workloads []*workload
+	caches    *cacheWatch
 	clients   []*chaosClient
 	leftovers []string // nodes left once the clients were closed
 	orphans   []string // ephemeral nodes left while they were open, all work over
@@ -196,6 +206,9 @@ func (r *report) check() {
 			}
 		}
 		add(lossesUntold(w.holds, r.faults.blackholes, r.clientLosts))
+	}
+	for _, p := range r.caches.problems {
+		r.problems = append(r.problems, "cache: "+p)
 	}
 	for _, n := range r.orphans {
 		r.problems = append(r.problems, "left behind by the clients, every acquisition over: "+n)
@@ -313,6 +326,7 @@ func (r *report) String() string {
 		"   dead: the node was gone after the hold (or could not be asked for);\n"+
 		"   told: Lost closed during the hold; accepted/refused: writes at the fenced register,\n"+
 		"   refused ones coming from holders whose sessions had died, stopped by the fence)\n")
+	b.WriteString(r.caches.report())
 	leaked := "none"
 	if r.leaked != nil {
 		leaked = "some (see below)"

@@ -10,18 +10,22 @@
 //   latch    CONNECT PATH ID            take part in a LeaderLatch
 //   selector CONNECT PATH ID            take part in a LeaderSelector
 //   count    CONNECT PATH COUNTER N ID  N times: lock, add 1 to COUNTER's number, unlock
+//   cache    CONNECT PATH ID            keep a CuratorCache of PATH's subtree; "dump" lists it
 //   protected NAME                      print whether Curator takes NAME for a protected node
 //   bench    CONNECT                    run benchmark workloads that bench/ sends (see Bench)
 //
 // Output lines: READY, ACQUIRED <node>, RELEASED, LEADER, NOTLEADER, PARTICIPANT <id>
-// <leader>, END, DONE, ERROR <message>. Input lines: "release" (give back what is
-// held, then exit), "participants" (list them, then END). End of input and SIGTERM
-// release too.
+// <leader>, NODE <path> <czxid> <version> <base64 data>, END, DONE, ERROR <message>.
+// Input lines: "release" (give back what is held, then exit), "participants" (list
+// them, then END), "dump" (a cache's nodes sorted by path, then END). End of input
+// and SIGTERM release too.
 import java.io.BufferedReader;
 import java.io.IOException;
 import java.io.InputStreamReader;
 import java.nio.charset.StandardCharsets;
 import java.util.ArrayList;
+import java.util.Base64;
+import java.util.Comparator;
 import java.util.List;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CountDownLatch;
@@ -33,6 +37,9 @@ import java.util.concurrent.atomic.AtomicReference;
 import org.apache.curator.framework.CuratorFramework;
 import org.apache.curator.framework.CuratorFrameworkFactory;
 import org.apache.curator.framework.imps.ProtectedUtils;
+import org.apache.curator.framework.recipes.cache.ChildData;
+import org.apache.curator.framework.recipes.cache.CuratorCache;
+import org.apache.curator.framework.recipes.cache.CuratorCacheListener;
 import org.apache.curator.framework.recipes.leader.LeaderLatch;
 import org.apache.curator.framework.recipes.leader.LeaderLatchListener;
 import org.apache.curator.framework.recipes.leader.LeaderSelector;
@@ -68,7 +75,7 @@ public final class CuratorPeer {
             return;
         }
         if (args.length < 4) {
-            System.err.println("usage: CuratorPeer mutex|read|write|lease|latch|selector|count CONNECT PATH ...");
+            System.err.println("usage: CuratorPeer mutex|read|write|lease|latch|selector|count|cache CONNECT PATH ...");
             System.exit(64);
         }
         CuratorFramework client = CuratorFrameworkFactory.builder()
@@ -152,6 +159,24 @@ public final class CuratorPeer {
                 say("RELEASED");
                 break;
             }
+            case "cache": {
+                CountDownLatch initialized = new CountDownLatch(1);
+                CuratorCache cache = CuratorCache.build(client, path);
+                cache.listenable().addListener(CuratorCacheListener.builder()
+                        .forInitialized(initialized::countDown).build());
+                cache.start();
+                initialized.await();
+                say("READY");
+                awaitRelease(() -> {
+                    cache.stream().sorted(Comparator.comparing(ChildData::getPath)).forEach(d -> say("NODE "
+                            + d.getPath() + " " + d.getStat().getCzxid() + " " + d.getStat().getVersion() + " "
+                            + Base64.getEncoder().encodeToString(d.getData() == null ? new byte[0] : d.getData())));
+                    say("END");
+                });
+                cache.close();
+                say("RELEASED");
+                break;
+            }
             case "count": {
                 String counter = args[3];
                 int n = Integer.parseInt(args[4]);
@@ -215,7 +240,7 @@ public final class CuratorPeer {
                     if (line.equals("release")) {
                         break;
                     }
-                    if (line.equals("participants") && lister != null) {
+                    if ((line.equals("participants") || line.equals("dump")) && lister != null) {
                         lister.list();
                     }
                 }
