@@ -11,14 +11,16 @@
 //   selector CONNECT PATH ID            take part in a LeaderSelector
 //   count    CONNECT PATH COUNTER N ID  N times: lock, add 1 to COUNTER's number, unlock
 //   cache    CONNECT PATH ID            keep a CuratorCache of PATH's subtree; "dump" lists it
+//   group    CONNECT PATH ID PAYLOAD    be a GroupMember; input "members" lists them
+//                                       (MEMBER <id> <payload>, then END), "payload P" sets ours
 //   protected NAME                      print whether Curator takes NAME for a protected node
 //   bench    CONNECT                    run benchmark workloads that bench/ sends (see Bench)
 //
 // Output lines: READY, ACQUIRED <node>, RELEASED, LEADER, NOTLEADER, PARTICIPANT <id>
-// <leader>, NODE <path> <czxid> <version> <base64 data>, END, DONE, ERROR <message>.
-// Input lines: "release" (give back what is held, then exit), "participants" (list
-// them, then END), "dump" (a cache's nodes sorted by path, then END). End of input
-// and SIGTERM release too.
+// <leader>, NODE <path> <czxid> <version> <base64 data>, MEMBER <id> <payload>, END,
+// DONE, ERROR <message>. Input lines: "release" (give back what is held, then exit),
+// "participants" (list them, then END), "dump" (a cache's nodes sorted by path, then
+// END). End of input and SIGTERM release too.
 import java.io.BufferedReader;
 import java.io.IOException;
 import java.io.InputStreamReader;
@@ -50,6 +52,7 @@ import org.apache.curator.framework.recipes.locks.InterProcessMutex;
 import org.apache.curator.framework.recipes.locks.InterProcessReadWriteLock;
 import org.apache.curator.framework.recipes.locks.InterProcessSemaphoreV2;
 import org.apache.curator.framework.recipes.locks.Lease;
+import org.apache.curator.framework.recipes.nodes.GroupMember;
 import org.apache.curator.retry.ExponentialBackoffRetry;
 import org.apache.zookeeper.data.Stat;
 
@@ -75,7 +78,7 @@ public final class CuratorPeer {
             return;
         }
         if (args.length < 4) {
-            System.err.println("usage: CuratorPeer mutex|read|write|lease|latch|selector|count|cache CONNECT PATH ...");
+            System.err.println("usage: CuratorPeer mutex|read|write|lease|latch|selector|count|cache|group CONNECT PATH ...");
             System.exit(64);
         }
         CuratorFramework client = CuratorFrameworkFactory.builder()
@@ -159,6 +162,24 @@ public final class CuratorPeer {
                 say("RELEASED");
                 break;
             }
+            case "group": {
+                GroupMember member = new GroupMember(client, path, args[3], args[4].getBytes(StandardCharsets.UTF_8));
+                member.start();
+                say("READY");
+                awaitRelease(null, line -> {
+                    if (line.equals("members")) {
+                        member.getCurrentMembers().forEach((id, payload) ->
+                                say("MEMBER " + id + " " + new String(payload, StandardCharsets.UTF_8)));
+                        say("END");
+                    } else if (line.startsWith("payload ")) {
+                        member.setThisData(line.substring("payload ".length()).getBytes(StandardCharsets.UTF_8));
+                        say("DONE");
+                    }
+                });
+                member.close();
+                say("RELEASED");
+                break;
+            }
             case "cache": {
                 CountDownLatch initialized = new CountDownLatch(1);
                 CuratorCache cache = CuratorCache.build(client, path);
@@ -223,6 +244,10 @@ public final class CuratorPeer {
         void list() throws Exception;
     }
 
+    private interface Commands {
+        void run(String line) throws Exception;
+    }
+
     private static void participants(java.util.Collection<Participant> ps) {
         for (Participant p : ps) {
             say("PARTICIPANT " + p.getId() + " " + p.isLeader());
@@ -232,6 +257,11 @@ public final class CuratorPeer {
 
     // awaitRelease reads commands until "release", end of input, or SIGTERM.
     private static void awaitRelease(Lister lister) throws Exception {
+        awaitRelease(lister, null);
+    }
+
+    // commands, if given, receives every other line.
+    private static void awaitRelease(Lister lister, Commands commands) throws Exception {
         CountDownLatch terminated = new CountDownLatch(1);
         Thread reader = new Thread(() -> {
             try (BufferedReader in = new BufferedReader(new InputStreamReader(System.in, StandardCharsets.UTF_8))) {
@@ -242,6 +272,8 @@ public final class CuratorPeer {
                     }
                     if ((line.equals("participants") || line.equals("dump")) && lister != null) {
                         lister.list();
+                    } else if (commands != null) {
+                        commands.run(line);
                     }
                 }
             } catch (Exception e) {
