@@ -3,6 +3,41 @@
 // each member balanced, and as few items as possible moved when a member joins or
 // leaves.
 //
+// A Partitioner is one member. It joins the group at path/members/<id> (the group
+// recipe's GroupMember), follows the members and the items (a fixed set, or the
+// children of another path with ItemsFrom) and, per item, a lock at
+// path/items/<item> with the mutex's node names (Curator's InterProcessMutex's), so
+// `zkr inspect path` shows who owns what and a Curator InterProcessMutex on an
+// item's path respects the owner. From what it sees it computes who should own each
+// item (Assign), and for every item that is its own it runs a goroutine: take the
+// item's lock, then run work(ctx, item) while holding it.
+//
+// # The life of an item
+//
+//   - Exclusive: work runs only while its member holds the item's lock, so two
+//     members whose sessions are alive never run one item's work at once, whatever
+//     their views of the group. The ctx given to work ends at once when the lock may
+//     be lost (its Lost closes: with the default error policy, already when the
+//     connection is suspended), and when the item moves to another member or leaves
+//     the set. Item.FencingToken grows with every owner, for stores that can refuse
+//     a stale writer.
+//   - Handed over once work has returned: the lock is released only then. A work
+//     that ignores its ctx keeps its item, and nobody takes it until it returns or
+//     its member's session ends.
+//   - Work that returns while the item is still ours (with an error or not) is
+//     logged (through the client's logger, at Warn for an error) and run again
+//     after a pause (WithRestartPause, one second by default), with the same token:
+//     the item stays owned and is not handed over for it. A hold lost meanwhile is
+//     taken again with a new lock node, and a new token.
+//   - Complete: an item whose owner is gone has a new one within the session
+//     timeout (the old owner's lock node goes with its session) plus the time the
+//     old work takes to return; items created or deleted under ItemsFrom start or
+//     stop as soon as the change is seen.
+//
+// Members that briefly see different groups may each compute that an item is
+// theirs: both queue on its lock, one holds it, and the other gives up its place
+// once its view catches up. Nothing but the locks decides who runs what.
+//
 // # Who owns what
 //
 // Assign decides. Its answer depends on the items, the members and the items'
@@ -21,6 +56,11 @@
 // fewest possible (the same test checks it on every change), and places only the
 // rest by rendezvous hashing, so that a start from nothing spreads items evenly and
 // is the same everywhere.
+//
+// Every other item keeps running without a pause while a member joins or leaves:
+// kazoo's SetPartitioner instead releases every item on every change and allocates
+// them all again (its round-robin split also moves most items when a member comes),
+// so all work stops whenever one replica joins or leaves.
 //
 // While a change is under way, items pass from one owner to the next one at a time.
 // The shares do not move with them: ⌈I/M⌉ goes first to the members that own that
