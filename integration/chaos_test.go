@@ -32,7 +32,9 @@ const chaosSessionTimeout = 2 * time.Second
 // and checks what the recipes promise: never two live holders where one is allowed,
 // fencing tokens that only grow, Lost closing within the session timeout and a
 // second of a session's loss, no grant on a dead session's node; caches that hear no
-// impossible history and hold the server's tree soon after the faults stop; and once
+// impossible history and hold the server's tree soon after the faults stop; items of a
+// partition whose works never overlap and that each have one owner again once the
+// faults stop; and once
 // every client is closed, no node and no goroutine left behind. It prints what it did
 // and found.
 func TestChaos(t *testing.T) {
@@ -79,6 +81,10 @@ func TestChaos(t *testing.T) {
 		ws = append(ws, w)
 	}
 
+	ids := &idSource{}
+	pr, err := newPartitionRun(ctx, newClients("partition", 4), ids)
+	require.NoError(t, err)
+
 	cacheClients := newClients("cache", 4)
 	cw, err := newCacheWatch(ctx, cacheClients[0], cacheClients[1:])
 	require.NoError(t, err)
@@ -89,7 +95,6 @@ func TestChaos(t *testing.T) {
 	f := &faults{e: e, clients: clients}
 	var wg sync.WaitGroup
 	wg.Go(func() { f.run(runCtx, seed) })
-	ids := &idSource{}
 	wg.Go(func() { cw.write(runCtx, rand.New(rand.NewPCG(seed, 3))) })
 	for k, w := range ws {
 		for i := range w.clients {
@@ -101,6 +106,8 @@ func TestChaos(t *testing.T) {
 	ran := time.Since(began)
 	cw.settle(ctx, e)
 	cw.close(ctx)
+	pr.settle(ctx)
+	pr.close(ctx)
 
 	// Every acquisition is over, released, cancelled or failed, and the clients are
 	// still open: no lock, lease or election node may remain once background deletes
@@ -114,7 +121,7 @@ func TestChaos(t *testing.T) {
 	// The servers restarted during the run wait for their processes, as the first did.
 	leaked := goleak.Find(ignore, goleak.IgnoreAnyFunction("github.com/zkrecipes/zkrecipes/zktest.(*member).launch.func1"))
 
-	r := report{seed: seed, ran: ran, faults: f, workloads: ws, caches: cw, clients: clients, orphans: orphans, leftovers: leftovers, leaked: leaked}
+	r := report{seed: seed, ran: ran, faults: f, workloads: append(ws, pr.items...), caches: cw, partition: pr, clients: clients, orphans: orphans, leftovers: leftovers, leaked: leaked}
 	t.Log("\n" + r.String())
 	require.NoError(t, f.err)
 	require.Zero(t, r.violations(), "violations; see the report above")
@@ -171,6 +178,7 @@ type report struct {
 	faults    *faults
 	workloads []*workload
 	caches    *cacheWatch
+	partition *partitionRun
 	clients   []*chaosClient
 	leftovers []string // nodes left once the clients were closed
 	orphans   []string // ephemeral nodes left while they were open, all work over
@@ -206,6 +214,9 @@ func (r *report) check() {
 			}
 		}
 		add(lossesUntold(w.holds, r.faults.blackholes, r.clientLosts))
+	}
+	if r.partition.problem != "" {
+		r.problems = append(r.problems, "partition: "+r.partition.problem)
 	}
 	for _, p := range r.caches.problems {
 		r.problems = append(r.problems, "cache: "+p)
@@ -327,6 +338,7 @@ func (r *report) String() string {
 		"   told: Lost closed during the hold; accepted/refused: writes at the fenced register,\n"+
 		"   refused ones coming from holders whose sessions had died, stopped by the fence)\n")
 	b.WriteString(r.caches.report())
+	b.WriteString(r.partition.report())
 	leaked := "none"
 	if r.leaked != nil {
 		leaked = "some (see below)"
