@@ -9,9 +9,7 @@ import (
 	"sync"
 	"time"
 
-	"github.com/zkrecipes/zkrecipes/framework"
 	"github.com/zkrecipes/zkrecipes/recipes/partition"
-	"github.com/zkrecipes/zkrecipes/zktest"
 )
 
 const jobCount = 12
@@ -80,28 +78,12 @@ func (b *board) await(ctx context.Context, replicas []string) (map[string]string
 	}
 }
 
-// jobReplica is one replica's share of the jobs: its own session, through a proxy
-// that can silence it.
-type jobReplica struct {
-	name   string
-	proxy  *zktest.Proxy
-	client *framework.Client
-	part   *partition.Partitioner
-	once   sync.Once
-}
-
-func startJobReplica(ctx context.Context, name, server, namespace string, jobs []string, b *board) (*jobReplica, error) {
-	proxy, err := zktest.StartProxy(server)
+// startJobReplica starts a replica that runs its share of the jobs.
+func startJobReplica(ctx context.Context, name, server, namespace string, jobs []string, b *board) (*replica, error) {
+	r, err := connect(name, server, namespace)
 	if err != nil {
 		return nil, err
 	}
-	client, err := framework.New([]string{proxy.Addr()},
-		framework.WithSessionTimeout(sessionTimeout), framework.WithNamespace(namespace))
-	if err != nil {
-		proxy.Close()
-		return nil, err
-	}
-	r := &jobReplica{name: name, proxy: proxy, client: client}
 	// A job runs until its ctx ends: it moves, or its lock may be lost.
 	run := func(ctx context.Context, job partition.Item) error {
 		b.begin(name, job.Name)
@@ -109,27 +91,15 @@ func startJobReplica(ctx context.Context, name, server, namespace string, jobs [
 		<-ctx.Done()
 		return nil
 	}
-	r.part, err = partition.New(client, "/scheduler/jobs", run, partition.WithID(name), partition.Items(jobs...))
+	r.jobs, err = partition.New(r.client, "/scheduler/jobs", run, partition.WithID(name), partition.Items(jobs...))
 	if err == nil {
-		err = r.part.Start(ctx)
+		err = r.jobs.Start(ctx)
 	}
 	if err != nil {
 		r.close()
 		return nil, err
 	}
 	return r, nil
-}
-
-func (r *jobReplica) close() {
-	r.once.Do(func() {
-		ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
-		defer cancel()
-		if r.part != nil {
-			_ = r.part.Close(ctx)
-		}
-		_ = r.client.Close()
-		_ = r.proxy.Close()
-	})
 }
 
 // shareJobs has three replicas share twelve jobs, kills one (silenced until its
@@ -143,7 +113,7 @@ func shareJobs(ctx context.Context, server, namespace string) error {
 	}
 	say("three replicas share %d jobs through the partitioner (/scheduler/jobs)", jobCount)
 	b := &board{running: map[string]string{}, starts: map[string]int{}, changed: make(chan struct{})}
-	reps := map[string]*jobReplica{}
+	reps := map[string]*replica{}
 	defer func() {
 		for _, r := range reps {
 			r.close()

@@ -22,6 +22,7 @@ import (
 	"github.com/zkrecipes/zkrecipes/framework"
 	"github.com/zkrecipes/zkrecipes/recipes/election"
 	"github.com/zkrecipes/zkrecipes/recipes/mutex"
+	"github.com/zkrecipes/zkrecipes/recipes/partition"
 	"github.com/zkrecipes/zkrecipes/zktest"
 )
 
@@ -192,15 +193,19 @@ func (p *pollers) waitForPolls(ctx context.Context, not string, n int) (string, 
 	}
 }
 
+// replica is one replica's session, through a fault proxy that can silence it, and
+// what it runs: the poller's election, or its share of the jobs.
 type replica struct {
 	name      string
 	proxy     *zktest.Proxy
 	client    *framework.Client
 	selector  *election.Selector
+	jobs      *partition.Partitioner
 	closeOnce sync.Once
 }
 
-func startReplica(ctx context.Context, name, server, namespace string, p *pollers) (*replica, error) {
+// connect gives a replica its own session, through a proxy of its own.
+func connect(name, server, namespace string) (*replica, error) {
 	proxy, err := zktest.StartProxy(server)
 	if err != nil {
 		return nil, err
@@ -211,7 +216,14 @@ func startReplica(ctx context.Context, name, server, namespace string, p *poller
 		proxy.Close()
 		return nil, err
 	}
-	r := &replica{name: name, proxy: proxy, client: client}
+	return &replica{name: name, proxy: proxy, client: client}, nil
+}
+
+func startReplica(ctx context.Context, name, server, namespace string, p *pollers) (*replica, error) {
+	r, err := connect(name, server, namespace)
+	if err != nil {
+		return nil, err
+	}
 	// The poller: runs only while this replica leads, and stops as soon as its
 	// leadership may be lost (the Selector cancels ctx on Suspended).
 	lead := func(ctx context.Context) error {
@@ -230,7 +242,7 @@ func startReplica(ctx context.Context, name, server, namespace string, p *poller
 			}
 		}
 	}
-	r.selector, err = election.NewSelector(client, "/scheduler/poller", lead, election.WithID(name), election.AutoRequeue())
+	r.selector, err = election.NewSelector(r.client, "/scheduler/poller", lead, election.WithID(name), election.AutoRequeue())
 	if err == nil {
 		err = r.selector.Start(ctx)
 	}
@@ -241,12 +253,17 @@ func startReplica(ctx context.Context, name, server, namespace string, p *poller
 	return r, nil
 }
 
+// close stops what the replica runs and ends its session; a second close does
+// nothing. A silenced replica gives up after two seconds.
 func (r *replica) close() {
 	r.closeOnce.Do(func() {
-		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
 		defer cancel()
 		if r.selector != nil {
 			_ = r.selector.Close(ctx)
+		}
+		if r.jobs != nil {
+			_ = r.jobs.Close(ctx)
 		}
 		_ = r.client.Close()
 		_ = r.proxy.Close()

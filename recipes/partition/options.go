@@ -48,13 +48,10 @@ func ItemsFrom(path string) Option { return func(o *options) { o.itemsFrom = pat
 // while its item is still ours (with an error or none). Default one second.
 func WithRestartPause(d time.Duration) Option { return func(o *options) { o.pause = d } }
 
-func newOptions(c *framework.Client, path string, work any, opts []Option) (options, error) {
+func newOptions(c *framework.Client, path string, opts []Option) (options, error) {
 	o := options{id: lockqueue.DefaultID(), pause: time.Second}
 	if err := lockqueue.CheckArgs(c, path); err != nil {
 		return o, fmt.Errorf("%w: %w", ErrInvalid, err)
-	}
-	if work == nil {
-		return o, fmt.Errorf("%w: nil work", ErrInvalid)
 	}
 	for _, opt := range opts {
 		if opt == nil {

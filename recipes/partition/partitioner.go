@@ -80,13 +80,12 @@ func (r *run) isHeld() bool {
 // and go (one of the two is required); WithRestartPause. Nothing is sent to
 // ZooKeeper until Start.
 func New(c *framework.Client, path string, work func(ctx context.Context, it Item) error, opts ...Option) (*Partitioner, error) {
-	var w any
-	if work != nil {
-		w = work
-	}
-	o, err := newOptions(c, path, w, opts)
+	o, err := newOptions(c, path, opts)
 	if err != nil {
 		return nil, err
+	}
+	if work == nil {
+		return nil, fmt.Errorf("%w: nil work", ErrInvalid)
 	}
 	p := &Partitioner{c: c, path: path, work: work, o: o, wake: make(chan struct{}, 1), runs: map[string]*run{}}
 	if p.member, err = group.New(c, p.membersPath(), o.id, nil); err != nil {
