@@ -21,7 +21,7 @@ import (
 type partitionRun struct {
 	items   []*workload
 	members []*partition.Partitioner
-	settled time.Duration // from the end of the faults until every item ran once
+	settled time.Duration // from the end of the faults until every item was seen run once
 	problem string
 }
 
@@ -87,11 +87,10 @@ func holderNode(ctx context.Context, cc *chaosClient, lock string) string {
 	return path.Join(lock, names[0])
 }
 
-// settle waits, once the faults have stopped, until every item runs in exactly one
-// member, as Owned says and as the works' records show.
-func (pr *partitionRun) settle(ctx context.Context) {
-	start := time.Now()
-	deadline := start.Add(wait)
+// settle waits, once the faults have stopped (at stopped), until every item runs in
+// exactly one member, as Owned says.
+func (pr *partitionRun) settle(ctx context.Context, stopped time.Time) {
+	deadline := time.Now().Add(wait)
 	for {
 		count := map[string]int{}
 		for _, p := range pr.members {
@@ -104,7 +103,7 @@ func (pr *partitionRun) settle(ctx context.Context) {
 			ok = ok && n == 1
 		}
 		if ok {
-			pr.settled = time.Since(start)
+			pr.settled = time.Since(stopped)
 			return
 		}
 		if time.Now().After(deadline) || !pause(ctx, 50*time.Millisecond) {
@@ -130,6 +129,6 @@ func (pr *partitionRun) report() string {
 	if pr.problem != "" {
 		return "partition: " + pr.problem + "\n"
 	}
-	return fmt.Sprintf("partition: %d items over %d members, %d runs of work; every item run by exactly one member %v after the faults stopped\n",
+	return fmt.Sprintf("partition: %d items over %d members, %d runs of work; every item run by exactly one member within %v of the faults stopping\n",
 		len(partitionItems), len(pr.members), runs, pr.settled.Round(time.Millisecond))
 }

@@ -34,7 +34,7 @@ const chaosSessionTimeout = 2 * time.Second
 // second of a session's loss, no grant on a dead session's node; caches that hear no
 // impossible history and hold the server's tree soon after the faults stop; items of a
 // partition whose works never overlap and that each have one owner again once the
-// faults stop; and once
+// faults stop; group members whose views are exact again once the faults stop; and once
 // every client is closed, no node and no goroutine left behind. It prints what it did
 // and found.
 func TestChaos(t *testing.T) {
@@ -85,6 +85,9 @@ func TestChaos(t *testing.T) {
 	pr, err := newPartitionRun(ctx, newClients("partition", 4), ids)
 	require.NoError(t, err)
 
+	gw, err := newGroupWatch(ctx, newClients("group", 3))
+	require.NoError(t, err)
+
 	cacheClients := newClients("cache", 4)
 	cw, err := newCacheWatch(ctx, cacheClients[0], cacheClients[1:])
 	require.NoError(t, err)
@@ -104,10 +107,13 @@ func TestChaos(t *testing.T) {
 	}
 	wg.Wait()
 	ran := time.Since(began)
+	stopped := time.Now()
 	cw.settle(ctx, e)
 	cw.close(ctx)
-	pr.settle(ctx)
+	pr.settle(ctx, stopped)
 	pr.close(ctx)
+	gw.settle(ctx, stopped)
+	gw.close(ctx)
 
 	// Every acquisition is over, released, cancelled or failed, and the clients are
 	// still open: no lock, lease or election node may remain once background deletes
@@ -121,7 +127,7 @@ func TestChaos(t *testing.T) {
 	// The servers restarted during the run wait for their processes, as the first did.
 	leaked := goleak.Find(ignore, goleak.IgnoreAnyFunction("github.com/zkrecipes/zkrecipes/zktest.(*member).launch.func1"))
 
-	r := report{seed: seed, ran: ran, faults: f, workloads: append(ws, pr.items...), caches: cw, partition: pr, clients: clients, orphans: orphans, leftovers: leftovers, leaked: leaked}
+	r := report{seed: seed, ran: ran, faults: f, workloads: append(ws, pr.items...), caches: cw, partition: pr, group: gw, clients: clients, orphans: orphans, leftovers: leftovers, leaked: leaked}
 	t.Log("\n" + r.String())
 	require.NoError(t, f.err)
 	require.Zero(t, r.violations(), "violations; see the report above")
@@ -179,6 +185,7 @@ type report struct {
 	workloads []*workload
 	caches    *cacheWatch
 	partition *partitionRun
+	group     *groupWatch
 	clients   []*chaosClient
 	leftovers []string // nodes left once the clients were closed
 	orphans   []string // ephemeral nodes left while they were open, all work over
@@ -214,6 +221,9 @@ func (r *report) check() {
 			}
 		}
 		add(lossesUntold(w.holds, r.faults.blackholes, r.clientLosts))
+	}
+	if r.group.problem != "" {
+		r.problems = append(r.problems, "group: "+r.group.problem)
 	}
 	if r.partition.problem != "" {
 		r.problems = append(r.problems, "partition: "+r.partition.problem)
@@ -339,6 +349,7 @@ func (r *report) String() string {
 		"   refused ones coming from holders whose sessions had died, stopped by the fence)\n")
 	b.WriteString(r.caches.report())
 	b.WriteString(r.partition.report())
+	b.WriteString(r.group.report())
 	leaked := "none"
 	if r.leaked != nil {
 		leaked = "some (see below)"
