@@ -206,3 +206,32 @@ func TestDuplicateID(t *testing.T) {
 	require.ErrorIs(t, err, group.ErrDuplicateID)
 	require.ErrorContains(t, err, fmt.Sprintf("%q", "same"))
 }
+
+// A work that ignores its ctx keeps its item only as long as its session lives: once
+// the session is gone, so is the lock, and another member takes the item.
+func TestWorkThatIgnoresItsContextLosesItWithItsSession(t *testing.T) {
+	srv := zktest.NewServer(t)
+	proxy := zktest.NewProxy(t, srv.Addr())
+	ctx := testCtx(t)
+	r := newRegisters(t)
+	finish := make(chan struct{})
+	defer close(finish)
+	started := make(chan struct{}, 1)
+	stubborn := func(ctx context.Context, it Item) error {
+		started <- struct{}{}
+		<-finish // ctx or not
+		return nil
+	}
+	a, err := New(newClient(t, []string{proxy.Addr()}, framework.WithSessionTimeout(2*time.Second)), "/stubborn", stubborn,
+		WithID("a"), Items("only"))
+	require.NoError(t, err)
+	require.NoError(t, a.Start(ctx))
+	<-started
+	b := start(t, newClient(t, []string{srv.Addr()}), "/stubborn", "b", r, Items("only"))
+
+	proxy.Blackhole() // a's session expires while its work runs on
+	require.Eventually(t, func() bool { return slices.Equal(b.Owned(), []string{"only"}) }, wait, 10*time.Millisecond)
+	closeCtx, cancel := context.WithTimeout(ctx, time.Second)
+	defer cancel()
+	require.ErrorIs(t, a.Close(closeCtx), context.DeadlineExceeded, "a's work has not returned")
+}
