@@ -66,7 +66,7 @@ func nodePath(p, id string) string { return path.Join(p, id) }
 // or when ctx ends (an error wrapping ctx's, and nothing left on the server). A
 // live member of another session under our id makes it fail with ErrDuplicateID.
 // From then on our node is kept in place through faults, and the list follows the
-// group, until Close.
+// group, until Close. A failed Start closes the Member: make a new one to try again.
 func (m *Member) Start(ctx context.Context) error {
 	m.mu.Lock()
 	switch {
@@ -85,14 +85,10 @@ func (m *Member) Start(ctx context.Context) error {
 		err = fmt.Errorf("%w: %q in %s: %w", ErrDuplicateID, m.id, m.path, err)
 	}
 	if err == nil {
-		if err = m.members.Start(ctx); err != nil {
-			_ = m.node.Close(ctx)
-		}
+		err = m.members.Start(ctx)
 	}
 	if err != nil {
-		m.mu.Lock()
-		m.started = false
-		m.mu.Unlock()
+		_ = m.Close(ctx)
 		return fmt.Errorf("group: joining %s: %w", m.path, err)
 	}
 	return nil
