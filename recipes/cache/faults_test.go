@@ -94,12 +94,13 @@ func TestSessionExpiryRebuildsWithTheDifferencesOnly(t *testing.T) {
 }
 
 func TestConnectionCutAndServerRestart(t *testing.T) {
-	srv := zktest.NewServer(t)
+	// Sessions long enough to outlive a server's restart on a busy machine.
+	srv := zktest.NewServer(t, zktest.WithSessionTimeouts(400*time.Millisecond, time.Minute))
 	proxy := zktest.NewProxy(t, srv.Addr())
 	w := &writes{set: map[string]bool{}}
 	writer := newClient(t, []string{srv.Addr()})
 	stormTree(t, writer, w)
-	c := newClient(t, []string{proxy.Addr()}, framework.WithSessionTimeout(4*time.Second))
+	c := newClient(t, []string{proxy.Addr()}, framework.WithSessionTimeout(30*time.Second))
 	ca, h := started(t, c, "/storm")
 	session := c.SessionID()
 
