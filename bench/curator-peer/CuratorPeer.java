@@ -10,11 +10,14 @@
 //   latch    CONNECT PATH ID            take part in a LeaderLatch
 //   selector CONNECT PATH ID            take part in a LeaderSelector
 //   count    CONNECT PATH COUNTER N ID  N times: lock, add 1 to COUNTER's number, unlock
+//   double   CONNECT PATH MEMBERS       DistributedDoubleBarrier: enter (ENTERED), then
+//                                       on the input line "leave", leave (LEFT)
+//   persistent CONNECT PATH DATA        keep an ephemeral PersistentNode (CREATED <path>)
 //   protected NAME                      print whether Curator takes NAME for a protected node
 //   bench    CONNECT                    run benchmark workloads that bench/ sends (see Bench)
 //
 // Output lines: READY, ACQUIRED <node>, RELEASED, LEADER, NOTLEADER, PARTICIPANT <id>
-// <leader>, END, DONE, ERROR <message>. Input lines: "release" (give back what is
+// <leader>, END, DONE, ENTERED, LEFT, CREATED <path>, ERROR <message>. Input lines: "release" (give back what is
 // held, then exit), "participants" (list them, then END). End of input and SIGTERM
 // release too.
 import java.io.BufferedReader;
@@ -33,6 +36,7 @@ import java.util.concurrent.atomic.AtomicReference;
 import org.apache.curator.framework.CuratorFramework;
 import org.apache.curator.framework.CuratorFrameworkFactory;
 import org.apache.curator.framework.imps.ProtectedUtils;
+import org.apache.curator.framework.recipes.barriers.DistributedDoubleBarrier;
 import org.apache.curator.framework.recipes.leader.LeaderLatch;
 import org.apache.curator.framework.recipes.leader.LeaderLatchListener;
 import org.apache.curator.framework.recipes.leader.LeaderSelector;
@@ -43,7 +47,9 @@ import org.apache.curator.framework.recipes.locks.InterProcessMutex;
 import org.apache.curator.framework.recipes.locks.InterProcessReadWriteLock;
 import org.apache.curator.framework.recipes.locks.InterProcessSemaphoreV2;
 import org.apache.curator.framework.recipes.locks.Lease;
+import org.apache.curator.framework.recipes.nodes.PersistentNode;
 import org.apache.curator.retry.ExponentialBackoffRetry;
+import org.apache.zookeeper.CreateMode;
 import org.apache.zookeeper.data.Stat;
 
 public final class CuratorPeer {
@@ -68,7 +74,7 @@ public final class CuratorPeer {
             return;
         }
         if (args.length < 4) {
-            System.err.println("usage: CuratorPeer mutex|read|write|lease|latch|selector|count CONNECT PATH ...");
+            System.err.println("usage: CuratorPeer mutex|read|write|lease|latch|selector|count|double|persistent CONNECT PATH ...");
             System.exit(64);
         }
         CuratorFramework client = CuratorFrameworkFactory.builder()
@@ -168,6 +174,35 @@ public final class CuratorPeer {
                     }
                 }
                 say("DONE");
+                break;
+            }
+            case "double": {
+                DistributedDoubleBarrier barrier = new DistributedDoubleBarrier(client, path, Integer.parseInt(args[3]));
+                BufferedReader in = new BufferedReader(new InputStreamReader(System.in, StandardCharsets.UTF_8));
+                say("READY");
+                barrier.enter();
+                say("ENTERED");
+                String line;
+                while ((line = in.readLine()) != null && !line.trim().equals("leave")) {
+                    // wait for the word
+                }
+                if (line != null) {
+                    barrier.leave();
+                    say("LEFT");
+                }
+                break;
+            }
+            case "persistent": {
+                PersistentNode node = new PersistentNode(client, CreateMode.EPHEMERAL, false, path,
+                        args[3].getBytes(StandardCharsets.UTF_8));
+                node.start();
+                if (!node.waitForInitialCreate(30, TimeUnit.SECONDS)) {
+                    throw new IOException("the node was not created within 30 s");
+                }
+                say("CREATED " + node.getActualPath());
+                awaitRelease(null);
+                node.close();
+                say("RELEASED");
                 break;
             }
             default:
