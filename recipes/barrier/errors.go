@@ -1,11 +1,13 @@
 package barrier
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"net"
 	"os"
 	"sync"
+	"time"
 
 	"github.com/zkrecipes/zkrecipes/framework"
 	"github.com/zkrecipes/zkrecipes/recipes/internal/lockqueue"
@@ -32,6 +34,10 @@ func checkArgs(c *framework.Client, path string) error {
 	return nil
 }
 
+// lookupTimeout bounds the lookup of the local address, which a broken resolver
+// could otherwise hold up for long.
+const lookupTimeout = 2 * time.Second
+
 // localAddress is the data of every node the barriers make: Curator writes its
 // client's default data there, the local host's address as text.
 var localAddress = sync.OnceValue(func() []byte {
@@ -39,7 +45,9 @@ var localAddress = sync.OnceValue(func() []byte {
 	if err != nil {
 		return []byte{}
 	}
-	addrs, err := net.LookupHost(host)
+	ctx, cancel := context.WithTimeout(context.Background(), lookupTimeout)
+	defer cancel()
+	addrs, err := net.DefaultResolver.LookupHost(ctx, host)
 	if err != nil || len(addrs) == 0 {
 		return []byte{}
 	}

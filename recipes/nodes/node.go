@@ -98,7 +98,11 @@ func (p *PersistentNode) Start(ctx context.Context) error {
 		}
 	case <-ctx.Done():
 		err = ctx.Err()
-	case <-done: // Close stopped it
+	case <-done: // Close stopped it, or the keeper failed just now
+		select {
+		case err = <-first:
+		default:
+		}
 	}
 	stop()
 	<-done
