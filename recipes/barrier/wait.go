@@ -2,25 +2,23 @@ package barrier
 
 import (
 	"context"
-	"time"
 
-	"github.com/cenkalti/backoff/v4"
 	"github.com/go-zookeeper/zk"
 
 	"github.com/zkrecipes/zkrecipes/framework"
+	"github.com/zkrecipes/zkrecipes/recipes/internal/lockqueue"
 )
 
 // waiter is what a barrier waits on: its one watch, the client's state changes (a
 // session lost, a connection back), and the caller's context.
 type waiter struct {
-	c       *framework.Client
-	wake    chan struct{}
-	stop    func()
-	backoff backoff.BackOff
+	wake   chan struct{}
+	stop   func()
+	pauses lockqueue.Pauses
 }
 
 func newWaiter(c *framework.Client) *waiter {
-	w := &waiter{c: c, wake: make(chan struct{}, 1)}
+	w := &waiter{wake: make(chan struct{}, 1), pauses: lockqueue.Pauses{Client: c}}
 	w.stop = c.Listen(func(framework.ConnectionState) {
 		select {
 		case w.wake <- struct{}{}:
@@ -33,7 +31,7 @@ func newWaiter(c *framework.Client) *waiter {
 // await blocks until watch fires (nil: never), a connection state changes, or ctx
 // ends (its error).
 func (w *waiter) await(ctx context.Context, watch <-chan zk.Event) error {
-	w.backoff = nil
+	w.pauses.Reset()
 	select {
 	case <-watch:
 	case <-w.wake:
@@ -50,23 +48,6 @@ func (w *waiter) failed(ctx context.Context, err error) error {
 	if !framework.IsRetryable(err) || ctx.Err() != nil {
 		return err
 	}
-	if w.backoff == nil {
-		w.backoff = w.c.RetryPolicy().NewBackOff()
-	}
-	d := w.backoff.NextBackOff()
-	if d == backoff.Stop {
-		w.backoff.Reset()
-		if d = w.backoff.NextBackOff(); d == backoff.Stop {
-			d = time.Second
-		}
-	}
-	t := time.NewTimer(d)
-	defer t.Stop()
-	select {
-	case <-t.C:
-	case <-w.wake:
-	case <-ctx.Done():
-		return ctx.Err()
-	}
-	return nil
+	w.pauses.Wait(ctx, w.wake)
+	return ctx.Err()
 }

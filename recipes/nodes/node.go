@@ -8,10 +8,10 @@ import (
 	"sync"
 	"time"
 
-	"github.com/cenkalti/backoff/v4"
 	"github.com/go-zookeeper/zk"
 
 	"github.com/zkrecipes/zkrecipes/framework"
+	"github.com/zkrecipes/zkrecipes/recipes/internal/lockqueue"
 )
 
 // cleanupTimeout bounds the delete of the node of a Start that failed; past it the
@@ -213,7 +213,7 @@ func (p *PersistentNode) keep(ctx context.Context, first chan<- error, done chan
 	defer close(done)
 	stopState := p.c.Listen(func(framework.ConnectionState) { p.poke() })
 	defer stopState()
-	var pauses backoff.BackOff
+	pauses := &lockqueue.Pauses{Client: p.c}
 	for ctx.Err() == nil {
 		watch, err := p.check(ctx)
 		switch {
@@ -226,12 +226,13 @@ func (p *PersistentNode) keep(ctx context.Context, first chan<- error, done chan
 				return
 			}
 			p.c.Logger().Warn("zkrecipes: cannot put a persistent node in place; will retry", "path", p.base, "error", err)
-			pauses = p.pause(ctx, pauses)
+			// A reconnect (a state change pokes wake) is the moment to try again.
+			pauses.Wait(ctx, p.wake)
 			continue
 		case err != nil:
 			return
 		}
-		pauses = nil
+		pauses.Reset()
 		if watch == nil { // look again at once
 			continue
 		}
@@ -251,30 +252,6 @@ func (p *PersistentNode) fail(first chan<- error, err error) {
 	if first != nil {
 		first <- err
 	}
-}
-
-// pause waits between two failed attempts as the client's retry policy says, and
-// without end, or until a connection state changes (a reconnect is the moment to try
-// again).
-func (p *PersistentNode) pause(ctx context.Context, b backoff.BackOff) backoff.BackOff {
-	if b == nil {
-		b = p.c.RetryPolicy().NewBackOff()
-	}
-	d := b.NextBackOff()
-	if d == backoff.Stop {
-		b.Reset()
-		if d = b.NextBackOff(); d == backoff.Stop {
-			d = time.Second
-		}
-	}
-	t := time.NewTimer(d)
-	defer t.Stop()
-	select {
-	case <-t.C:
-	case <-p.wake:
-	case <-ctx.Done():
-	}
-	return b
 }
 
 // check looks at our node. In place and ours: it brings the data up to date and
