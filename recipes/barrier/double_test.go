@@ -194,8 +194,9 @@ func TestDoubleCancelledEnter(t *testing.T) {
 }
 
 // A member cut off while the barrier fills passes once its connection is back, in
-// the same session, with the node it had.
-func TestDoubleEnterThroughACut(t *testing.T) {
+// the same session, with the node it had; and members leave through a server
+// restart.
+func TestDoubleThroughACutAndARestart(t *testing.T) {
 	srv := zktest.NewServer(t)
 	proxy := zktest.NewProxy(t, srv.Addr())
 	ctx := testCtx(t)
@@ -215,8 +216,12 @@ func TestDoubleEnterThroughACut(t *testing.T) {
 	require.Equal(t, session, cutClient.SessionID())
 	require.Equal(t, node, cut.ourName(), "the same node")
 
-	leaves := []<-chan error{run(ctx, cut.Leave), run(ctx, other.Leave)}
-	for _, l := range leaves {
-		require.NoError(t, <-l)
-	}
+	// Leaving waits through a server restart.
+	left := run(ctx, cut.Leave)
+	srv.Stop()
+	require.NoError(t, srv.Start())
+	notYet(t, left, "Leave while the other member is in")
+	require.NoError(t, other.Leave(ctx))
+	require.NoError(t, <-left)
+	require.Empty(t, children(t, observer, "/barriers/cut"))
 }
