@@ -46,6 +46,7 @@ type node struct {
 	sessions map[int64]bool // every session our ephemeral node was made in
 	czxid    int64          // persistent: the zxid that made our node, 0 while unknown
 	since    int64          // persistent: no node of ours is older than this zxid
+	made     bool           // persistent: our last create succeeded (its czxid unknown yet)
 }
 
 // New makes a PersistentNode for path holding data (nil is empty data). Nothing is
@@ -266,7 +267,7 @@ func (p *PersistentNode) check(ctx context.Context) (<-chan zk.Event, error) {
 		if err != nil {
 			return nil, err
 		}
-		if ok && p.ours(stat, true) {
+		if ok && p.ours(stat, false) {
 			if settled, err := p.update(ctx, path, stat); !settled {
 				return nil, err
 			}
