@@ -35,6 +35,8 @@ type PersistentNode struct {
 	wake    chan struct{} // makes the keeper look again
 	stop    context.CancelFunc
 	done    chan struct{} // closed when the keeper has stopped
+	events  *events
+	mute    chan struct{} // closed to stop delivering events
 }
 
 // node is what a PersistentNode knows of the node it made. Fields are guarded by
@@ -65,6 +67,7 @@ func New(c *framework.Client, path string, data []byte, opts ...Option) (*Persis
 		node:    node{sessions: map[int64]bool{}},
 		changed: make(chan struct{}),
 		wake:    make(chan struct{}, 1),
+		events:  newEvents(),
 	}, nil
 }
 
@@ -86,10 +89,11 @@ func (p *PersistentNode) Start(ctx context.Context) error {
 	}
 	p.started = true
 	keepCtx, stop := context.WithCancel(context.Background())
-	done, first := make(chan struct{}), make(chan error, 1)
-	p.stop, p.done = stop, done
+	done, first, mute := make(chan struct{}), make(chan error, 1), make(chan struct{})
+	p.stop, p.done, p.mute = stop, done, mute
 	p.mu.Unlock()
 
+	go p.events.run(mute)
 	go p.keep(keepCtx, first, done)
 	var err error
 	select {
@@ -109,6 +113,10 @@ func (p *PersistentNode) Start(ctx context.Context) error {
 	<-done
 	p.mu.Lock()
 	closed := p.closed
+	if !closed {
+		close(mute)
+		p.mute = nil
+	}
 	p.mu.Unlock()
 	if closed {
 		return ErrClosed
@@ -171,6 +179,12 @@ func (p *PersistentNode) Path() string {
 	return p.path
 }
 
+// Listen registers fn to hear every Event after this call, in order, on a goroutine
+// of the PersistentNode's: the node made at Start, found gone, made again. fn must
+// not block for long (later events wait for it), and may call Close; no event comes
+// after Close. stop unregisters fn.
+func (p *PersistentNode) Listen(fn func(Event)) (stop func()) { return p.events.listen(fn) }
+
 // Close stops keeping the node and deletes it, unless it is no longer ours (its
 // session ended, or another client's node took the path). When the delete cannot be
 // done now (no connection, or ctx ends), it goes on in the background while the
@@ -183,9 +197,13 @@ func (p *PersistentNode) Close(ctx context.Context) error {
 		return ErrClosed
 	}
 	p.closed = true
-	stop, done := p.stop, p.done
+	stop, done, mute := p.stop, p.done, p.mute
+	p.mute = nil
 	p.changedLocked()
 	p.mu.Unlock()
+	if mute != nil {
+		close(mute) // without waiting for a delivery: Close may be called by a listener
+	}
 	if stop == nil {
 		return nil
 	}
@@ -305,6 +323,9 @@ func (p *PersistentNode) setInPlace(inPlace bool, written uint64) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	if p.inPlace != inPlace || (inPlace && p.written != written) {
+		if p.inPlace != inPlace {
+			p.events.push(Event{Path: p.path, Present: inPlace})
+		}
 		p.inPlace = inPlace
 		if inPlace {
 			p.written = written
