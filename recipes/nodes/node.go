@@ -181,8 +181,8 @@ func (p *PersistentNode) Path() string {
 
 // Listen registers fn to hear every Event after this call, in order, on a goroutine
 // of the PersistentNode's: the node made at Start, found gone, made again. fn must
-// not block for long (later events wait for it), and may call Close; no event comes
-// after Close. stop unregisters fn.
+// not block for long (later events wait for it), and may call Close; once Close has
+// begun, no event is delivered but one already under way. stop unregisters fn.
 func (p *PersistentNode) Listen(fn func(Event)) (stop func()) { return p.events.listen(fn) }
 
 // Close stops keeping the node and deletes it, unless it is no longer ours (its
