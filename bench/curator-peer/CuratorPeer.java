@@ -13,14 +13,17 @@
 //   cache    CONNECT PATH ID            keep a CuratorCache of PATH's subtree; "dump" lists it
 //   group    CONNECT PATH ID PAYLOAD    be a GroupMember; input "members" lists them
 //                                       (MEMBER <id> <payload>, then END), "payload P" sets ours
+//   double   CONNECT PATH MEMBERS       DistributedDoubleBarrier: enter (ENTERED), then
+//                                       on the input line "leave", leave (LEFT)
+//   persistent CONNECT PATH DATA        keep an ephemeral PersistentNode (CREATED <path>)
 //   protected NAME                      print whether Curator takes NAME for a protected node
 //   bench    CONNECT                    run benchmark workloads that bench/ sends (see Bench)
 //
 // Output lines: READY, ACQUIRED <node>, RELEASED, LEADER, NOTLEADER, PARTICIPANT <id>
 // <leader>, NODE <path> <czxid> <version> <base64 data>, MEMBER <id> <payload>, END,
-// DONE, ERROR <message>. Input lines: "release" (give back what is held, then exit),
-// "participants" (list them, then END), "dump" (a cache's nodes sorted by path, then
-// END). End of input and SIGTERM release too.
+// DONE, ENTERED, LEFT, CREATED <path>, ERROR <message>. Input lines: "release" (give
+// back what is held, then exit), "participants" (list them, then END), "dump" (a
+// cache's nodes sorted by path, then END). End of input and SIGTERM release too.
 import java.io.BufferedReader;
 import java.io.IOException;
 import java.io.InputStreamReader;
@@ -42,6 +45,7 @@ import org.apache.curator.framework.imps.ProtectedUtils;
 import org.apache.curator.framework.recipes.cache.ChildData;
 import org.apache.curator.framework.recipes.cache.CuratorCache;
 import org.apache.curator.framework.recipes.cache.CuratorCacheListener;
+import org.apache.curator.framework.recipes.barriers.DistributedDoubleBarrier;
 import org.apache.curator.framework.recipes.leader.LeaderLatch;
 import org.apache.curator.framework.recipes.leader.LeaderLatchListener;
 import org.apache.curator.framework.recipes.leader.LeaderSelector;
@@ -53,7 +57,9 @@ import org.apache.curator.framework.recipes.locks.InterProcessReadWriteLock;
 import org.apache.curator.framework.recipes.locks.InterProcessSemaphoreV2;
 import org.apache.curator.framework.recipes.locks.Lease;
 import org.apache.curator.framework.recipes.nodes.GroupMember;
+import org.apache.curator.framework.recipes.nodes.PersistentNode;
 import org.apache.curator.retry.ExponentialBackoffRetry;
+import org.apache.zookeeper.CreateMode;
 import org.apache.zookeeper.data.Stat;
 
 public final class CuratorPeer {
@@ -78,7 +84,7 @@ public final class CuratorPeer {
             return;
         }
         if (args.length < 4) {
-            System.err.println("usage: CuratorPeer mutex|read|write|lease|latch|selector|count|cache|group CONNECT PATH ...");
+            System.err.println("usage: CuratorPeer mutex|read|write|lease|latch|selector|count|cache|group|double|persistent CONNECT PATH ...");
             System.exit(64);
         }
         CuratorFramework client = CuratorFrameworkFactory.builder()
@@ -214,6 +220,35 @@ public final class CuratorPeer {
                     }
                 }
                 say("DONE");
+                break;
+            }
+            case "double": {
+                DistributedDoubleBarrier barrier = new DistributedDoubleBarrier(client, path, Integer.parseInt(args[3]));
+                BufferedReader in = new BufferedReader(new InputStreamReader(System.in, StandardCharsets.UTF_8));
+                say("READY");
+                barrier.enter();
+                say("ENTERED");
+                String line;
+                while ((line = in.readLine()) != null && !line.trim().equals("leave")) {
+                    // wait for the word
+                }
+                if (line != null) {
+                    barrier.leave();
+                    say("LEFT");
+                }
+                break;
+            }
+            case "persistent": {
+                PersistentNode node = new PersistentNode(client, CreateMode.EPHEMERAL, false, path,
+                        args[3].getBytes(StandardCharsets.UTF_8));
+                node.start();
+                if (!node.waitForInitialCreate(30, TimeUnit.SECONDS)) {
+                    throw new IOException("the node was not created within 30 s");
+                }
+                say("CREATED " + node.getActualPath());
+                awaitRelease(null);
+                node.close();
+                say("RELEASED");
                 break;
             }
             default:

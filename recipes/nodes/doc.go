@@ -7,6 +7,9 @@
 // the latest data given to SetData. Watching the node costs one watch; a reconnect
 // or a new session makes the keeper look at once, not after its next pause.
 //
+// Listen tells when the node is made, found gone and made again (Curator's
+// PersistentNodeListener hears only creations).
+//
 // A node is only ever taken for ours when it is: an ephemeral node must belong to
 // the current session. One left by an earlier session of this client (a session the
 // client gave up, which the server has not ended yet) is deleted and made again, never

@@ -8,10 +8,10 @@ import (
 	"sync"
 	"time"
 
-	"github.com/cenkalti/backoff/v4"
 	"github.com/go-zookeeper/zk"
 
 	"github.com/zkrecipes/zkrecipes/framework"
+	"github.com/zkrecipes/zkrecipes/recipes/internal/lockqueue"
 )
 
 // cleanupTimeout bounds the delete of the node of a Start that failed; past it the
@@ -35,6 +35,8 @@ type PersistentNode struct {
 	wake    chan struct{} // makes the keeper look again
 	stop    context.CancelFunc
 	done    chan struct{} // closed when the keeper has stopped
+	events  *events
+	mute    chan struct{} // closed to stop delivering events
 }
 
 // node is what a PersistentNode knows of the node it made. Fields are guarded by
@@ -46,6 +48,7 @@ type node struct {
 	sessions map[int64]bool // every session our ephemeral node was made in
 	czxid    int64          // persistent: the zxid that made our node, 0 while unknown
 	since    int64          // persistent: no node of ours is older than this zxid
+	made     bool           // persistent: our last create succeeded (its czxid unknown yet)
 }
 
 // New makes a PersistentNode for path holding data (nil is empty data). Nothing is
@@ -64,6 +67,7 @@ func New(c *framework.Client, path string, data []byte, opts ...Option) (*Persis
 		node:    node{sessions: map[int64]bool{}},
 		changed: make(chan struct{}),
 		wake:    make(chan struct{}, 1),
+		events:  newEvents(),
 	}, nil
 }
 
@@ -85,10 +89,11 @@ func (p *PersistentNode) Start(ctx context.Context) error {
 	}
 	p.started = true
 	keepCtx, stop := context.WithCancel(context.Background())
-	done, first := make(chan struct{}), make(chan error, 1)
-	p.stop, p.done = stop, done
+	done, first, mute := make(chan struct{}), make(chan error, 1), make(chan struct{})
+	p.stop, p.done, p.mute = stop, done, mute
 	p.mu.Unlock()
 
+	go p.events.run(mute)
 	go p.keep(keepCtx, first, done)
 	var err error
 	select {
@@ -98,12 +103,20 @@ func (p *PersistentNode) Start(ctx context.Context) error {
 		}
 	case <-ctx.Done():
 		err = ctx.Err()
-	case <-done: // Close stopped it
+	case <-done: // Close stopped it, or the keeper failed just now
+		select {
+		case err = <-first:
+		default:
+		}
 	}
 	stop()
 	<-done
 	p.mu.Lock()
 	closed := p.closed
+	if !closed {
+		close(mute)
+		p.mute = nil
+	}
 	p.mu.Unlock()
 	if closed {
 		return ErrClosed
@@ -166,6 +179,12 @@ func (p *PersistentNode) Path() string {
 	return p.path
 }
 
+// Listen registers fn to hear every Event after this call, in order, on a goroutine
+// of the PersistentNode's: the node made at Start, found gone, made again. fn must
+// not block for long (later events wait for it), and may call Close; once Close has
+// begun, no event is delivered but one already under way. stop unregisters fn.
+func (p *PersistentNode) Listen(fn func(Event)) (stop func()) { return p.events.listen(fn) }
+
 // Close stops keeping the node and deletes it, unless it is no longer ours (its
 // session ended, or another client's node took the path). When the delete cannot be
 // done now (no connection, or ctx ends), it goes on in the background while the
@@ -178,9 +197,13 @@ func (p *PersistentNode) Close(ctx context.Context) error {
 		return ErrClosed
 	}
 	p.closed = true
-	stop, done := p.stop, p.done
+	stop, done, mute := p.stop, p.done, p.mute
+	p.mute = nil
 	p.changedLocked()
 	p.mu.Unlock()
+	if mute != nil {
+		close(mute) // without waiting for a delivery: Close may be called by a listener
+	}
 	if stop == nil {
 		return nil
 	}
@@ -209,7 +232,7 @@ func (p *PersistentNode) keep(ctx context.Context, first chan<- error, done chan
 	defer close(done)
 	stopState := p.c.Listen(func(framework.ConnectionState) { p.poke() })
 	defer stopState()
-	var pauses backoff.BackOff
+	pauses := &lockqueue.Pauses{Client: p.c}
 	for ctx.Err() == nil {
 		watch, err := p.check(ctx)
 		switch {
@@ -222,12 +245,13 @@ func (p *PersistentNode) keep(ctx context.Context, first chan<- error, done chan
 				return
 			}
 			p.c.Logger().Warn("zkrecipes: cannot put a persistent node in place; will retry", "path", p.base, "error", err)
-			pauses = p.pause(ctx, pauses)
+			// A reconnect (a state change pokes wake) is the moment to try again.
+			pauses.Wait(ctx, p.wake)
 			continue
 		case err != nil:
 			return
 		}
-		pauses = nil
+		pauses.Reset()
 		if watch == nil { // look again at once
 			continue
 		}
@@ -249,30 +273,6 @@ func (p *PersistentNode) fail(first chan<- error, err error) {
 	}
 }
 
-// pause waits between two failed attempts as the client's retry policy says, and
-// without end, or until a connection state changes (a reconnect is the moment to try
-// again).
-func (p *PersistentNode) pause(ctx context.Context, b backoff.BackOff) backoff.BackOff {
-	if b == nil {
-		b = p.c.RetryPolicy().NewBackOff()
-	}
-	d := b.NextBackOff()
-	if d == backoff.Stop {
-		b.Reset()
-		if d = b.NextBackOff(); d == backoff.Stop {
-			d = time.Second
-		}
-	}
-	t := time.NewTimer(d)
-	defer t.Stop()
-	select {
-	case <-t.C:
-	case <-p.wake:
-	case <-ctx.Done():
-	}
-	return b
-}
-
 // check looks at our node. In place and ours: it brings the data up to date and
 // returns a watch for the node's next change. Otherwise it makes the node, and
 // returns no watch, so that the keeper looks again at once.
@@ -285,7 +285,7 @@ func (p *PersistentNode) check(ctx context.Context) (<-chan zk.Event, error) {
 		if err != nil {
 			return nil, err
 		}
-		if ok && p.ours(stat, true) {
+		if ok && p.ours(stat, false) {
 			if settled, err := p.update(ctx, path, stat); !settled {
 				return nil, err
 			}
@@ -323,6 +323,9 @@ func (p *PersistentNode) setInPlace(inPlace bool, written uint64) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	if p.inPlace != inPlace || (inPlace && p.written != written) {
+		if p.inPlace != inPlace {
+			p.events.push(Event{Path: p.path, Present: inPlace})
+		}
 		p.inPlace = inPlace
 		if inPlace {
 			p.written = written

@@ -264,3 +264,34 @@ func TestStartWaitsForAServer(t *testing.T) {
 	require.NoError(t, <-started)
 	nodeIs(t, c, "/late/node", "x", c.SessionID)
 }
+
+// Listeners hear the node made, gone and made again, in order; one may Close.
+func TestListen(t *testing.T) {
+	srv := zktest.NewServer(t)
+	proxy := zktest.NewProxy(t, srv.Addr())
+	c := newClient(t, []string{proxy.Addr()}, framework.WithSessionTimeout(2*time.Second))
+	other := newClient(t, []string{srv.Addr()})
+	ctx := testCtx(t)
+	p := newNode(t, c, "/listen/node", nil)
+	heard := make(chan Event, 10)
+	p.Listen(func(ev Event) { heard <- ev })
+	stop := p.Listen(func(Event) { t.Error("a stopped listener was called") })
+	stop()
+	p.Listen(nil)
+	require.NoError(t, p.Start(ctx))
+	require.Equal(t, Event{Path: "/listen/node", Present: true}, <-heard)
+
+	require.NoError(t, proxy.ExpireSession(ctx, 2*time.Second))
+	require.Equal(t, Event{Path: "/listen/node", Present: false}, <-heard, "found gone with its session")
+	require.Equal(t, Event{Path: "/listen/node", Present: true}, <-heard, "made again")
+
+	closed := make(chan error, 1)
+	p.Listen(func(ev Event) {
+		if !ev.Present {
+			closed <- p.Close(context.Background())
+		}
+	})
+	require.NoError(t, other.Delete(ctx, "/listen/node", -1))
+	require.NoError(t, <-closed, "Close from a listener")
+	gone(t, other, "/listen/node")
+}

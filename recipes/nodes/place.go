@@ -50,7 +50,7 @@ func (p *PersistentNode) place(ctx context.Context) error {
 			since = parent.Pzxid
 		}
 		p.mu.Lock()
-		p.since, p.czxid = since, 0
+		p.since, p.czxid, p.made = since, 0, false
 		p.mu.Unlock()
 	}
 	if p.o.ttlSet {
@@ -62,7 +62,7 @@ func (p *PersistentNode) place(ctx context.Context) error {
 	switch {
 	case err == nil:
 		p.mu.Lock()
-		p.path, p.written = created, gen
+		p.path, p.written, p.made = created, gen, true
 		p.mu.Unlock()
 		return nil
 	case errors.Is(err, zk.ErrNodeExists):
@@ -113,9 +113,11 @@ func (p *PersistentNode) adopt(ctx context.Context, target string, data []byte, 
 }
 
 // ours says whether the node of stat is the one we made and keep: for an ephemeral
-// node, one of the current session; for a persistent one, the one we made, or one
-// made since our create was sent if fresh (its data is ours).
-func (p *PersistentNode) ours(stat *zk.Stat, fresh bool) bool {
+// node, one of the current session; for a persistent one, the one we made. A
+// persistent node whose czxid we do not know yet is ours if it was made since our
+// create was sent, and either that create succeeded or sameData (the node of a
+// create whose reply was lost holds our data).
+func (p *PersistentNode) ours(stat *zk.Stat, sameData bool) bool {
 	if p.o.ephemeral {
 		return stat.EphemeralOwner != 0 && stat.EphemeralOwner == p.c.SessionID()
 	}
@@ -126,7 +128,7 @@ func (p *PersistentNode) ours(stat *zk.Stat, fresh bool) bool {
 		return false
 	case p.czxid != 0:
 		return stat.Czxid == p.czxid
-	case fresh && stat.Czxid > p.since:
+	case (p.made || sameData) && stat.Czxid > p.since:
 		p.czxid = stat.Czxid
 		return true
 	}
@@ -178,7 +180,7 @@ func (p *PersistentNode) deleteOurs(ctx context.Context, target string) error {
 			return nil
 		case p.o.ephemeral && !p.ourSession(stat):
 			return nil // not ours: our node went with its session
-		case !p.o.ephemeral && !p.ours(stat, true):
+		case !p.o.ephemeral && !p.ours(stat, false):
 			return nil
 		}
 		err = p.c.Delete(ctx, target, stat.Version)
