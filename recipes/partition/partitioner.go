@@ -248,17 +248,17 @@ func (p *Partitioner) runItem(ctx context.Context, name string, r *run) {
 		log.Error("zkrecipes: partition: cannot make the item's lock", "error", err)
 		return
 	}
+	pauses := &lockqueue.Pauses{Client: p.c}
 	for ctx.Err() == nil {
 		if err := m.Acquire(ctx); err != nil {
 			if ctx.Err() != nil || errors.Is(err, framework.ErrClosed) {
 				return
 			}
-			log.Warn("zkrecipes: partition: acquiring the item's lock", "error", err)
-			if pause(ctx, p.o.pause) != nil {
-				return
-			}
+			log.Warn("zkrecipes: partition: acquiring the item's lock; will retry", "error", err)
+			pauses.Wait(ctx, nil)
 			continue
 		}
+		pauses.Reset()
 		r.setHeld(true)
 		p.hold(ctx, m, name, log)
 		r.setHeld(false)
@@ -295,20 +295,11 @@ func (p *Partitioner) hold(ctx context.Context, m *mutex.Mutex, name string, log
 		} else {
 			log.Info("zkrecipes: partition: work returned while the item is ours; running it again after the pause", "pause", p.o.pause)
 		}
-		if pause(workCtx, p.o.pause) != nil {
+		select {
+		case <-time.After(p.o.pause):
+		case <-workCtx.Done():
 			return
 		}
-	}
-}
-
-func pause(ctx context.Context, d time.Duration) error {
-	t := time.NewTimer(d)
-	defer t.Stop()
-	select {
-	case <-t.C:
-		return nil
-	case <-ctx.Done():
-		return ctx.Err()
 	}
 }
 
