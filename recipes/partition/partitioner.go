@@ -24,7 +24,7 @@ type Item struct {
 	FencingToken int64 // grows with every owner of this item
 }
 
-// lockName is what the mutex names its nodes (Curator's InterProcessMutex's).
+// lockNames are the names of the mutex's nodes (Curator's InterProcessMutex's).
 var lockNames = []string{"lock-"}
 
 // Partitioner is this process's membership of a partitioned set: it runs work for
@@ -172,6 +172,8 @@ func (p *Partitioner) Start(ctx context.Context) error {
 			case <-p.wake:
 			case <-loopCtx.Done():
 				return
+			case <-p.c.Context().Done():
+				return // a closed client: nothing can be owned any more
 			}
 		}
 	}()

@@ -235,3 +235,24 @@ func TestWorkThatIgnoresItsContextLosesItWithItsSession(t *testing.T) {
 	defer cancel()
 	require.ErrorIs(t, a.Close(closeCtx), context.DeadlineExceeded, "a's work has not returned")
 }
+
+// A client closed under a running Partitioner ends every work, and the Partitioner
+// stops trying; Close still returns.
+func TestClientClosedUnderIt(t *testing.T) {
+	srv := zktest.NewServer(t)
+	ctx := testCtx(t)
+	c, err := framework.New([]string{srv.Addr()})
+	require.NoError(t, err)
+	require.NoError(t, c.WaitConnected(ctx))
+	r := newRegisters(t)
+	p := start(t, c, "/closing-client", "a", r, Items("x", "y"))
+	settled(t, r, []string{"x", "y"}, map[string]*Partitioner{"a": p})
+	require.NoError(t, c.Close())
+	require.Eventually(t, func() bool {
+		inside, _ := r.snapshot()
+		return len(inside) == 0 && len(p.Owned()) == 0
+	}, wait, 10*time.Millisecond, "the works ended")
+	closeCtx, cancel := context.WithTimeout(ctx, 5*time.Second)
+	defer cancel()
+	_ = p.Close(closeCtx)
+}
