@@ -43,6 +43,12 @@ func WithTracerProvider(tp trace.TracerProvider) Option {
 	}
 }
 
+// DurationBuckets are the bucket boundaries, in seconds, of the duration histograms of
+// the client and its recipes: from half a millisecond (a request on a local network)
+// to five minutes (a long wait for a lock). OpenTelemetry's default boundaries are
+// meant for milliseconds.
+var DurationBuckets = []float64{0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 300}
+
 // MeterProvider is the provider given to WithMeterProvider, for recipes to report
 // through: a no-op provider when none was given.
 func (c *Client) MeterProvider() metric.MeterProvider { return c.opts.meterProvider }
@@ -172,7 +178,7 @@ func newClientMetrics(mp metric.MeterProvider) *clientMetrics {
 		metric.WithUnit("{session}"))
 	m.requests, errs[2] = meter.Float64Histogram("zkrecipes.client.request.duration",
 		metric.WithDescription("Operations of the client, by operation and outcome, retries included: the count is the number of operations."),
-		metric.WithUnit("s"))
+		metric.WithUnit("s"), metric.WithExplicitBucketBoundaries(DurationBuckets...))
 	m.retries, errs[3] = meter.Int64Counter("zkrecipes.client.retries",
 		metric.WithDescription("Retries of operations after a connection error, by operation."),
 		metric.WithUnit("{retry}"))

@@ -86,10 +86,10 @@ func newRecipeMetrics(c *framework.Client, meter metric.Meter, recipe string) *r
 	m := &recipeMetrics{byOutcome: map[string][]metric.RecordOption{}}
 	m.wait, errs[0] = meter.Float64Histogram("zkrecipes.lock.wait.duration",
 		metric.WithDescription("Time from asking for a lock, lease or leadership to the outcome, by recipe and outcome (acquired, timed_out, cancelled, refused, failed)."),
-		metric.WithUnit("s"))
+		metric.WithUnit("s"), metric.WithExplicitBucketBoundaries(framework.DurationBuckets...))
 	m.hold, errs[1] = meter.Float64Histogram("zkrecipes.lock.hold.duration",
 		metric.WithDescription("Time from a grant to its release, or the end of a leadership, by recipe; a lost hold counts until it is released."),
-		metric.WithUnit("s"))
+		metric.WithUnit("s"), metric.WithExplicitBucketBoundaries(framework.DurationBuckets...))
 	m.lost, errs[2] = meter.Int64Counter("zkrecipes.lock.holds_lost",
 		metric.WithDescription("Holds lost before their release (per the client's error policy, or their node deleted), by recipe."),
 		metric.WithUnit("{hold}"))
