@@ -18,13 +18,19 @@ import (
 // BenchmarkContendedAcquisition is two participants, each on a client of its own,
 // taking a lock in turn: each acquisition waits for the other's release. It reports
 // the process's CPU per acquisition (cpu-ns/op: the clients', since the server is a
-// process of its own) with the instrumentation off (no providers) and on (the SDK,
-// with a reader that is never collected and spans exported to nowhere):
+// process of its own) with the instrumentation off (no providers), with metrics only,
+// and on (the SDK, with a reader that is never collected and spans exported to
+// nowhere):
 //
 //	go test -run '^$' -bench ContendedAcquisition -benchtime 2000x -count 6 ./recipes/mutex/
 func BenchmarkContendedAcquisition(b *testing.B) {
 	srv := zktest.NewServer(b)
 	b.Run("off", func(b *testing.B) { benchmarkContended(b, srv) })
+	b.Run("metrics", func(b *testing.B) {
+		mp := sdkmetric.NewMeterProvider(sdkmetric.WithReader(sdkmetric.NewManualReader()))
+		defer func() { _ = mp.Shutdown(context.Background()) }()
+		benchmarkContended(b, srv, framework.WithMeterProvider(mp))
+	})
 	b.Run("on", func(b *testing.B) {
 		mp := sdkmetric.NewMeterProvider(sdkmetric.WithReader(sdkmetric.NewManualReader()))
 		tp := sdktrace.NewTracerProvider(sdktrace.WithSyncer(tracetest.NewNoopExporter()))
