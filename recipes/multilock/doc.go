@@ -10,4 +10,9 @@
 // the same order and cannot deadlock each other. A lock that fails, for instance
 // because an ACL refuses the client (an error wrapping zk.ErrNoAuth), fails the
 // whole Acquire at once.
+//
+// Metrics and traces: a multi-lock's acquisition is measured as the acquisitions of
+// its locks, each under its own recipe (a mutex of NewMutexes as "mutex"), with one
+// span per lock under the caller's span, since the locks it holds may be anyone's
+// and need no client of ours.
 package multilock
