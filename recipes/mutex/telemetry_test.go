@@ -20,9 +20,9 @@ const (
 	waiters      = "zkrecipes.lock.waiters"
 )
 
-// A scripted run on two clients: four acquisitions granted, one timed out, one
-// cancelled, one refused, one hold lost to a session expiry. The figures must be
-// exactly these.
+// A scripted run on two clients: three acquisitions granted (and one re-entered,
+// which is none), one timed out, one cancelled, one refused, one hold lost to a
+// session expiry. The figures must be exactly these.
 func TestMetricsAndSpansAreWhatHappened(t *testing.T) {
 	srv := zktest.NewServer(t)
 	proxy := zktest.NewProxy(t, srv.Addr())
