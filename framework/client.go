@@ -59,6 +59,10 @@ type Client struct {
 	dispatcher sync.WaitGroup // the goroutine that calls listeners
 	delivering atomic.Bool    // a listener is running
 	once       sync.Once
+
+	idle        chan *worker   // request goroutines waiting for a request (workers.go)
+	workers     sync.WaitGroup // every request goroutine
+	stopWorkers chan struct{}  // closed once no request can start or is running
 }
 
 // New validates its arguments and starts connecting in the background, as Curator's
@@ -93,6 +97,9 @@ func New(servers []string, opts ...Option) (*Client, error) {
 		listeners: map[int]listener{},
 		closingCh: make(chan struct{}),
 		done:      make(chan struct{}),
+
+		idle:        make(chan *worker, idleWorkers),
+		stopWorkers: make(chan struct{}),
 	}
 	if c.metrics != nil && c.metrics.lastErrors != nil {
 		c.log.Warn("zkrecipes: making the client's instruments", "error", c.metrics.lastErrors)
@@ -246,6 +253,8 @@ func (c *Client) Close() error {
 		close(c.done)
 		h.close()
 		<-idle
+		close(c.stopWorkers)
+		c.workers.Wait()
 		c.loops.Wait()
 		if !c.delivering.Load() { // else Close runs inside a listener: it cannot wait for itself
 			c.dispatcher.Wait()
