@@ -126,10 +126,11 @@ func (c *Client) Create(ctx context.Context, path string, data []byte, opts ...C
 		return "", fmt.Errorf("%w: cannot create the root", ErrInvalidPath)
 	}
 	var created string
+	start := c.metrics.start()
 	if o.protected {
 		created, err = c.createProtected(ctx, full, data, o)
 	} else {
-		err = c.Retry(ctx, func(ctx context.Context) error {
+		err = c.retry(ctx, opCreate, func(ctx context.Context) error {
 			var err error
 			created, err = c.createAttempt(ctx, full, data, o, "")
 			return err
@@ -138,6 +139,7 @@ func (c *Client) Create(ctx context.Context, path string, data []byte, opts ...C
 	if err != nil && o.ttl > 0 && err.Error() == unimplemented {
 		err = fmt.Errorf("%w: %w", ErrTTLDisabled, err)
 	}
+	c.metrics.request(ctx, opCreate, start, err)
 	if err != nil {
 		return "", fmt.Errorf("framework: create %s: %w", path, c.explain(err))
 	}
@@ -153,7 +155,7 @@ func (c *Client) createProtected(ctx context.Context, full string, data []byte, 
 	target := joinPath(parent, protectedName(id, baseName(full)))
 	var created string
 	unknown := false // the last attempt may have made the node without our knowing
-	err := c.Retry(ctx, func(ctx context.Context) error {
+	err := c.retry(ctx, opCreate, func(ctx context.Context) error {
 		if unknown {
 			found, err := c.findProtected(ctx, parent, id, o.ephemeral)
 			if err != nil {

@@ -50,7 +50,7 @@ func NewLatch(c *framework.Client, path string, opts ...Option) (*Latch, error) 
 	}
 	return &Latch{
 		c:             c,
-		q:             &lockqueue.Queue{Client: c, Path: path, Name: latchName, Names: []string{latchName}, Rule: lockqueue.Exclusive},
+		q:             &lockqueue.Queue{Client: c, Path: path, Name: latchName, Names: []string{latchName}, Rule: lockqueue.Exclusive, Recipe: "latch", Election: true},
 		id:            []byte(o.id),
 		notifyOnClose: o.notifyOnClose,
 		changed:       make(chan struct{}),
