@@ -20,8 +20,8 @@ import (
 
 var inspectCmd = &command{
 	name:     "inspect",
-	synopsis: "inspect PATH [--json] [--tree [--depth N]]",
-	summary:  "list who holds and who waits at a lock, semaphore or election; who owns what in a partition; or sum up a subtree",
+	synopsis: "inspect PATH [--json] [--as group|value|count|counter] [--watch [--for D]] [--tree [--depth N]]",
+	summary:  "show who holds and who waits at a lock, semaphore or election; a partition, group, shared value or counter; or sum up a subtree; once or live",
 	help: `Lists the participants at PATH in queue order: node, id, session, age, fencing
 token (the node's czxid) and whether it holds or waits. PATH may be any recipe's:
 a mutex or leader selector (lock- nodes), a leader latch (latch-), a read/write
@@ -44,29 +44,63 @@ A partition's PATH (zkrecipes' partition.Partitioner: PATH/members, PATH/items)
 lists its members, then each item with a lock queue: its owner (the holder of
 PATH/items/ITEM), the owner's token and how many wait for it.
 
+A PATH with no lock queue is shown by its layout, Curator's: children that are
+all ephemeral leaves are a group's members (GroupMember, zkrecipes' group), id
+and payload; a node without children holds a value. A value's length alone says
+what it probably is: 4 bytes a shared count (SharedCount, a big-endian int), 8 a
+counter (DistributedAtomicLong, a big-endian long), else a shared value
+(SharedValue, any bytes), and inspect says when it told the recipe by length. A
+shared value of 4 or 8 bytes looks the same: --as names the recipe instead, and
+a count or counter of the wrong length is then an error (exit code 65). An empty
+node without children (an idle lock's parent, an empty group) shows as no
+participants.
+
+With --watch, inspect follows PATH through a cache (recipes/cache) and shows each
+change, as it happens, of who holds, who waits, who leads, the members, the items
+or the value: on a terminal the view is redrawn in place; piped, one line per
+change, each stamped with the time, and lines for the connection (suspended,
+session lost, synced). It ends on SIGINT, SIGTERM or SIGHUP, or after --for.
+
 With --tree, PATH is any node: zkr loads its subtree (--depth levels of it) into a
 cache, as a program following it with recipes/cache would hold it, and sums it up:
 nodes, levels, bytes of data, ephemeral nodes, the last node changed, nodes an ACL
 refused, and each child's share.`,
-	example: "  zkr inspect /cron/backup\n  zkr inspect /cron/backup --json | jq -r '.participants[] | select(.state == \"holder\") | .id'\n  zkr inspect /config --tree --depth 2\n  zkr inspect /scheduler",
-	exits:   "Exit codes:\n  0    listed (also when nobody takes part)\n  64   usage error\n  69   ZooKeeper unreachable, or a request failed\n",
+	example: "  zkr inspect /cron/backup\n  zkr inspect /cron/backup --json | jq -r '.participants[] | select(.state == \"holder\") | .id'\n" +
+		"  zkr inspect /config --tree --depth 2\n  zkr inspect /scheduler\n  zkr inspect /workers\n  zkr inspect /jobs/next-id --as counter\n" +
+		"  zkr inspect /cron/backup --watch\n  zkr inspect /workers --watch --json | jq -c '.view.members'",
+	exits: "Exit codes:\n  0    listed (also when nobody takes part); with --watch: ended by SIGINT,\n       SIGTERM, SIGHUP or --for\n  64   usage error\n" +
+		"  65   --as count or counter, and PATH's data has another length\n  69   ZooKeeper unreachable, or a request failed\n",
 	flags: func(fs *flag.FlagSet) func(*env, []string, []string, bool) int {
-		asJSON := fs.Bool("json", false, "print JSON for scripts, one object: {path, recipe, participants: [...]}, or with --tree the summary")
+		asJSON := fs.Bool("json", false, "print JSON for scripts, one object: {path, recipe, ...}, or with --tree the summary; with --watch one object a line: {time, event, view}")
+		as := fs.String("as", "", "read PATH as a `group|value|count|counter` whatever its layout suggests")
+		watch := fs.Bool("watch", false, "follow PATH and show every change until SIGINT or SIGTERM")
+		watchFor := fs.Duration("for", 0, "with --watch, stop after this `duration` (default: until a signal)")
 		tree := fs.Bool("tree", false, "sum up the subtree at PATH, loaded into a cache")
 		depth := fs.Int("depth", -1, "with --tree, how many levels below PATH to load (default all)")
 		return func(e *env, pos, argv []string, dash bool) int {
-			if dash {
+			switch {
+			case dash:
 				return e.fail(usageError("inspect runs no command"))
-			}
-			if *tree {
+			case *as != "" && !slices.Contains(asViews, *as):
+				return e.fail(usageError("--as wants one of %s, not %q", strings.Join(asViews, ", "), *as))
+			case *tree && (*as != "" || *watch):
+				return e.fail(usageError("--tree goes with neither --as nor --watch"))
+			case *watchFor != 0 && !*watch:
+				return e.fail(usageError("--for goes with --watch"))
+			case *watchFor < 0:
+				return e.fail(usageError("--for cannot be negative"))
+			case *tree:
 				return inspectTree(e, pos, *depth, *asJSON)
 			}
 			p, err := pathArg(pos, nil, false, false)
 			if err != nil {
 				return e.fail(err)
 			}
+			if *watch {
+				return inspectWatch(e, p, *as, *asJSON, *watchFor)
+			}
 			return inspectWith(e, p, *asJSON, func(ctx context.Context, c *framework.Client) (finding, error) {
-				return survey(ctx, c, p)
+				return look(ctx, server{c}, p, *as)
 			})
 		}
 	},
@@ -86,6 +120,10 @@ func inspectWith(e *env, p string, asJSON bool, look func(context.Context, *fram
 	found, err := look(ctx, s.client)
 	if sig := stop(); sig != 0 {
 		return exitSignal + int(sig)
+	}
+	var ee *exitError
+	if errors.As(err, &ee) {
+		return s.fail(err)
 	}
 	if err != nil {
 		return s.fail(zkError("inspecting %s: %v", p, err))
@@ -186,10 +224,35 @@ func sortMembers(ms []member) {
 	slices.SortStableFunc(ms, func(a, b member) int { return strings.Compare(a.seq, b.seq) })
 }
 
+// reader is where inspect reads nodes: the server, for a snapshot, or a cache of
+// it, for --watch.
+type reader interface {
+	// children lists p's children; none when p does not exist.
+	children(ctx context.Context, p string) ([]string, error)
+	// get reads p's data and stat; an error wrapping zk.ErrNoNode when p does not
+	// exist.
+	get(ctx context.Context, p string) ([]byte, *zk.Stat, error)
+}
+
+// server reads from ZooKeeper.
+type server struct{ c *framework.Client }
+
+func (s server) children(ctx context.Context, p string) ([]string, error) {
+	names, _, err := s.c.Children(ctx, p)
+	if errors.Is(err, zk.ErrNoNode) { // an idle lock's container parent is deleted
+		return nil, nil
+	}
+	return names, err
+}
+
+func (s server) get(ctx context.Context, p string) ([]byte, *zk.Stat, error) {
+	return s.c.Get(ctx, p)
+}
+
 // survey lists the participants at p in queue order, whichever recipe made them.
-func survey(ctx context.Context, c *framework.Client, p string) (*queue, error) {
+func survey(ctx context.Context, c reader, p string) (*queue, error) {
 	q := &queue{Path: p, Participants: []participant{}}
-	children, err := listChildren(ctx, c, p)
+	children, err := c.children(ctx, p)
 	if err != nil {
 		return nil, err
 	}
@@ -273,14 +336,14 @@ func survey(ctx context.Context, c *framework.Client, p string) (*queue, error) 
 
 // surveyPartition lists a partition's members, and each item's owner: the holder
 // of its lock, PATH/items/ITEM.
-func surveyPartition(ctx context.Context, c *framework.Client, q *queue) (*queue, error) {
+func surveyPartition(ctx context.Context, c reader, q *queue) (*queue, error) {
 	q.Recipe = "partition"
-	members, err := listChildren(ctx, c, path.Join(q.Path, "members"))
+	members, err := c.children(ctx, path.Join(q.Path, "members"))
 	if err != nil {
 		return nil, err
 	}
 	q.Members = slices.Sorted(slices.Values(members))
-	items, err := listChildren(ctx, c, path.Join(q.Path, "items"))
+	items, err := c.children(ctx, path.Join(q.Path, "items"))
 	if err != nil {
 		return nil, err
 	}
@@ -299,20 +362,12 @@ func surveyPartition(ctx context.Context, c *framework.Client, q *queue) (*queue
 }
 
 // readDir reads the participants of one kind under dir, in queue order.
-func readDir(ctx context.Context, c *framework.Client, dir, kind string) ([]participant, error) {
-	names, err := listChildren(ctx, c, dir)
+func readDir(ctx context.Context, c reader, dir, kind string) ([]participant, error) {
+	names, err := c.children(ctx, dir)
 	if err != nil {
 		return nil, err
 	}
 	return read(ctx, c, dir, members(names, kind))
-}
-
-func listChildren(ctx context.Context, c *framework.Client, p string) ([]string, error) {
-	names, _, err := c.Children(ctx, p)
-	if errors.Is(err, zk.ErrNoNode) { // an idle lock's container parent is deleted
-		return nil, nil
-	}
-	return names, err
 }
 
 // members keeps the children of the given kinds, in queue order.
@@ -329,12 +384,12 @@ func members(children []string, kinds ...string) []member {
 
 // read reads each member's node under dir: its id and stat. A node that left while
 // we listed is left out.
-func read(ctx context.Context, c *framework.Client, dir string, ms []member) ([]participant, error) {
+func read(ctx context.Context, c reader, dir string, ms []member) ([]participant, error) {
 	now := time.Now()
 	ps := []participant{}
 	for _, m := range ms {
 		node := path.Join(dir, m.name)
-		data, st, err := c.Get(ctx, node)
+		data, st, err := c.get(ctx, node)
 		if errors.Is(err, zk.ErrNoNode) {
 			continue
 		}
@@ -392,4 +447,39 @@ func (q *queue) printPartition(e *env) {
 // age is a duration to the second, for people.
 func age(d time.Duration) string {
 	return d.Round(time.Second).String()
+}
+
+// summary is the queue on one line, for --watch: who holds (with tokens) and who
+// waits, in queue order.
+func (q *queue) summary() string {
+	if q.Recipe == "partition" {
+		items := make([]string, len(q.Items))
+		for i, it := range q.Items {
+			owner := it.Owner
+			if owner == "" {
+				owner = "-"
+			}
+			items[i] = fmt.Sprintf("%s %s (token %d, %d waiting)", it.Name, owner, it.FencingToken, it.Waiting)
+		}
+		return fmt.Sprintf("%s: partition, members %s; items %s", q.Path, strings.Join(q.Members, ", "), strings.Join(items, ", "))
+	}
+	if len(q.Participants) == 0 {
+		return q.Path + ": no participants"
+	}
+	var holding, waiting []string
+	for _, p := range q.Participants {
+		if p.State == stateHolder {
+			holding = append(holding, fmt.Sprintf("%s %s (token %d)", p.Kind, p.ID, p.FencingToken))
+		} else {
+			waiting = append(waiting, fmt.Sprintf("%s %s", p.Kind, p.ID))
+		}
+	}
+	return fmt.Sprintf("%s: %s, holding: %s; waiting: %s", q.Path, q.Recipe, orNone(holding), orNone(waiting))
+}
+
+func orNone(s []string) string {
+	if len(s) == 0 {
+		return "none"
+	}
+	return strings.Join(s, ", ")
 }

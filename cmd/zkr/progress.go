@@ -69,7 +69,7 @@ func (s *session) progress(ctx context.Context, w waitFor) (stop func()) {
 func (s *session) describe(ctx context.Context, w waitFor) (string, bool) {
 	ctx, cancel := context.WithTimeout(ctx, surveyTimeout)
 	defer cancel()
-	q, err := survey(ctx, s.client, w.path)
+	q, err := survey(ctx, server{s.client}, w.path)
 	if err != nil {
 		s.log.Debug("zkr: progress", "error", err)
 		return "", false
