@@ -67,7 +67,7 @@ func look(ctx context.Context, r reader, p, as string) (view, error) {
 		return nil, err
 	case st.NumChildren > 0:
 		g, err := readGroup(ctx, r, p)
-		if err != nil || !g.allEphemeral {
+		if err != nil || len(g.Members) == 0 || !g.allEphemeral {
 			return q, err
 		}
 		return g, nil
