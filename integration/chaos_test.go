@@ -76,6 +76,8 @@ func TestChaos(t *testing.T) {
 		require.NoError(t, err)
 		ws = append(ws, w)
 	}
+	counters, err := newCounterWorkload(newClients("counter", 4))
+	require.NoError(t, err)
 
 	began := time.Now()
 	runCtx, stop := context.WithTimeout(ctx, *chaosDuration)
@@ -90,8 +92,13 @@ func TestChaos(t *testing.T) {
 			wg.Go(func() { w.work(runCtx, i, rng, ids) })
 		}
 	}
+	for i := range counters.clients {
+		rng := rand.New(rand.NewPCG(seed, uint64(1000+i)))
+		wg.Go(func() { counters.work(runCtx, i, rng) })
+	}
 	wg.Wait()
 	ran := time.Since(began)
+	require.NoError(t, counters.finish(ctx))
 
 	// Every acquisition is over, released, cancelled or failed, and the clients are
 	// still open: no lock, lease or election node may remain once background deletes
@@ -105,7 +112,7 @@ func TestChaos(t *testing.T) {
 	// The servers restarted during the run wait for their processes, as the first did.
 	leaked := goleak.Find(ignore, goleak.IgnoreAnyFunction("github.com/zkrecipes/zkrecipes/zktest.(*member).launch.func1"))
 
-	r := report{seed: seed, ran: ran, faults: f, workloads: ws, clients: clients, orphans: orphans, leftovers: leftovers, leaked: leaked}
+	r := report{seed: seed, ran: ran, faults: f, workloads: ws, counter: counters, clients: clients, orphans: orphans, leftovers: leftovers, leaked: leaked}
 	t.Log("\n" + r.String())
 	require.NoError(t, f.err)
 	require.Zero(t, r.violations(), "violations; see the report above")
@@ -161,6 +168,7 @@ type report struct {
 	ran       time.Duration
 	faults    *faults
 	workloads []*workload
+	counter   *counterWorkload
 	clients   []*chaosClient
 	leftovers []string // nodes left once the clients were closed
 	orphans   []string // ephemeral nodes left while they were open, all work over
@@ -197,6 +205,7 @@ func (r *report) check() {
 		}
 		add(lossesUntold(w.holds, r.faults.blackholes, r.clientLosts))
 	}
+	r.problems = append(r.problems, r.counter.problems()...)
 	for _, n := range r.orphans {
 		r.problems = append(r.problems, "left behind by the clients, every acquisition over: "+n)
 	}
@@ -301,18 +310,14 @@ func (r *report) String() string {
 		if w.register != nil {
 			accepted, refused = fmt.Sprint(w.register.accepted), fmt.Sprint(w.register.refused)
 		}
-		var fs []string
-		for k, n := range w.failures {
-			fs = append(fs, fmt.Sprintf("%s: %d", k, n))
-		}
-		slices.Sort(fs)
 		fmt.Fprintf(&b, "%-10s %8d %8d %8d %8d %9s %9s  %s\n", w.name, len(w.holds), live,
-			len(w.holds)-live, told, accepted, refused, strings.Join(fs, ", "))
+			len(w.holds)-live, told, accepted, refused, sortedCounts(w.failures))
 	}
 	fmt.Fprintf(&b, "  (holds: acquisitions; live: the node outlived the hold, so its session was alive throughout;\n"+
 		"   dead: the node was gone after the hold (or could not be asked for);\n"+
 		"   told: Lost closed during the hold; accepted/refused: writes at the fenced register,\n"+
 		"   refused ones coming from holders whose sessions had died, stopped by the fence)\n")
+	fmt.Fprintf(&b, "%v\n", r.counter)
 	leaked := "none"
 	if r.leaked != nil {
 		leaked = "some (see below)"
@@ -328,4 +333,14 @@ func (r *report) String() string {
 		fmt.Fprintf(&b, "  %s\n", p)
 	}
 	return b.String()
+}
+
+// sortedCounts prints counts by name as "name: n, ...", in name order.
+func sortedCounts(counts map[string]int) string {
+	var fs []string
+	for k, n := range counts {
+		fs = append(fs, fmt.Sprintf("%s: %d", k, n))
+	}
+	slices.Sort(fs)
+	return strings.Join(fs, ", ")
 }
