@@ -6,7 +6,6 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
-	"time"
 
 	"github.com/cenkalti/backoff/v4"
 	"github.com/go-zookeeper/zk"
@@ -204,50 +203,59 @@ func (c *Counter) update(ctx context.Context, what string, next func(int64) (int
 // retry policy gives up, or the outcome of a write cannot be known.
 func (c *Counter) tries(ctx context.Context, what string, next func(int64) (int64, bool)) (pre, post int64, wrote bool, err error) {
 	where := what + " " + c.path
-	b := c.retry.NewBackOff()
 	var cur *reading // the node, when a resolving read has just given it
-	for {
+	err = backoff.Retry(func() error {
 		if cur == nil {
 			r, err := c.read(ctx, true)
 			if err != nil {
-				return 0, 0, false, err
+				return backoff.Permanent(err)
 			}
 			cur = &r
 		}
 		v, ok := next(cur.value)
 		if !ok {
-			return cur.value, cur.value, false, nil
+			pre, post = cur.value, cur.value
+			return nil
 		}
 		data := encode(v)
 		sent, err := c.setVersion(ctx, data, cur.stat.Version)
 		switch {
 		case err == nil:
-			return cur.value, v, true, nil
+			pre, post, wrote = cur.value, v, true
+			return nil
 		case !sent && (errors.Is(err, zk.ErrBadVersion) || errors.Is(err, zk.ErrNoNode)):
 			cur = nil // another writer came first: read again
+			return lostRace{err}
 		case sent && errors.Is(err, zk.ErrBadVersion):
 			// Our first send may have applied and made the second stale, or another
 			// writer took the version. The node's next version shows which, if
 			// nobody wrote after it.
 			r, rerr := c.read(ctx, false)
 			if rerr != nil || !tookVersion(*cur, r, data) {
-				return 0, 0, false, unknown(where, fmt.Errorf("resent after a lost reply, the write found the version moved on (%w); the node now: %s", err, describe(r, rerr)))
+				return backoff.Permanent(unknown(where, fmt.Errorf("resent after a lost reply, the write found the version moved on (%w); the node now: %s", err, describe(r, rerr))))
 			}
 			cur = &r
+			return lostRace{err}
 		case sent:
-			return 0, 0, false, unknown(where, err)
-		default:
-			return 0, 0, false, fmt.Errorf("counter: %s: %w", where, err)
+			return backoff.Permanent(unknown(where, err))
 		}
-		pause := b.NextBackOff()
-		if pause == backoff.Stop {
-			return 0, 0, false, fmt.Errorf("%w: %s", ErrGaveUp, where)
-		}
-		if err := sleep(ctx, pause); err != nil {
-			return 0, 0, false, fmt.Errorf("counter: %s: %w", where, err)
-		}
+		return backoff.Permanent(fmt.Errorf("counter: %s: %w", where, err))
+	}, backoff.WithContext(c.retry.NewBackOff(), ctx))
+	switch {
+	case err == nil:
+		return pre, post, wrote, nil
+	case errors.As(err, new(lostRace)):
+		return 0, 0, false, fmt.Errorf("%w: %s", ErrGaveUp, where)
+	case err == ctx.Err(): // it ended between tries
+		return 0, 0, false, fmt.Errorf("counter: %s: %w", where, err)
 	}
+	return 0, 0, false, err
 }
+
+// lostRace is a try that another writer beat: worth another.
+type lostRace struct{ err error }
+
+func (l lostRace) Error() string { return "lost the race: " + l.err.Error() }
 
 // tookVersion proves that a write conditional on before's version did not apply:
 // the same node is now one version further on, with data other than ours, so the
@@ -278,15 +286,4 @@ func (c *Counter) decode(data []byte) (int64, error) {
 		return 0, fmt.Errorf("%w: %s holds %d bytes", ErrBadData, c.path, len(data))
 	}
 	return int64(binary.BigEndian.Uint64(data)), nil
-}
-
-func sleep(ctx context.Context, d time.Duration) error {
-	t := time.NewTimer(d)
-	defer t.Stop()
-	select {
-	case <-t.C:
-		return nil
-	case <-ctx.Done():
-		return ctx.Err()
-	}
 }

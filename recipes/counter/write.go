@@ -67,25 +67,17 @@ func maybeApplied(err error) bool {
 // an OK means this one did. sent says that an earlier send's reply was lost, which
 // makes a refusal ambiguous (the earlier send may be what moved the version on).
 func (c *Counter) setVersion(ctx context.Context, data []byte, version int32) (sent bool, err error) {
-	var b backoff.BackOff
-	for {
+	err = backoff.Retry(func() error {
 		_, err := c.sendOnce(ctx, func(conn *zk.Conn) (*zk.Stat, error) { return conn.Set(c.full, data, version) })
 		switch {
 		case err == nil || !maybeApplied(err):
-			return sent, err
+			return backoff.Permanent(err)
 		case errors.As(err, new(errInFlight)) || errors.Is(err, framework.ErrClosed):
-			return true, err
+			sent = true
+			return backoff.Permanent(err)
 		}
 		sent = true
-		if b == nil {
-			b = c.client.RetryPolicy().NewBackOff()
-		}
-		pause := b.NextBackOff()
-		if pause == backoff.Stop {
-			return true, err
-		}
-		if err := sleep(ctx, pause); err != nil {
-			return true, err
-		}
-	}
+		return err
+	}, backoff.WithContext(c.client.RetryPolicy().NewBackOff(), ctx))
+	return sent, err
 }
