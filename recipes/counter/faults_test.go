@@ -2,6 +2,7 @@ package counter
 
 import (
 	"context"
+	"fmt"
 	"net"
 	"testing"
 	"time"
@@ -48,13 +49,20 @@ func (f faulty) waitApplied(t *testing.T, v int64) {
 	require.Eventually(t, func() bool { return f.value(t) == v }, wait, 5*time.Millisecond)
 }
 
-// add runs Add in the background, so that the test can injure it in flight.
-func (f faulty) add(ctx context.Context, delta int64) <-chan addResult {
+// addInjured starts an Add of 1 whose write suffers fault, and returns once it has:
+// for loseReply, once the server applied it, from 100 to 101.
+func (f faulty) addInjured(t *testing.T, ctx context.Context, fault wireFault) <-chan addResult {
+	t.Helper()
+	written := f.d.arm(fault)
 	ch := make(chan addResult, 1)
 	go func() {
-		r, err := f.n.Add(ctx, delta)
+		r, err := f.n.Add(ctx, 1)
 		ch <- addResult{r, err}
 	}()
+	<-written
+	if fault == loseReply {
+		f.waitApplied(t, 101)
+	}
 	return ch
 }
 
@@ -63,137 +71,66 @@ type addResult struct {
 	err error
 }
 
-// A request lost with the connection is sent again: it applies once, and Add says so.
-func TestLostRequestIsSentAgainAndAppliesOnce(t *testing.T) {
-	srv := zktest.NewServer(t)
-	ctx := testCtx(t)
-	f := newFaulty(t, srv.Addr(), srv.Addr())
-	written := f.d.arm(loseRequest)
-	done := f.add(ctx, 1)
-	<-written
-	f.d.cut()
-	a := <-done
-	require.NoError(t, a.err)
-	require.Equal(t, Result{Pre: 100, Post: 101}, a.r)
-	require.EqualValues(t, 101, f.value(t))
-}
-
-// A reply lost after the server applied the write: the second send is refused, and
-// the node shows our value at the next version, which another writer adding the same
-// could have written too. Curator adds again here; we say that we do not know, and
-// the counter holds the add once.
-func TestLostReplyIsAnUnknownOutcomeNeverASecondAdd(t *testing.T) {
-	srv := zktest.NewServer(t)
-	ctx := testCtx(t)
-	f := newFaulty(t, srv.Addr(), srv.Addr())
-	written := f.d.arm(loseReply)
-	done := f.add(ctx, 1)
-	<-written
-	f.waitApplied(t, 101)
-	f.d.cut()
-	a := <-done
-	require.ErrorIs(t, a.err, ErrUnknownOutcome)
-	require.ErrorContains(t, a.err, "101 at version")
-	require.EqualValues(t, 101, f.value(t), "applied once")
-}
-
-// The request was lost and another writer took the version meanwhile: the refusal of
-// the second send is proven to be that writer's doing (the next version holds its
-// value, not ours), so Add tries again and succeeds.
-func TestARefusalProvenToBeAnotherWritersIsRetried(t *testing.T) {
-	srv := zktest.NewServer(t)
-	ctx := testCtx(t)
-	f := newFaulty(t, srv.Addr(), srv.Addr())
-	written := f.d.arm(loseRequest)
-	done := f.add(ctx, 1)
-	<-written
-	_, err := newCounter(t, f.observer, "/faults").Add(ctx, 10)
-	require.NoError(t, err)
-	f.d.cut()
-	a := <-done
-	require.NoError(t, a.err)
-	require.Equal(t, Result{Pre: 110, Post: 111}, a.r)
-	require.EqualValues(t, 111, f.value(t))
-}
-
-// The reply was lost and the node moved on by two versions: nothing proves whose the
-// first was.
-func TestAnUnprovableRefusalIsUnknown(t *testing.T) {
-	srv := zktest.NewServer(t)
-	ctx := testCtx(t)
-	f := newFaulty(t, srv.Addr(), srv.Addr())
-	written := f.d.arm(loseReply)
-	done := f.add(ctx, 1)
-	<-written
-	f.waitApplied(t, 101)
-	_, err := newCounter(t, f.observer, "/faults").Add(ctx, 10)
-	require.NoError(t, err)
-	f.d.cut()
-	require.ErrorIs(t, (<-done).err, ErrUnknownOutcome)
-	require.EqualValues(t, 111, f.value(t))
-}
-
-// The session expires with the write in flight: the write is sent again in the new
-// session, and applies once.
-func TestLostRequestAcrossSessionExpiry(t *testing.T) {
-	srv := zktest.NewServer(t)
-	proxy := zktest.NewProxy(t, srv.Addr())
-	ctx := testCtx(t)
-	f := newFaulty(t, proxy.Addr(), srv.Addr(), framework.WithSessionTimeout(2*time.Second))
-	session := f.n.client.SessionID()
-	written := f.d.arm(loseRequest)
-	done := f.add(ctx, 1)
-	<-written
-	require.NoError(t, proxy.ExpireSession(ctx, 2*time.Second))
-	a := <-done
-	require.NoError(t, a.err)
-	require.Equal(t, Result{Pre: 100, Post: 101}, a.r)
-	require.NotEqual(t, session, f.n.client.SessionID(), "sent again in a new session")
-	require.EqualValues(t, 101, f.value(t))
-}
-
-// The session expires after the server applied the write: unknown, applied once.
-func TestLostReplyAcrossSessionExpiry(t *testing.T) {
-	srv := zktest.NewServer(t)
-	proxy := zktest.NewProxy(t, srv.Addr())
-	ctx := testCtx(t)
-	f := newFaulty(t, proxy.Addr(), srv.Addr(), framework.WithSessionTimeout(2*time.Second))
-	written := f.d.arm(loseReply)
-	done := f.add(ctx, 1)
-	<-written
-	f.waitApplied(t, 101)
-	require.NoError(t, proxy.ExpireSession(ctx, 2*time.Second))
-	require.ErrorIs(t, (<-done).err, ErrUnknownOutcome)
-	require.EqualValues(t, 101, f.value(t))
-}
-
-// The server restarts under the write: sent again once the server is back.
-func TestServerRestartUnderTheWrite(t *testing.T) {
-	srv := zktest.NewServer(t)
-	ctx := testCtx(t)
-	t.Run("request lost", func(t *testing.T) {
-		f := newFaulty(t, srv.Addr(), srv.Addr())
-		written := f.d.arm(loseRequest)
-		done := f.add(ctx, 1)
-		<-written
+// A write loses its request or its reply to a connection cut, a session expiry or a
+// server restart, with or without another writer adding 10 meanwhile. A lost request
+// is sent again and applies once. A lost reply makes the second send stale: then the
+// node shows our value at the next version, which another writer adding the same
+// could have written too, or has moved on further, and nothing proves whose the write
+// was; Curator adds again here, we say that we do not know. A request lost while
+// another writer took the version is proven not applied (the next version holds the
+// other value), and Add tries again.
+func TestLostWrites(t *testing.T) {
+	cut := func(t *testing.T, f faulty, _ *zktest.Server, _ *zktest.Proxy) { f.d.cut() }
+	expire := func(t *testing.T, _ faulty, _ *zktest.Server, proxy *zktest.Proxy) {
+		require.NoError(t, proxy.ExpireSession(testCtx(t), 2*time.Second))
+	}
+	restart := func(t *testing.T, _ faulty, srv *zktest.Server, _ *zktest.Proxy) {
 		srv.Stop()
 		require.NoError(t, srv.Start())
-		a := <-done
-		require.NoError(t, a.err)
-		require.Equal(t, Result{Pre: 100, Post: 101}, a.r)
-		require.EqualValues(t, 101, f.value(t))
-	})
-	t.Run("reply lost", func(t *testing.T) {
-		f := newFaulty(t, srv.Addr(), srv.Addr())
-		written := f.d.arm(loseReply)
-		done := f.add(ctx, 1)
-		<-written
-		f.waitApplied(t, 101)
-		srv.Stop()
-		require.NoError(t, srv.Start())
-		require.ErrorIs(t, (<-done).err, ErrUnknownOutcome)
-		require.EqualValues(t, 101, f.value(t))
-	})
+	}
+	for _, tc := range []struct {
+		fault      string
+		inject     func(*testing.T, faulty, *zktest.Server, *zktest.Proxy)
+		lose       wireFault
+		interloper bool
+		want       *Result // nil: ErrUnknownOutcome
+		final      int64
+	}{
+		{"cut", cut, loseRequest, false, &Result{100, 101}, 101},
+		{"cut", cut, loseReply, false, nil, 101},
+		{"cut", cut, loseRequest, true, &Result{110, 111}, 111},
+		{"cut", cut, loseReply, true, nil, 111},
+		{"session expiry", expire, loseRequest, false, &Result{100, 101}, 101},
+		{"session expiry", expire, loseReply, false, nil, 101},
+		{"server restart", restart, loseRequest, false, &Result{100, 101}, 101},
+		{"server restart", restart, loseReply, false, nil, 101},
+	} {
+		name := fmt.Sprintf("%s, %v, interloper %v", tc.fault, tc.lose, tc.interloper)
+		t.Run(name, func(t *testing.T) {
+			srv := zktest.NewServer(t)
+			proxy := zktest.NewProxy(t, srv.Addr())
+			ctx := testCtx(t)
+			f := newFaulty(t, proxy.Addr(), srv.Addr(), framework.WithSessionTimeout(2*time.Second))
+			session := f.n.client.SessionID()
+			done := f.addInjured(t, ctx, tc.lose)
+			if tc.interloper {
+				_, err := newCounter(t, f.observer, "/faults").Add(ctx, 10)
+				require.NoError(t, err)
+			}
+			tc.inject(t, f, srv, proxy)
+			a := <-done
+			if tc.want == nil {
+				require.ErrorIs(t, a.err, ErrUnknownOutcome)
+			} else {
+				require.NoError(t, a.err)
+				require.Equal(t, *tc.want, a.r)
+			}
+			require.EqualValues(t, tc.final, f.value(t), "applied once")
+			if tc.fault == "session expiry" {
+				require.NotEqual(t, session, f.n.client.SessionID())
+			}
+		})
+	}
 }
 
 // ctx ends with the write in flight: unknown, and ctx's error, both testable.
@@ -201,9 +138,7 @@ func TestCancelledInFlightIsUnknown(t *testing.T) {
 	srv := zktest.NewServer(t)
 	f := newFaulty(t, srv.Addr(), srv.Addr())
 	ctx, cancel := context.WithCancel(testCtx(t))
-	written := f.d.arm(loseRequest)
-	done := f.add(ctx, 1)
-	<-written
+	done := f.addInjured(t, ctx, loseRequest)
 	cancel()
 	err := (<-done).err
 	require.ErrorIs(t, err, ErrUnknownOutcome)
@@ -215,9 +150,7 @@ func TestCancelledInFlightIsUnknown(t *testing.T) {
 func TestClosedInFlightIsUnknown(t *testing.T) {
 	srv := zktest.NewServer(t)
 	f := newFaulty(t, srv.Addr(), srv.Addr())
-	written := f.d.arm(loseRequest)
-	done := f.add(testCtx(t), 1)
-	<-written
+	done := f.addInjured(t, testCtx(t), loseRequest)
 	require.NoError(t, f.n.client.Close())
 	err := (<-done).err
 	require.ErrorIs(t, err, ErrUnknownOutcome)

@@ -13,19 +13,19 @@ import (
 // dropped itself, and from then on the connection hears nothing until cut.
 type faultyDialer struct {
 	mu      sync.Mutex
-	action  fault
+	action  wireFault
 	before  func() // with interfere: runs just before the request goes
 	conn    *faultyConn
 	written chan struct{} // closed once the armed request went (or was dropped)
 }
 
-type fault int
+type wireFault int
 
 const (
-	none        fault = iota
-	loseReply         // the server gets the request; its reply never comes back
-	loseRequest       // the request never reaches the server
-	interfere         // the request goes after a function of the test has run
+	none        wireFault = iota
+	loseReply             // the server gets the request; its reply never comes back
+	loseRequest           // the request never reaches the server
+	interfere             // the request goes after a function of the test has run
 )
 
 // opSetData is ZooKeeper's opcode for SetData, after the length and the xid.
@@ -43,7 +43,7 @@ func (d *faultyDialer) dial(network, addr string, timeout time.Duration) (net.Co
 }
 
 // arm makes the next SetData suffer f; the channel closes when it has.
-func (d *faultyDialer) arm(f fault) <-chan struct{} {
+func (d *faultyDialer) arm(f wireFault) <-chan struct{} {
 	d.mu.Lock()
 	defer d.mu.Unlock()
 	d.action, d.written = f, make(chan struct{})
@@ -112,4 +112,8 @@ func (c *faultyConn) Read(b []byte) (int, error) {
 			return n, err
 		}
 	}
+}
+
+func (f wireFault) String() string {
+	return map[wireFault]string{none: "none", loseReply: "reply lost", loseRequest: "request lost", interfere: "interfered"}[f]
 }
