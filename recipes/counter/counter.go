@@ -1,7 +1,6 @@
 package counter
 
 import (
-	"bytes"
 	"context"
 	"encoding/binary"
 	"errors"
@@ -12,6 +11,7 @@ import (
 
 	"github.com/zkrecipes/zkrecipes/framework"
 	"github.com/zkrecipes/zkrecipes/recipes/internal/lockqueue"
+	"github.com/zkrecipes/zkrecipes/recipes/internal/nodewrite"
 	"github.com/zkrecipes/zkrecipes/recipes/mutex"
 )
 
@@ -23,7 +23,7 @@ type Result struct{ Pre, Post int64 }
 type Counter struct {
 	client   *framework.Client
 	path     string
-	full     string // the server's path, namespace included, for the writes sent once
+	node     nodewrite.Node
 	retry    framework.RetryPolicy
 	lockPath string
 }
@@ -58,11 +58,7 @@ func New(c *framework.Client, path string, opts ...Option) (*Counter, error) {
 			return nil, fmt.Errorf("%w: the lock path %s is the counter's own", ErrInvalid, path)
 		}
 	}
-	full := path
-	if ns := c.Namespace(); ns != "" {
-		full = "/" + ns + path
-	}
-	return &Counter{client: c, path: path, full: full, retry: o.retry, lockPath: o.lockPath}, nil
+	return &Counter{client: c, path: path, node: nodewrite.New(c, path), retry: o.retry, lockPath: o.lockPath}, nil
 }
 
 // Path is the counter's node.
@@ -117,7 +113,7 @@ func (c *Counter) Set(ctx context.Context, v int64) error {
 	data := encode(v)
 	where := fmt.Sprintf("set %s to %d", c.path, v)
 	for created := false; ; created = true {
-		_, err := c.sendOnce(ctx, func(conn *zk.Conn) (*zk.Stat, error) { return conn.Set(c.full, data, -1) })
+		_, err := c.node.Once(ctx, data, -1)
 		switch {
 		case err == nil:
 			return nil
@@ -126,7 +122,7 @@ func (c *Counter) Set(ctx context.Context, v int64) error {
 				return fmt.Errorf("counter: %s: %w", where, err)
 			}
 			continue
-		case maybeApplied(err):
+		case nodewrite.MaybeApplied(err):
 			return unknown(where, err)
 		}
 		return fmt.Errorf("counter: %s: %w", where, err)
@@ -218,7 +214,7 @@ func (c *Counter) tries(ctx context.Context, what string, next func(int64) (int6
 			return nil
 		}
 		data := encode(v)
-		sent, err := c.setVersion(ctx, data, cur.stat.Version)
+		_, sent, err := c.node.Conditional(ctx, data, cur.stat.Version)
 		switch {
 		case err == nil:
 			pre, post, wrote = cur.value, v, true
@@ -231,7 +227,7 @@ func (c *Counter) tries(ctx context.Context, what string, next func(int64) (int6
 			// writer took the version. The node's next version shows which, if
 			// nobody wrote after it.
 			r, rerr := c.read(ctx, false)
-			if rerr != nil || !tookVersion(*cur, r, data) {
+			if rerr != nil || !nodewrite.TookVersion(cur.stat, r.stat, r.data, data) {
 				return backoff.Permanent(unknown(where, fmt.Errorf("resent after a lost reply, the write found the version moved on (%w); the node now: %s", err, describe(r, rerr))))
 			}
 			cur = &r
@@ -256,14 +252,6 @@ func (c *Counter) tries(ctx context.Context, what string, next func(int64) (int6
 type lostRace struct{ err error }
 
 func (l lostRace) Error() string { return "lost the race: " + l.err.Error() }
-
-// tookVersion proves that a write conditional on before's version did not apply:
-// the same node is now one version further on, with data other than ours, so the
-// one write that version allowed was another writer's.
-func tookVersion(before, now reading, ours []byte) bool {
-	return before.stat.Czxid != 0 && now.stat.Czxid == before.stat.Czxid &&
-		now.stat.Version == before.stat.Version+1 && !bytes.Equal(now.data, ours)
-}
 
 func describe(r reading, err error) string {
 	switch {
