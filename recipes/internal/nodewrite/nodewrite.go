@@ -51,8 +51,14 @@ func (e errInFlight) Unwrap() error { return e.ctx }
 // for the answer or for ctx. A request cannot be taken back once sent, so when ctx
 // ends first it is left to finish (go-zookeeper bounds it by its receive timeout);
 // MaybeApplied then says so, as it does for an answer lost with the connection, the
-// session or the client.
+// session or the client. Data larger than the client sends (framework.WithMaxDataSize)
+// is refused before anything is sent, with an error wrapping framework.ErrDataTooLarge.
 func (n Node) Once(ctx context.Context, data []byte, version int32) (*zk.Stat, error) {
+	if size := len(n.full) + len(data); size > n.c.MaxDataSize() {
+		// The server would drop the connection, which looks like a fault to everyone.
+		return nil, fmt.Errorf("%w: %d bytes of data and path for %s, at most %d (framework.WithMaxDataSize)",
+			framework.ErrDataTooLarge, size, n.path, n.c.MaxDataSize())
+	}
 	if err := n.c.WaitConnected(ctx); err != nil {
 		return nil, err
 	}
