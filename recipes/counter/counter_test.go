@@ -144,8 +144,8 @@ func TestConcurrentAddsEndAtTheExactSum(t *testing.T) {
 func TestPromotedToLockTriesAgainUnderTheMutex(t *testing.T) {
 	srv := zktest.NewServer(t)
 	ctx := testCtx(t)
-	d := &faultyDialer{}
-	n := newCounter(t, newClient(t, []string{srv.Addr()}, framework.WithDialer(d.dial)), "/promoted",
+	d := &zkrtest.LossyDialer{}
+	n := newCounter(t, newClient(t, []string{srv.Addr()}, framework.WithDialer(d.Dial)), "/promoted",
 		WithRetryPolicy(framework.RetryNTimes(0, 0)), PromotedToLock("/locks/promoted"))
 	observer := newClient(t, []string{srv.Addr()})
 	other := newCounter(t, observer, "/promoted")
@@ -153,10 +153,10 @@ func TestPromotedToLockTriesAgainUnderTheMutex(t *testing.T) {
 	require.NoError(t, err)
 
 	var underLock []string
-	d.beforeNext(func() {
+	d.BeforeNext(func() {
 		_, err := other.Add(ctx, 10) // our version is stale now
 		assert.NoError(t, err)
-		d.beforeNext(func() { underLock, _ = zkrtest.List(observer, "/locks/promoted") })
+		d.BeforeNext(func() { underLock, _ = zkrtest.List(observer, "/locks/promoted") })
 	})
 	r, err := n.Add(ctx, 1)
 	require.NoError(t, err)
@@ -167,7 +167,7 @@ func TestPromotedToLockTriesAgainUnderTheMutex(t *testing.T) {
 
 	// Without promotion the same race is lost for good.
 	plain := newCounter(t, n.client, "/promoted", WithRetryPolicy(framework.RetryNTimes(0, 0)))
-	d.beforeNext(func() {
+	d.BeforeNext(func() {
 		_, err := other.Add(ctx, 10)
 		assert.NoError(t, err)
 	})

@@ -3,7 +3,6 @@ package counter
 import (
 	"context"
 	"fmt"
-	"net"
 	"testing"
 	"time"
 
@@ -11,6 +10,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/zkrecipes/zkrecipes/framework"
+	"github.com/zkrecipes/zkrecipes/internal/zkrtest"
 	"github.com/zkrecipes/zkrecipes/zktest"
 )
 
@@ -18,19 +18,13 @@ import (
 // observer that reads the node directly.
 type faulty struct {
 	n        *Counter
-	d        *faultyDialer
+	d        *zkrtest.LossyDialer
 	observer *framework.Client
 }
 
 func newFaulty(t *testing.T, target string, srv string, opts ...framework.Option) faulty {
-	d := &faultyDialer{}
-	dial := d.dial
-	if target != srv { // through a proxy at target
-		dial = func(network, _ string, timeout time.Duration) (net.Conn, error) {
-			return d.dial(network, target, timeout)
-		}
-	}
-	c := newClient(t, []string{srv}, append(opts, framework.WithDialer(dial))...)
+	d := &zkrtest.LossyDialer{Target: target}
+	c := newClient(t, []string{srv}, append(opts, framework.WithDialer(d.Dial))...)
 	f := faulty{n: newCounter(t, c, "/faults"), d: d, observer: newClient(t, []string{srv})}
 	require.NoError(t, f.n.Set(testCtx(t), 100))
 	return f
@@ -50,17 +44,17 @@ func (f faulty) waitApplied(t *testing.T, v int64) {
 }
 
 // addInjured starts an Add of 1 whose write suffers fault, and returns once it has:
-// for loseReply, once the server applied it, from 100 to 101.
-func (f faulty) addInjured(t *testing.T, ctx context.Context, fault wireFault) <-chan addResult {
+// for LoseReply, once the server applied it, from 100 to 101.
+func (f faulty) addInjured(t *testing.T, ctx context.Context, fault zkrtest.Loss) <-chan addResult {
 	t.Helper()
-	written := f.d.arm(fault)
+	written := f.d.Arm(fault)
 	ch := make(chan addResult, 1)
 	go func() {
 		r, err := f.n.Add(ctx, 1)
 		ch <- addResult{r, err}
 	}()
 	<-written
-	if fault == loseReply {
+	if fault == zkrtest.LoseReply {
 		f.waitApplied(t, 101)
 	}
 	return ch
@@ -80,7 +74,7 @@ type addResult struct {
 // another writer took the version is proven not applied (the next version holds the
 // other value), and Add tries again.
 func TestLostWrites(t *testing.T) {
-	cut := func(t *testing.T, f faulty, _ *zktest.Server, _ *zktest.Proxy) { f.d.cut() }
+	cut := func(t *testing.T, f faulty, _ *zktest.Server, _ *zktest.Proxy) { f.d.Cut() }
 	expire := func(t *testing.T, _ faulty, _ *zktest.Server, proxy *zktest.Proxy) {
 		require.NoError(t, proxy.ExpireSession(testCtx(t), 2*time.Second))
 	}
@@ -91,19 +85,19 @@ func TestLostWrites(t *testing.T) {
 	for _, tc := range []struct {
 		fault      string
 		inject     func(*testing.T, faulty, *zktest.Server, *zktest.Proxy)
-		lose       wireFault
+		lose       zkrtest.Loss
 		interloper bool
 		want       *Result // nil: ErrUnknownOutcome
 		final      int64
 	}{
-		{"cut", cut, loseRequest, false, &Result{100, 101}, 101},
-		{"cut", cut, loseReply, false, nil, 101},
-		{"cut", cut, loseRequest, true, &Result{110, 111}, 111},
-		{"cut", cut, loseReply, true, nil, 111},
-		{"session expiry", expire, loseRequest, false, &Result{100, 101}, 101},
-		{"session expiry", expire, loseReply, false, nil, 101},
-		{"server restart", restart, loseRequest, false, &Result{100, 101}, 101},
-		{"server restart", restart, loseReply, false, nil, 101},
+		{"cut", cut, zkrtest.LoseRequest, false, &Result{100, 101}, 101},
+		{"cut", cut, zkrtest.LoseReply, false, nil, 101},
+		{"cut", cut, zkrtest.LoseRequest, true, &Result{110, 111}, 111},
+		{"cut", cut, zkrtest.LoseReply, true, nil, 111},
+		{"session expiry", expire, zkrtest.LoseRequest, false, &Result{100, 101}, 101},
+		{"session expiry", expire, zkrtest.LoseReply, false, nil, 101},
+		{"server restart", restart, zkrtest.LoseRequest, false, &Result{100, 101}, 101},
+		{"server restart", restart, zkrtest.LoseReply, false, nil, 101},
 	} {
 		name := fmt.Sprintf("%s, %v, interloper %v", tc.fault, tc.lose, tc.interloper)
 		t.Run(name, func(t *testing.T) {
@@ -138,19 +132,19 @@ func TestCancelledInFlightIsUnknown(t *testing.T) {
 	srv := zktest.NewServer(t)
 	f := newFaulty(t, srv.Addr(), srv.Addr())
 	ctx, cancel := context.WithCancel(testCtx(t))
-	done := f.addInjured(t, ctx, loseRequest)
+	done := f.addInjured(t, ctx, zkrtest.LoseRequest)
 	cancel()
 	err := (<-done).err
 	require.ErrorIs(t, err, ErrUnknownOutcome)
 	require.ErrorIs(t, err, context.Canceled)
-	f.d.cut()
+	f.d.Cut()
 }
 
 // The client closes with the write in flight: unknown, and ErrClosed.
 func TestClosedInFlightIsUnknown(t *testing.T) {
 	srv := zktest.NewServer(t)
 	f := newFaulty(t, srv.Addr(), srv.Addr())
-	done := f.addInjured(t, testCtx(t), loseRequest)
+	done := f.addInjured(t, testCtx(t), zkrtest.LoseRequest)
 	require.NoError(t, f.n.client.Close())
 	err := (<-done).err
 	require.ErrorIs(t, err, ErrUnknownOutcome)
@@ -161,12 +155,12 @@ func TestClosedInFlightIsUnknown(t *testing.T) {
 func TestSetLostReplyIsUnknown(t *testing.T) {
 	srv := zktest.NewServer(t)
 	f := newFaulty(t, srv.Addr(), srv.Addr())
-	written := f.d.arm(loseReply)
+	written := f.d.Arm(zkrtest.LoseReply)
 	done := make(chan error, 1)
 	go func() { done <- f.n.Set(testCtx(t), 7) }()
 	<-written
 	f.waitApplied(t, 7)
-	f.d.cut()
+	f.d.Cut()
 	require.ErrorIs(t, <-done, ErrUnknownOutcome)
 }
 
@@ -174,7 +168,7 @@ func TestSetLostReplyIsUnknown(t *testing.T) {
 func TestCompareAndSetLostRequest(t *testing.T) {
 	srv := zktest.NewServer(t)
 	f := newFaulty(t, srv.Addr(), srv.Addr())
-	written := f.d.arm(loseRequest)
+	written := f.d.Arm(zkrtest.LoseRequest)
 	done := make(chan error, 1)
 	var swapped bool
 	go func() {
@@ -183,7 +177,7 @@ func TestCompareAndSetLostRequest(t *testing.T) {
 		done <- err
 	}()
 	<-written
-	f.d.cut()
+	f.d.Cut()
 	require.NoError(t, <-done)
 	assert.True(t, swapped)
 	require.EqualValues(t, 5, f.value(t))
