@@ -187,6 +187,8 @@ func (w *counterWorkload) classify(kind string, err error) (failed, unknown bool
 		what, unknown = "outcome unknown", true
 	case errors.Is(err, counter.ErrGaveUp):
 		what, failed = "gave up", true
+	case errors.Is(err, context.DeadlineExceeded):
+		what, failed = "timed out (10 s)", true
 	default:
 		what, failed = "failed", true
 	}
