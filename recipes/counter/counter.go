@@ -106,8 +106,8 @@ func (c *Counter) CompareAndSet(ctx context.Context, expect, v int64) (bool, err
 
 // Set writes v whatever the counter holds, in one unconditional write (Curator's
 // forceSet), creating the node if it is missing. Like forceSet it reads nothing
-// first, so it also overwrites a node that was not a counter. It is not sent twice: when the
-// connection drops after it was sent, it returns an error wrapping
+// first, so it also overwrites a node that was not a counter. It is not sent twice:
+// when the connection drops after it was sent, it returns an error wrapping
 // ErrUnknownOutcome (and ctx's error when ctx ended while it was in flight).
 func (c *Counter) Set(ctx context.Context, v int64) error {
 	data := encode(v)
