@@ -86,6 +86,7 @@ func (f *follower[T]) Start(ctx context.Context) error {
 	f.mu.Lock()
 	if f.state == closed { // Close came meanwhile
 		f.mu.Unlock()
+		_ = ca.Close()
 		return ErrClosed
 	}
 	f.ca, f.state = ca, started
