@@ -21,6 +21,7 @@ type LossyDialer struct {
 	before  func() // with interfere: runs just before the request goes
 	conn    *lossyConn
 	written chan struct{} // closed once the armed request went (or was dropped)
+	sent    map[int32]int // requests sent, by opcode
 }
 
 // Loss is what happens to the next SetData.
@@ -33,8 +34,22 @@ const (
 	interfere        // the request goes after a function of the test has run
 )
 
-// opSetData is ZooKeeper's opcode for SetData, after the length and the xid.
-const opSetData = 5
+// ZooKeeper's opcodes, after a request's length and xid.
+const (
+	opSetData = 5
+	opPing    = 11
+)
+
+// Requests returns how many requests of each opcode (zk's protocol numbers: 1 create,
+// 4 getData, 5 setData...) went out since the last call, pings left out, and counts
+// again from zero.
+func (d *LossyDialer) Requests() map[int32]int {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	sent := d.sent
+	d.sent = nil
+	return sent
+}
 
 // Dial is a zk.Dialer.
 func (d *LossyDialer) Dial(network, addr string, timeout time.Duration) (net.Conn, error) {
@@ -88,6 +103,14 @@ type lossyConn struct {
 
 func (c *lossyConn) Write(b []byte) (int, error) {
 	c.d.mu.Lock()
+	if len(b) >= 12 {
+		if op := int32(binary.BigEndian.Uint32(b[8:12])); op != opPing {
+			if c.d.sent == nil {
+				c.d.sent = map[int32]int{}
+			}
+			c.d.sent[op]++
+		}
+	}
 	f := c.d.action
 	if f == none || len(b) < 12 || binary.BigEndian.Uint32(b[8:12]) != opSetData {
 		c.d.mu.Unlock()

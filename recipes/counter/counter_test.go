@@ -191,3 +191,29 @@ func TestCancelledBeforeSendingWritesNothing(t *testing.T) {
 	require.NoError(t, err)
 	require.False(t, ok)
 }
+
+// The requests each call sends, counted on the wire: an Add is a read and a
+// conditional write, as Curator's; the first write to a missing node makes it first.
+func TestRequestsPerCall(t *testing.T) {
+	const create, getData, setData = 1, 4, 5
+	srv := zktest.NewServer(t)
+	ctx := testCtx(t)
+	d := &zkrtest.LossyDialer{}
+	n := newCounter(t, newClient(t, []string{srv.Addr()}, framework.WithDialer(d.Dial)), "/requests")
+	d.Requests()
+
+	_, err := n.Add(ctx, 1)
+	require.NoError(t, err)
+	require.Equal(t, map[int32]int{getData: 1, create: 1, setData: 1}, d.Requests(), "the first Add")
+	_, err = n.Add(ctx, 1)
+	require.NoError(t, err)
+	require.Equal(t, map[int32]int{getData: 1, setData: 1}, d.Requests(), "an Add")
+	_, err = n.CompareAndSet(ctx, 2, 5)
+	require.NoError(t, err)
+	require.Equal(t, map[int32]int{getData: 1, setData: 1}, d.Requests(), "a CompareAndSet")
+	require.NoError(t, n.Set(ctx, 9))
+	require.Equal(t, map[int32]int{setData: 1}, d.Requests(), "a Set")
+	_, err = n.Get(ctx)
+	require.NoError(t, err)
+	require.Equal(t, map[int32]int{getData: 1}, d.Requests(), "a Get")
+}
