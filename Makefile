@@ -1,6 +1,6 @@
 GO ?= go
 
-.PHONY: all deps test vet fmt-check demo curator-peer fuzz chaos
+.PHONY: all deps test vet fmt-check demo curator-peer fuzz chaos oldest-go
 
 all: test
 
@@ -28,14 +28,29 @@ vet:
 	$(GO) vet ./...
 	cd bench && $(GO) vet ./...
 
-# What CI runs: formatting, vet, every test with the race detector against real
-# ZooKeeper servers, a short chaos run (its report printed), then a short run of
-# every fuzz target.
-test: deps curator-peer fmt-check vet
+# What CI runs: formatting, vet, the oldest Go's build and unit tests (oldest-go),
+# every test with the race detector against real ZooKeeper servers, a short chaos
+# run (its report printed), then a short run of every fuzz target.
+test: deps curator-peer fmt-check vet oldest-go
 	$(GO) test -race -count=1 -timeout 12m -skip '^TestChaos$$' ./...
 	cd bench && $(GO) test -race -count=1 -timeout 5m ./...
 	$(MAKE) --no-print-directory chaos DURATION=30s CHAOS_TIMEOUT=5m
 	$(MAKE) --no-print-directory fuzz FUZZTIME=5s
+
+# The oldest Go the module supports is the one go.mod's go line declares; this keeps
+# the claim true. That toolchain (GOTOOLCHAIN fetches it through the module proxy
+# once) vets every package with its tests, which type-checks all of them against its
+# standard library, and runs the tests that need no ZooKeeper: the lock queue's
+# order and rules, HoldContext, paths, protected names, retry schedules, the fault
+# proxy, the chaos checker's own test, and every fuzz target's seeds. The tests
+# against ZooKeeper run once, with the race detector, on the current Go. Keep the go
+# line a release's full name (1.25.0, not 1.25): it names the toolchain here.
+GO_OLDEST := $(shell sed -n 's/^go //p' go.mod)
+NO_ZOOKEEPER_TESTS := ^(Test(Sequence|SortChildren.*|Rules|HoldContext|Validate.*|Namespace.*|ParentPath.*|Protected.*|Retry.*|IsRetryable|Proxy(Forwards|CutAndRestore|Blackhole|SetTarget|Close|ExpireSession|ConcurrentFaults)|NewProxyCleanup|StartProxyRejectsBadTarget|ChaosChecksCatchViolations)|Fuzz.*)$$
+oldest-go:
+	GOTOOLCHAIN=go$(GO_OLDEST) $(GO) vet ./...
+	GOTOOLCHAIN=go$(GO_OLDEST) $(GO) test -count=1 -run '$(NO_ZOOKEEPER_TESTS)' \
+		./recipes/internal/lockqueue ./framework ./zktest ./integration
 
 # Every recipe at work on a three-server ensemble under faults (connections cut,
 # sessions expired, servers and the leader killed), checked for what the recipes
