@@ -7,6 +7,8 @@ import (
 
 	"github.com/anishathalye/porcupine"
 	"github.com/stretchr/testify/require"
+
+	"github.com/zkrecipes/zkrecipes/recipes/shared"
 )
 
 // The chaos run's checks must be able to fail: each is fed a record that breaks it,
@@ -104,4 +106,17 @@ func TestChaosCounterCheckCatchesViolations(t *testing.T) {
 	require.True(t, check(add(0, 5, 0, 0, 10), cas(5, 9, true, 11, 20), get(0, 9, 21, 30)))
 	require.False(t, check(add(0, 5, 0, 0, 10), cas(5, 9, false, 11, 20)), "refused while it held the value expected")
 	require.False(t, check(add(0, 5, 0, 0, 10), cas(4, 9, true, 11, 20)), "swapped what it did not hold")
+}
+
+// The shared count's check fails a follower that ended elsewhere, a listener that
+// missed the last value, and versions that went back.
+func TestChaosSharedCheckCatchesViolations(t *testing.T) {
+	v := func(value, version int32) shared.Versioned[int32] {
+		return shared.Versioned[int32]{Value: value, Version: version}
+	}
+	final := v(7, 3)
+	require.Empty(t, followerProblems("a", final, []shared.Versioned[int32]{v(1, 0), v(5, 2), final}, final))
+	require.Len(t, followerProblems("a", v(5, 2), []shared.Versioned[int32]{v(1, 0), v(5, 2)}, final), 1, "ended elsewhere")
+	require.Len(t, followerProblems("a", final, []shared.Versioned[int32]{v(1, 0), v(5, 2)}, final), 1, "missed the last")
+	require.Len(t, followerProblems("a", final, []shared.Versioned[int32]{v(5, 2), v(1, 0), final}, final), 1, "went back")
 }

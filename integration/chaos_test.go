@@ -78,6 +78,8 @@ func TestChaos(t *testing.T) {
 	}
 	counters, err := newCounterWorkload(newClients("counter", 4))
 	require.NoError(t, err)
+	shares, err := newSharedWorkload(ctx, newClients("shared", 3))
+	require.NoError(t, err)
 
 	began := time.Now()
 	runCtx, stop := context.WithTimeout(ctx, *chaosDuration)
@@ -96,9 +98,14 @@ func TestChaos(t *testing.T) {
 		rng := rand.New(rand.NewPCG(seed, uint64(1000+i)))
 		wg.Go(func() { counters.work(runCtx, i, rng) })
 	}
+	for i := range shares.clients {
+		rng := rand.New(rand.NewPCG(seed, uint64(2000+i)))
+		wg.Go(func() { shares.work(runCtx, i, rng) })
+	}
 	wg.Wait()
 	ran := time.Since(began)
 	require.NoError(t, counters.finish(ctx))
+	require.NoError(t, shares.finish(ctx))
 
 	// Every acquisition is over, released, cancelled or failed, and the clients are
 	// still open: no lock, lease or election node may remain once background deletes
@@ -112,7 +119,7 @@ func TestChaos(t *testing.T) {
 	// The servers restarted during the run wait for their processes, as the first did.
 	leaked := goleak.Find(ignore, goleak.IgnoreAnyFunction("github.com/zkrecipes/zkrecipes/zktest.(*member).launch.func1"))
 
-	r := report{seed: seed, ran: ran, faults: f, workloads: ws, counter: counters, clients: clients, orphans: orphans, leftovers: leftovers, leaked: leaked}
+	r := report{seed: seed, ran: ran, faults: f, workloads: ws, counter: counters, shared: shares, clients: clients, orphans: orphans, leftovers: leftovers, leaked: leaked}
 	t.Log("\n" + r.String())
 	require.NoError(t, f.err)
 	require.Zero(t, r.violations(), "violations; see the report above")
@@ -169,6 +176,7 @@ type report struct {
 	faults    *faults
 	workloads []*workload
 	counter   *counterWorkload
+	shared    *sharedWorkload
 	clients   []*chaosClient
 	leftovers []string // nodes left once the clients were closed
 	orphans   []string // ephemeral nodes left while they were open, all work over
@@ -206,6 +214,7 @@ func (r *report) check() {
 		add(lossesUntold(w.holds, r.faults.blackholes, r.clientLosts))
 	}
 	r.problems = append(r.problems, r.counter.problems()...)
+	r.problems = append(r.problems, r.shared.problems...)
 	for _, n := range r.orphans {
 		r.problems = append(r.problems, "left behind by the clients, every acquisition over: "+n)
 	}
@@ -317,7 +326,7 @@ func (r *report) String() string {
 		"   dead: the node was gone after the hold (or could not be asked for);\n"+
 		"   told: Lost closed during the hold; accepted/refused: writes at the fenced register,\n"+
 		"   refused ones coming from holders whose sessions had died, stopped by the fence)\n")
-	fmt.Fprintf(&b, "%v\n", r.counter)
+	fmt.Fprintf(&b, "%v\n%v\n", r.counter, r.shared)
 	leaked := "none"
 	if r.leaked != nil {
 		leaked = "some (see below)"
