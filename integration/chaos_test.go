@@ -31,8 +31,10 @@ const chaosSessionTimeout = 2 * time.Second
 // TestChaos runs every recipe on a three-server ensemble while faults come and go,
 // and checks what the recipes promise: never two live holders where one is allowed,
 // fencing tokens that only grow, Lost closing within the session timeout and a
-// second of a session's loss, no grant on a dead session's node; and once every client
-// is closed, no node and no goroutine left behind. It prints what it did and found.
+// second of a session's loss, no grant on a dead session's node; caches that hear no
+// impossible history and hold the server's tree soon after the faults stop; and once
+// every client is closed, no node and no goroutine left behind. It prints what it did
+// and found.
 func TestChaos(t *testing.T) {
 	seed := *chaosSeed
 	if seed == 0 {
@@ -81,6 +83,10 @@ func TestChaos(t *testing.T) {
 	shares, err := newSharedWorkload(ctx, newClients("shared", 3))
 	require.NoError(t, err)
 
+	cacheClients := newClients("cache", 4)
+	cw, err := newCacheWatch(ctx, cacheClients[0], cacheClients[1:])
+	require.NoError(t, err)
+
 	began := time.Now()
 	runCtx, stop := context.WithTimeout(ctx, *chaosDuration)
 	defer stop()
@@ -88,6 +94,7 @@ func TestChaos(t *testing.T) {
 	var wg sync.WaitGroup
 	wg.Go(func() { f.run(runCtx, seed) })
 	ids := &idSource{}
+	wg.Go(func() { cw.write(runCtx, rand.New(rand.NewPCG(seed, 3))) })
 	for k, w := range ws {
 		for i := range w.clients {
 			rng := rand.New(rand.NewPCG(seed, uint64(100*(k+1)+i)))
@@ -106,6 +113,8 @@ func TestChaos(t *testing.T) {
 	ran := time.Since(began)
 	require.NoError(t, counters.finish(ctx))
 	require.NoError(t, shares.finish(ctx))
+	cw.settle(ctx, e)
+	cw.close(ctx)
 
 	// Every acquisition is over, released, cancelled or failed, and the clients are
 	// still open: no lock, lease or election node may remain once background deletes
@@ -119,7 +128,8 @@ func TestChaos(t *testing.T) {
 	// The servers restarted during the run wait for their processes, as the first did.
 	leaked := goleak.Find(ignore, goleak.IgnoreAnyFunction("github.com/zkrecipes/zkrecipes/zktest.(*member).launch.func1"))
 
-	r := report{seed: seed, ran: ran, faults: f, workloads: ws, counter: counters, shared: shares, clients: clients, orphans: orphans, leftovers: leftovers, leaked: leaked}
+	r := report{seed: seed, ran: ran, faults: f, workloads: ws, counter: counters, shared: shares, caches: cw,
+		clients: clients, orphans: orphans, leftovers: leftovers, leaked: leaked}
 	t.Log("\n" + r.String())
 	require.NoError(t, f.err)
 	require.Zero(t, r.violations(), "violations; see the report above")
@@ -177,6 +187,7 @@ type report struct {
 	workloads []*workload
 	counter   *counterWorkload
 	shared    *sharedWorkload
+	caches    *cacheWatch
 	clients   []*chaosClient
 	leftovers []string // nodes left once the clients were closed
 	orphans   []string // ephemeral nodes left while they were open, all work over
@@ -215,6 +226,9 @@ func (r *report) check() {
 	}
 	r.problems = append(r.problems, r.counter.problems()...)
 	r.problems = append(r.problems, r.shared.problems...)
+	for _, p := range r.caches.problems {
+		r.problems = append(r.problems, "cache: "+p)
+	}
 	for _, n := range r.orphans {
 		r.problems = append(r.problems, "left behind by the clients, every acquisition over: "+n)
 	}
@@ -327,6 +341,7 @@ func (r *report) String() string {
 		"   told: Lost closed during the hold; accepted/refused: writes at the fenced register,\n"+
 		"   refused ones coming from holders whose sessions had died, stopped by the fence)\n")
 	fmt.Fprintf(&b, "%v\n%v\n", r.counter, r.shared)
+	b.WriteString(r.caches.report())
 	leaked := "none"
 	if r.leaked != nil {
 		leaked = "some (see below)"

@@ -14,18 +14,22 @@
 //                                       (promoted to a mutex at LOCK if given); DONE <succeeded> <failed>
 //   sharedcount CONNECT PATH SEED       start a SharedCount; COUNT <value> <version> now and on every
 //                                       change heard; input "set N", "tryset N" (from the version held)
+//   cache    CONNECT PATH ID            keep a CuratorCache of PATH's subtree; "dump" lists it
 //   protected NAME                      print whether Curator takes NAME for a protected node
 //   bench    CONNECT                    run benchmark workloads that bench/ sends (see Bench)
 //
 // Output lines: READY, ACQUIRED <node>, RELEASED, LEADER, NOTLEADER, PARTICIPANT <id>
-// <leader>, END, DONE, COUNT <value> <version>, SET, TRYSET <true|false>, ERROR <message>. Input lines: "release" (give back what is
-// held, then exit), "participants" (list them, then END). End of input and SIGTERM
-// release too.
+// <leader>, NODE <path> <czxid> <version> <base64 data>, END, DONE, COUNT <value>
+// <version>, SET, TRYSET <true|false>, ERROR <message>. Input lines: "release" (give
+// back what is held, then exit), "participants" (list them, then END), "dump" (a
+// cache's nodes sorted by path, then END). End of input and SIGTERM release too.
 import java.io.BufferedReader;
 import java.io.IOException;
 import java.io.InputStreamReader;
 import java.nio.charset.StandardCharsets;
 import java.util.ArrayList;
+import java.util.Base64;
+import java.util.Comparator;
 import java.util.List;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CountDownLatch;
@@ -39,11 +43,9 @@ import org.apache.curator.framework.CuratorFrameworkFactory;
 import org.apache.curator.framework.imps.ProtectedUtils;
 import org.apache.curator.framework.recipes.atomic.DistributedAtomicLong;
 import org.apache.curator.framework.recipes.atomic.PromotedToLock;
-import org.apache.curator.framework.recipes.shared.SharedCount;
-import org.apache.curator.framework.recipes.shared.SharedCountListener;
-import org.apache.curator.framework.recipes.shared.SharedCountReader;
-import org.apache.curator.framework.recipes.shared.VersionedValue;
-import org.apache.curator.framework.state.ConnectionState;
+import org.apache.curator.framework.recipes.cache.ChildData;
+import org.apache.curator.framework.recipes.cache.CuratorCache;
+import org.apache.curator.framework.recipes.cache.CuratorCacheListener;
 import org.apache.curator.framework.recipes.leader.LeaderLatch;
 import org.apache.curator.framework.recipes.leader.LeaderLatchListener;
 import org.apache.curator.framework.recipes.leader.LeaderSelector;
@@ -54,6 +56,11 @@ import org.apache.curator.framework.recipes.locks.InterProcessMutex;
 import org.apache.curator.framework.recipes.locks.InterProcessReadWriteLock;
 import org.apache.curator.framework.recipes.locks.InterProcessSemaphoreV2;
 import org.apache.curator.framework.recipes.locks.Lease;
+import org.apache.curator.framework.recipes.shared.SharedCount;
+import org.apache.curator.framework.recipes.shared.SharedCountListener;
+import org.apache.curator.framework.recipes.shared.SharedCountReader;
+import org.apache.curator.framework.recipes.shared.VersionedValue;
+import org.apache.curator.framework.state.ConnectionState;
 import org.apache.curator.retry.ExponentialBackoffRetry;
 import org.apache.curator.retry.RetryNTimes;
 import org.apache.zookeeper.data.Stat;
@@ -80,7 +87,7 @@ public final class CuratorPeer {
             return;
         }
         if (args.length < 4) {
-            System.err.println("usage: CuratorPeer mutex|read|write|lease|latch|selector|count|atomic|sharedcount CONNECT PATH ...");
+            System.err.println("usage: CuratorPeer mutex|read|write|lease|latch|selector|count|atomic|sharedcount|cache CONNECT PATH ...");
             System.exit(64);
         }
         CuratorFramework client = CuratorFrameworkFactory.builder()
@@ -161,6 +168,24 @@ public final class CuratorPeer {
                 awaitRelease(() -> participants(selector.getParticipants()));
                 done.countDown();
                 selector.close();
+                say("RELEASED");
+                break;
+            }
+            case "cache": {
+                CountDownLatch initialized = new CountDownLatch(1);
+                CuratorCache cache = CuratorCache.build(client, path);
+                cache.listenable().addListener(CuratorCacheListener.builder()
+                        .forInitialized(initialized::countDown).build());
+                cache.start();
+                initialized.await();
+                say("READY");
+                awaitRelease(() -> {
+                    cache.stream().sorted(Comparator.comparing(ChildData::getPath)).forEach(d -> say("NODE "
+                            + d.getPath() + " " + d.getStat().getCzxid() + " " + d.getStat().getVersion() + " "
+                            + Base64.getEncoder().encodeToString(d.getData() == null ? new byte[0] : d.getData())));
+                    say("END");
+                });
+                cache.close();
                 say("RELEASED");
                 break;
             }
@@ -281,7 +306,7 @@ public final class CuratorPeer {
                     if (line.equals("release")) {
                         break;
                     }
-                    if (line.equals("participants") && lister != null) {
+                    if ((line.equals("participants") || line.equals("dump")) && lister != null) {
                         lister.list();
                     }
                 }

@@ -20,8 +20,8 @@ import (
 
 var inspectCmd = &command{
 	name:     "inspect",
-	synopsis: "inspect PATH [--json]",
-	summary:  "list who holds and who waits at a lock, semaphore or election",
+	synopsis: "inspect PATH [--json] [--tree [--depth N]]",
+	summary:  "list who holds and who waits at a lock, semaphore or election; or sum up a subtree",
 	help: `Lists the participants at PATH in queue order: node, id, session, age, fencing
 token (the node's czxid) and whether it holds or waits. PATH may be any recipe's:
 a mutex or leader selector (lock- nodes), a leader latch (latch-), a read/write
@@ -38,42 +38,75 @@ The nodes in PATH/locks wait. (An acquirer that has just been granted its lease
 may still show as waiting for a moment, until it leaves PATH/locks.)
 
 The token shown is the node's czxid; a holder's ZKR_FENCING_TOKEN is at least
-that (it is the zxid of the listing that granted the hold).`,
-	example: "  zkr inspect /cron/backup\n  zkr inspect /cron/backup --json | jq -r '.participants[] | select(.state == \"holder\") | .id'",
+that (it is the zxid of the listing that granted the hold).
+
+With --tree, PATH is any node: zkr loads its subtree (--depth levels of it) into a
+cache, as a program following it with recipes/cache would hold it, and sums it up:
+nodes, levels, bytes of data, ephemeral nodes, the last node changed, nodes an ACL
+refused, and each child's share.`,
+	example: "  zkr inspect /cron/backup\n  zkr inspect /cron/backup --json | jq -r '.participants[] | select(.state == \"holder\") | .id'\n  zkr inspect /config --tree --depth 2",
 	exits:   "Exit codes:\n  0    listed (also when nobody takes part)\n  64   usage error\n  69   ZooKeeper unreachable, or a request failed\n",
 	flags: func(fs *flag.FlagSet) func(*env, []string, []string, bool) int {
-		asJSON := fs.Bool("json", false, "print JSON for scripts, one object: {path, recipe, participants: [...]}")
+		asJSON := fs.Bool("json", false, "print JSON for scripts, one object: {path, recipe, participants: [...]}, or with --tree the summary")
+		tree := fs.Bool("tree", false, "sum up the subtree at PATH, loaded into a cache")
+		depth := fs.Int("depth", -1, "with --tree, how many levels below PATH to load (default all)")
 		return func(e *env, pos, argv []string, dash bool) int {
 			if dash {
 				return e.fail(usageError("inspect runs no command"))
+			}
+			if *tree {
+				return inspectTree(e, pos, *depth, *asJSON)
 			}
 			p, err := pathArg(pos, nil, false, false)
 			if err != nil {
 				return e.fail(err)
 			}
-			s, code := e.start()
-			if s == nil {
-				return code
-			}
-			defer s.close()
-			ctx, stop := s.interruptible(context.Background())
-			q, err := survey(ctx, s.client, p)
-			if sig := stop(); sig != 0 {
-				return exitSignal + int(sig)
-			}
-			if err != nil {
-				return s.fail(zkError("inspecting %s: %v", p, err))
-			}
-			if *asJSON {
-				out := json.NewEncoder(e.stdout)
-				out.SetIndent("", "  ")
-				_ = out.Encode(q)
-			} else {
-				q.print(e)
-			}
-			return exitOK
+			return inspectWith(e, p, *asJSON, func(ctx context.Context, c *framework.Client) (finding, error) {
+				return survey(ctx, c, p)
+			})
 		}
 	},
+}
+
+// finding is what inspect found, printed for people or as JSON.
+type finding interface{ print(e *env) }
+
+// inspectWith connects, looks at p, and prints what it found.
+func inspectWith(e *env, p string, asJSON bool, look func(context.Context, *framework.Client) (finding, error)) int {
+	s, code := e.start()
+	if s == nil {
+		return code
+	}
+	defer s.close()
+	ctx, stop := s.interruptible(context.Background())
+	found, err := look(ctx, s.client)
+	if sig := stop(); sig != 0 {
+		return exitSignal + int(sig)
+	}
+	if err != nil {
+		return s.fail(zkError("inspecting %s: %v", p, err))
+	}
+	if asJSON {
+		out := json.NewEncoder(e.stdout)
+		out.SetIndent("", "  ")
+		_ = out.Encode(found)
+	} else {
+		found.print(e)
+	}
+	return exitOK
+}
+
+// inspectTree is inspect --tree.
+func inspectTree(e *env, pos []string, depth int, asJSON bool) int {
+	if len(pos) != 1 {
+		return e.fail(usageError("want one PATH"))
+	}
+	if err := framework.ValidatePath(pos[0]); err != nil {
+		return e.fail(usageError("invalid PATH %s", strings.TrimPrefix(err.Error(), framework.ErrInvalidPath.Error()+" ")))
+	}
+	return inspectWith(e, pos[0], asJSON, func(ctx context.Context, c *framework.Client) (finding, error) {
+		return summarize(ctx, c, pos[0], depth)
+	})
 }
 
 const (

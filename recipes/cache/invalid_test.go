@@ -2,6 +2,7 @@ package cache
 
 import (
 	"context"
+	"errors"
 	"testing"
 
 	"github.com/stretchr/testify/require"
@@ -64,4 +65,26 @@ func TestBadInput(t *testing.T) {
 	require.NoError(t, err)
 	require.ErrorIs(t, late.Start(cancelled), context.Canceled, "Start stops with its context")
 	require.NoError(t, late.Close())
+}
+
+// A listener may close its cache, and stop itself, without a deadlock.
+func TestCloseAndStopFromAListener(t *testing.T) {
+	srv := zktest.NewServer(t)
+	c := newClient(t, []string{srv.Addr()})
+	ca, err := New(c, "/")
+	require.NoError(t, err)
+	var stop func()
+	stop = ca.Listen(func(Event) { stop() })
+	closed := make(chan struct{})
+	ca.Listen(func(ev Event) {
+		if ev.Type == Initialized {
+			require.NoError(t, ca.Close())
+			close(closed)
+		}
+	})
+	err = ca.Start(testCtx(t))
+	require.True(t, err == nil || errors.Is(err, ErrClosed), "%v", err)
+	<-closed
+	require.NoError(t, ca.Close())
+	require.Positive(t, ca.Len(), "the copy stays")
 }

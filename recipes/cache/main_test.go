@@ -41,115 +41,36 @@ func started(t *testing.T, c *framework.Client, path string, opts ...Option) (*C
 	return ca, h
 }
 
-// history records a listener's events and checks each against a model of what the
-// listener was told: no Changed or Deleted of a node it was not told exists, no
-// Created twice without a Deleted between, no version going back, no node of a
-// deleted incarnation coming back, parents created before and deleted after their
-// children, and Old always what it was last told.
+// history records a listener's events and checks each against zkrtest's model of
+// what the listener was told.
 type history struct {
-	mu         sync.Mutex
-	root       string
-	events     []Event
-	live       map[string]Node
-	gone       map[int64]bool // czxids of incarnations deleted
-	violations []string
-	// written, if set, holds every (path, czxid-less version) data a writer wrote:
-	// a reported node must carry data somebody wrote with that version.
-	written func(n Node) bool
+	mu     sync.Mutex
+	events []Event
+	model  *zkrtest.CacheHistory
 }
 
 func record(ca *Cache) *history {
-	h := &history{root: ca.Path(), live: map[string]Node{}, gone: map[int64]bool{}}
-	ca.Listen(h.hear)
+	h := &history{model: zkrtest.NewCacheHistory(ca.Path())}
+	ca.Listen(func(ev Event) {
+		h.mu.Lock()
+		h.events = append(h.events, ev)
+		h.mu.Unlock()
+		h.model.Hear(ev.Type.String(), ev.Path, cached(ev.Old), cached(ev.New))
+	})
 	return h
 }
 
-func (h *history) hear(ev Event) {
-	h.mu.Lock()
-	defer h.mu.Unlock()
-	h.events = append(h.events, ev)
-	bad := func(format string, args ...any) {
-		h.violations = append(h.violations, fmt.Sprintf("event %d %v %s: ", len(h.events)-1, ev.Type, ev.Path)+fmt.Sprintf(format, args...))
-	}
-	old, known := h.live[ev.Path]
-	switch ev.Type {
-	case Created:
-		if known {
-			bad("created twice")
-		}
-		if ev.Path != h.root {
-			if _, ok := h.live[parentOf(ev.Path)]; !ok {
-				bad("created before its parent")
-			}
-		}
-		if h.gone[ev.New.Stat.Czxid] {
-			bad("an incarnation deleted before (czxid %d) came back", ev.New.Stat.Czxid)
-		}
-		if ev.New.Path != ev.Path {
-			bad("New.Path %q", ev.New.Path)
-		}
-		h.checkWritten(ev.New, bad)
-		h.live[ev.Path] = ev.New
-	case Changed:
-		switch {
-		case !known:
-			bad("changed, never created")
-		case !sameData(old, ev.Old):
-			bad("Old %+v is not what was said before, %+v", ev.Old.Stat, old.Stat)
-		case ev.New.Stat.Czxid != old.Stat.Czxid:
-			bad("changed into another incarnation")
-		case ev.New.Stat.Version <= old.Stat.Version || ev.New.Stat.Mzxid <= old.Stat.Mzxid:
-			bad("version %d after %d", ev.New.Stat.Version, old.Stat.Version)
-		}
-		h.checkWritten(ev.New, bad)
-		h.live[ev.Path] = ev.New
-	case Deleted:
-		if !known {
-			bad("deleted, never created")
-		} else if !sameData(old, ev.Old) {
-			bad("Old %+v is not what was said before, %+v", ev.Old.Stat, old.Stat)
-		}
-		for p := range h.live {
-			if strings.HasPrefix(p, ev.Path+"/") || (ev.Path == "/" && p != "/") {
-				bad("deleted before its child %s", p)
-			}
-		}
-		h.gone[old.Stat.Czxid] = true
-		delete(h.live, ev.Path)
-	}
-}
-
-func (h *history) checkWritten(n Node, bad func(string, ...any)) {
-	if h.written != nil && !h.written(n) {
-		bad("data %q at version %d was never written", n.Data, n.Stat.Version)
-	}
+func cached(n Node) zkrtest.CachedNode {
+	return zkrtest.CachedNode{Path: n.Path, Data: n.Data, Czxid: n.Stat.Czxid, Mzxid: n.Stat.Mzxid, Version: n.Stat.Version}
 }
 
 func sameNode(a, b Node) bool {
 	return a.Path == b.Path && bytes.Equal(a.Data, b.Data) && a.Stat == b.Stat
 }
 
-// sameData compares what events promise about a node: its data and the stat fields
-// that data changes move. (The child fields of a stat change silently, with each
-// listing.)
-func sameData(a, b Node) bool {
-	return a.Path == b.Path && bytes.Equal(a.Data, b.Data) &&
-		a.Stat.Czxid == b.Stat.Czxid && a.Stat.Mzxid == b.Stat.Mzxid && a.Stat.Version == b.Stat.Version
-}
-
-func parentOf(p string) string {
-	i := strings.LastIndexByte(p, '/')
-	if i <= 0 {
-		return "/"
-	}
-	return p[:i]
-}
-
 func (h *history) requireClean(t *testing.T) {
 	t.Helper()
-	h.mu.Lock()
-	defer h.mu.Unlock()
-	require.Empty(t, h.violations, "impossible history")
+	require.Empty(t, h.model.Violations(), "impossible history")
 }
 
 func (h *history) get() []Event {
@@ -181,20 +102,24 @@ func (h *history) waitFor(t *testing.T, n int, typ EventType) int {
 // nothing else.
 func (h *history) waitEvents(t *testing.T, n int, want ...string) {
 	t.Helper()
-	require.Eventually(t, func() bool { return len(h.since(n)) >= len(want) }, wait, 5*time.Millisecond,
-		"waiting for %v, heard %v", want, brief(h.since(n)))
-	require.Equal(t, want, brief(h.since(n)))
-	h.requireClean(t)
+	require.Equal(t, want, h.waitHeard(t, n, len(want)))
 }
 
 // waitEventsUnordered is waitEvents for events whose order among themselves is
 // free (the model still checks parents before children).
 func (h *history) waitEventsUnordered(t *testing.T, n int, want ...string) {
 	t.Helper()
-	require.Eventually(t, func() bool { return len(h.since(n)) >= len(want) }, wait, 5*time.Millisecond,
-		"waiting for %v, heard %v", want, brief(h.since(n)))
-	require.ElementsMatch(t, want, brief(h.since(n)))
+	require.ElementsMatch(t, want, h.waitHeard(t, n, len(want)))
+}
+
+// waitHeard waits for count events after the n-th, checks the history, and returns
+// them briefly.
+func (h *history) waitHeard(t *testing.T, n, count int) []string {
+	t.Helper()
+	require.Eventually(t, func() bool { return len(h.since(n)) >= count }, wait, 5*time.Millisecond,
+		"waiting for %d events, heard %v", count, brief(h.since(n)))
 	h.requireClean(t)
+	return brief(h.since(n))
 }
 
 // brief writes events as "Created /a".

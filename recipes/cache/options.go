@@ -44,7 +44,8 @@ func WithoutData() Option {
 // WithSelector follows only the subtrees that follow accepts: it is asked once for
 // each node below the cache's path, with the node's path, before the node is read;
 // false leaves the node and everything under it out of the copy, with no read and no
-// watch. It runs on the cache's goroutine and must not block. Default: every node.
+// watch. It runs on the cache's goroutine: it must not block, nor call the cache.
+// Default: every node.
 func WithSelector(follow func(path string) bool) Option {
 	return func(o *options) error {
 		if follow == nil {
