@@ -23,10 +23,12 @@ fmt-check:
 	if [ -n "$$out" ]; then echo "gofmt would change:"; echo "$$out"; exit 1; fi
 
 # bench/ is a module of its own, so that its plotting library stays out of the
-# library's module graph; every target that covers the code covers it too.
+# library's module graph, as is examples/metrics, for OpenTelemetry's SDK and
+# Prometheus exporter; every target that covers the code covers them too.
 vet:
 	$(GO) vet ./...
 	cd bench && $(GO) vet ./...
+	cd examples/metrics && $(GO) vet ./...
 
 # What CI runs: formatting, vet, the oldest Go's build and unit tests (oldest-go),
 # every test with the race detector against real ZooKeeper servers, a short chaos
@@ -34,6 +36,7 @@ vet:
 test: deps curator-peer fmt-check vet oldest-go
 	$(GO) test -race -count=1 -timeout 12m -skip '^TestChaos$$' ./...
 	cd bench && $(GO) test -race -count=1 -timeout 5m ./...
+	cd examples/metrics && $(GO) test -race -count=1 -timeout 5m ./...
 	$(MAKE) --no-print-directory chaos DURATION=30s CHAOS_TIMEOUT=5m
 	$(MAKE) --no-print-directory fuzz FUZZTIME=5s
 
@@ -83,7 +86,9 @@ fuzz:
 
 # The main job, on a throwaway local ZooKeeper (or ZK_SERVERS): three scheduler
 # replicas elect one poller, the poller's session is expired and another takes
-# over, then five workers count under a lock.
+# over; they share twelve jobs through the partitioner, one is killed and its jobs
+# move while the others' run on, a new one takes its share; then five workers count
+# under a lock.
 demo:
 	@scripts/deps.sh zookeeper
 	$(GO) run ./examples/scheduler

@@ -29,6 +29,7 @@ type Client struct {
 	servers []string
 	opts    options
 	log     *slog.Logger
+	metrics *clientMetrics // nil when nothing is measured
 
 	events    *queue[sessionEvent] // go-zookeeper's session events, and our timers
 	published *queue[change]       // what listeners hear, in order
@@ -89,6 +90,7 @@ func New(servers []string, opts ...Option) (*Client, error) {
 		servers:   append([]string(nil), servers...),
 		opts:      o,
 		log:       o.logger,
+		metrics:   newClientMetrics(o.meterProvider),
 		events:    newQueue[sessionEvent](),
 		published: newQueue[change](),
 		connected: make(chan struct{}),
@@ -98,6 +100,9 @@ func New(servers []string, opts ...Option) (*Client, error) {
 
 		idle:        make(chan *worker, idleWorkers),
 		stopWorkers: make(chan struct{}),
+	}
+	if c.metrics != nil && c.metrics.lastErrors != nil {
+		c.log.Warn("zkrecipes: making the client's instruments", "error", c.metrics.lastErrors)
 	}
 	c.bgCtx, c.bgCancel = context.WithCancel(context.Background())
 	c.closeCtx, c.closeNow = context.WithCancel(context.Background())

@@ -45,7 +45,7 @@ func (c *Client) Delete(ctx context.Context, path string, version int32, opts ..
 	if full == "/" {
 		return fmt.Errorf("%w: cannot delete the root", ErrInvalidPath)
 	}
-	_, err = call(c, ctx, path, true, func(conn *zk.Conn, p string) (struct{}, error) {
+	_, err = call(c, ctx, opDelete, path, true, func(conn *zk.Conn, p string) (struct{}, error) {
 		return struct{}{}, conn.Delete(p, version)
 	})
 	if err != nil && o.guaranteed && (IsRetryable(err) || ctx.Err() != nil) && c.deleteInBackground(full, version) {

@@ -39,6 +39,17 @@
 //   - Multi runs a transaction (CreateOp, DeleteOp, SetOp, CheckOp): all applied or
 //     none, with a *MultiError naming the operation the server refused. Sync makes
 //     the connected server catch up with the leader before the next read.
+//   - Metrics and traces go through OpenTelemetry's API, to the providers given with
+//     WithMeterProvider and WithTracerProvider, so that every recipe on the client
+//     reports too. The client counts the connection states it enters
+//     (zkrecipes.client.state_changes, by state), the sessions it loses
+//     (zkrecipes.client.sessions_lost, by reason: expired or timeout) and the retries
+//     of its operations (zkrecipes.client.retries, by operation), and times every
+//     operation, retries included (zkrecipes.client.request.duration, by operation
+//     and outcome; its count is the number of operations). Attributes take a few
+//     fixed values each, never a path or a session id. Without providers nothing is
+//     measured and nothing is allocated for it; the library's module requires only
+//     the API, never the SDK.
 //
 // Recipes (mutex, rwlock, semaphore, election) build on it; Conn gives raw access to
 // the go-zookeeper connection for anything else.

@@ -6,6 +6,9 @@ import (
 	"fmt"
 	"time"
 
+	sdkmetric "go.opentelemetry.io/otel/sdk/metric"
+	"go.opentelemetry.io/otel/sdk/metric/metricdata"
+
 	"github.com/zkrecipes/zkrecipes/framework"
 	"github.com/zkrecipes/zkrecipes/zktest"
 )
@@ -121,4 +124,46 @@ func ExampleConnectError() {
 		fmt.Println(errors.Is(err, context.DeadlineExceeded), ce.Last)
 	}
 	// Output: true dial tcp 127.0.0.1:1: connect: connection refused
+}
+
+// Metrics go to the meter provider given, here OpenTelemetry's SDK with a reader
+// that is read on demand; in a service, a Prometheus or OTLP exporter takes its place.
+func ExampleWithMeterProvider() {
+	ctx := context.Background()
+	srv, err := zktest.StartServer(ctx)
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	defer srv.Close()
+	reader := sdkmetric.NewManualReader()
+	mp := sdkmetric.NewMeterProvider(sdkmetric.WithReader(reader))
+	defer mp.Shutdown(ctx)
+
+	c, err := framework.New([]string{srv.Addr()}, framework.WithMeterProvider(mp))
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	defer c.Close()
+	if err := c.WaitConnected(ctx); err != nil {
+		fmt.Println(err)
+		return
+	}
+	_, _ = c.Create(ctx, "/example", nil)
+	_, _ = c.Create(ctx, "/example", nil)
+
+	var rm metricdata.ResourceMetrics
+	_ = reader.Collect(ctx, &rm)
+	for _, m := range rm.ScopeMetrics[0].Metrics {
+		if h, ok := m.Data.(metricdata.Histogram[float64]); ok && m.Name == "zkrecipes.client.request.duration" {
+			for _, p := range h.DataPoints {
+				outcome, _ := p.Attributes.Value("outcome")
+				fmt.Println("create", outcome.AsString(), p.Count)
+			}
+		}
+	}
+	// Unordered output:
+	// create ok 1
+	// create node_exists 1
 }

@@ -26,11 +26,11 @@ type Op struct {
 type opKind int
 
 const (
-	opNone opKind = iota
-	opCreate
-	opDelete
-	opSet
-	opCheck
+	kindNone opKind = iota
+	kindCreate
+	kindDelete
+	kindSet
+	kindCheck
 )
 
 var opKindNames = [...]string{"invalid", "create", "delete", "set", "check"}
@@ -41,7 +41,7 @@ func (o Op) String() string { return opKindNames[o.kind] + " " + o.path }
 // Container, Protected and CreatingParents are not: ZooKeeper's transactions carry
 // neither a container create nor a lookup, so Multi refuses them (ErrInvalidOp).
 func CreateOp(path string, data []byte, opts ...CreateOption) Op {
-	op := Op{kind: opCreate, path: path, data: data}
+	op := Op{kind: kindCreate, path: path, data: data}
 	for _, opt := range opts {
 		if opt == nil {
 			op.bad = errors.New("nil CreateOption")
@@ -58,18 +58,18 @@ func CreateOp(path string, data []byte, opts ...CreateOption) Op {
 
 // DeleteOp deletes a node if its version matches (-1 matches any).
 func DeleteOp(path string, version int32) Op {
-	return Op{kind: opDelete, path: path, version: version}
+	return Op{kind: kindDelete, path: path, version: version}
 }
 
 // SetOp writes a node's data if its version matches (-1 matches any).
 func SetOp(path string, data []byte, version int32) Op {
-	return Op{kind: opSet, path: path, data: data, version: version}
+	return Op{kind: kindSet, path: path, data: data, version: version}
 }
 
 // CheckOp changes nothing: it fails the transaction unless the node exists with this
 // version (-1: unless it exists).
 func CheckOp(path string, version int32) Op {
-	return Op{kind: opCheck, path: path, version: version}
+	return Op{kind: kindCheck, path: path, version: version}
 }
 
 // OpResult is what one operation of an applied transaction returned.
@@ -126,14 +126,15 @@ func (c *Client) Multi(ctx context.Context, ops ...Op) ([]OpResult, error) {
 			return
 		}
 		for i, r := range res {
-			if ops[i].kind == opCreate {
+			if ops[i].kind == kindCreate {
 				c.deleteInBackground(r.String, -1)
 			}
 		}
 	}
 	var res []zk.MultiResponse
 	retried := false
-	err = c.Retry(ctx, func(ctx context.Context) error {
+	start := c.metrics.start()
+	err = c.retry(ctx, opMulti, func(ctx context.Context) error {
 		var err error
 		res, err = attempt(c, ctx, func(conn *zk.Conn) ([]zk.MultiResponse, error) {
 			return conn.Multi(reqs...)
@@ -143,6 +144,7 @@ func (c *Client) Multi(ctx context.Context, ops ...Op) ([]OpResult, error) {
 		}
 		return err
 	})
+	c.metrics.request(ctx, opMulti, start, err)
 	if err == nil {
 		return c.multiResults(ops, res), nil
 	}
@@ -160,28 +162,28 @@ func (c *Client) multiRequests(ops []Op) ([]any, error) {
 	reqs := make([]any, len(ops))
 	size := 0
 	for i, op := range ops {
-		if op.kind == opNone {
+		if op.kind == kindNone {
 			return nil, fmt.Errorf("%w: operation %d is the zero Op", ErrInvalidOp, i)
 		}
 		if op.bad != nil {
 			return nil, fmt.Errorf("%w: operation %d (%v): %w", ErrInvalidOp, i, op, op.bad)
 		}
-		full, err := c.fix(op.path, op.kind != opCheck)
+		full, err := c.fix(op.path, op.kind != kindCheck)
 		if err != nil {
 			return nil, fmt.Errorf("%w: operation %d: %w", ErrInvalidOp, i, err)
 		}
-		if full == "/" && op.kind != opCheck {
+		if full == "/" && op.kind != kindCheck {
 			return nil, fmt.Errorf("%w: operation %d: cannot %s the root", ErrInvalidOp, i, opKindNames[op.kind])
 		}
 		size += len(full) + len(op.data)
 		switch op.kind {
-		case opCreate:
+		case kindCreate:
 			reqs[i] = &zk.CreateRequest{Path: full, Data: op.data, Acl: c.aclFor(full), Flags: op.create.flags()}
-		case opDelete:
+		case kindDelete:
 			reqs[i] = &zk.DeleteRequest{Path: full, Version: op.version}
-		case opSet:
+		case kindSet:
 			reqs[i] = &zk.SetDataRequest{Path: full, Data: op.data, Version: op.version}
-		case opCheck:
+		case kindCheck:
 			reqs[i] = &zk.CheckVersionRequest{Path: full, Version: op.version}
 		}
 	}
@@ -200,9 +202,9 @@ func (c *Client) multiResults(ops []Op, res []zk.MultiResponse) []OpResult {
 			continue
 		}
 		switch op.kind {
-		case opCreate:
+		case kindCreate:
 			out[i].Path = c.unfix(res[i].String)
-		case opSet:
+		case kindSet:
 			out[i].Stat = res[i].Stat
 		}
 	}

@@ -21,6 +21,11 @@ func (c *Client) Retry(ctx context.Context, op func(ctx context.Context) error) 
 	if op == nil {
 		return invalidOption("nil operation to retry")
 	}
+	return c.retry(ctx, opOther, op)
+}
+
+// retry is Retry, counting its retries as those of the operation named name.
+func (c *Client) retry(ctx context.Context, name string, op func(ctx context.Context) error) error {
 	var b backoff.BackOff
 	for {
 		if c.isClosing() {
@@ -45,6 +50,7 @@ func (c *Client) Retry(ctx context.Context, op func(ctx context.Context) error) 
 			return err
 		}
 		c.log.Debug("zkrecipes: retrying", "error", err, "after", pause)
+		c.metrics.retry(ctx, name)
 		t := time.NewTimer(pause)
 		select {
 		case <-t.C:
@@ -226,18 +232,21 @@ func (c *Client) unfix(serverPath string) string {
 	return stripNamespace(c.opts.namespace, serverPath)
 }
 
-// call runs req on the server path of p, retried, with errors that name p.
-func call[T any](c *Client, ctx context.Context, p string, write bool, req func(conn *zk.Conn, full string) (T, error)) (T, error) {
+// call runs the operation op, req on the server path of p, retried, with errors that
+// name p.
+func call[T any](c *Client, ctx context.Context, op string, p string, write bool, req func(conn *zk.Conn, full string) (T, error)) (T, error) {
 	var v, zero T
 	full, err := c.fix(p, write)
 	if err != nil {
 		return zero, err
 	}
-	err = c.Retry(ctx, func(ctx context.Context) error {
+	start := c.metrics.start()
+	err = c.retry(ctx, op, func(ctx context.Context) error {
 		var err error
 		v, err = attempt(c, ctx, func(conn *zk.Conn) (T, error) { return req(conn, full) }, nil)
 		return err
 	})
+	c.metrics.request(ctx, op, start, err)
 	if err != nil {
 		return zero, fmt.Errorf("framework: %s: %w", p, c.explain(err))
 	}
@@ -271,7 +280,7 @@ type getResult struct {
 
 // Get reads a node's data and stat.
 func (c *Client) Get(ctx context.Context, path string) ([]byte, *zk.Stat, error) {
-	r, err := call(c, ctx, path, false, func(conn *zk.Conn, p string) (getResult, error) {
+	r, err := call(c, ctx, opGet, path, false, func(conn *zk.Conn, p string) (getResult, error) {
 		data, stat, err := conn.Get(p)
 		return getResult{data: data, stat: stat}, err
 	})
@@ -282,7 +291,7 @@ func (c *Client) Get(ctx context.Context, path string) ([]byte, *zk.Stat, error)
 // change or deletion, or with EventNotWatching when the session ends. Event paths are
 // the server's, namespace included. No watch is left when the node does not exist.
 func (c *Client) GetW(ctx context.Context, path string) ([]byte, *zk.Stat, <-chan zk.Event, error) {
-	r, err := call(c, ctx, path, false, func(conn *zk.Conn, p string) (getResult, error) {
+	r, err := call(c, ctx, opGetW, path, false, func(conn *zk.Conn, p string) (getResult, error) {
 		data, stat, w, err := conn.GetW(p)
 		return getResult{data: data, stat: stat, watch: w}, err
 	})
@@ -291,7 +300,7 @@ func (c *Client) GetW(ctx context.Context, path string) ([]byte, *zk.Stat, <-cha
 
 // Exists reports whether a node exists, with its stat when it does.
 func (c *Client) Exists(ctx context.Context, path string) (bool, *zk.Stat, error) {
-	r, err := call(c, ctx, path, false, func(conn *zk.Conn, p string) (getResult, error) {
+	r, err := call(c, ctx, opExists, path, false, func(conn *zk.Conn, p string) (getResult, error) {
 		ok, stat, err := conn.Exists(p)
 		return getResult{ok: ok, stat: stat}, err
 	})
@@ -301,7 +310,7 @@ func (c *Client) Exists(ctx context.Context, path string) (bool, *zk.Stat, error
 // ExistsW is Exists leaving a watch that fires on the node's creation, change or
 // deletion.
 func (c *Client) ExistsW(ctx context.Context, path string) (bool, *zk.Stat, <-chan zk.Event, error) {
-	r, err := call(c, ctx, path, false, func(conn *zk.Conn, p string) (getResult, error) {
+	r, err := call(c, ctx, opExistsW, path, false, func(conn *zk.Conn, p string) (getResult, error) {
 		ok, stat, w, err := conn.ExistsW(p)
 		return getResult{ok: ok, stat: stat, watch: w}, err
 	})
@@ -316,7 +325,7 @@ type childrenResult struct {
 
 // Children lists the names of a node's children, in no particular order.
 func (c *Client) Children(ctx context.Context, path string) ([]string, *zk.Stat, error) {
-	r, err := call(c, ctx, path, false, func(conn *zk.Conn, p string) (childrenResult, error) {
+	r, err := call(c, ctx, opChildren, path, false, func(conn *zk.Conn, p string) (childrenResult, error) {
 		names, stat, err := conn.Children(p)
 		return childrenResult{names: names, stat: stat}, err
 	})
@@ -325,7 +334,7 @@ func (c *Client) Children(ctx context.Context, path string) ([]string, *zk.Stat,
 
 // ChildrenW is Children leaving a watch that fires when a child is added or removed.
 func (c *Client) ChildrenW(ctx context.Context, path string) ([]string, *zk.Stat, <-chan zk.Event, error) {
-	r, err := call(c, ctx, path, false, func(conn *zk.Conn, p string) (childrenResult, error) {
+	r, err := call(c, ctx, opChildrenW, path, false, func(conn *zk.Conn, p string) (childrenResult, error) {
 		names, stat, w, err := conn.ChildrenW(p)
 		return childrenResult{names, stat, w}, err
 	})
@@ -337,7 +346,7 @@ func (c *Client) Set(ctx context.Context, path string, data []byte, version int3
 	if err := c.checkData(path, false, data); err != nil {
 		return nil, err
 	}
-	return call(c, ctx, path, true, func(conn *zk.Conn, p string) (*zk.Stat, error) {
+	return call(c, ctx, opSet, path, true, func(conn *zk.Conn, p string) (*zk.Stat, error) {
 		return conn.Set(p, data, version)
 	})
 }

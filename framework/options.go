@@ -10,6 +10,10 @@ import (
 	"time"
 
 	"github.com/go-zookeeper/zk"
+	"go.opentelemetry.io/otel/metric"
+	metricnoop "go.opentelemetry.io/otel/metric/noop"
+	"go.opentelemetry.io/otel/trace"
+	tracenoop "go.opentelemetry.io/otel/trace/noop"
 )
 
 // ErrInvalidOption is wrapped by every error New returns for a bad argument, and by
@@ -36,6 +40,8 @@ type options struct {
 	dialer            zk.Dialer
 	tls               *tls.Config // nil for plaintext
 	maxData           int
+	meterProvider     metric.MeterProvider
+	tracerProvider    trace.TracerProvider
 }
 
 func defaultOptions() options {
@@ -48,6 +54,8 @@ func defaultOptions() options {
 		logger:            slog.New(slog.DiscardHandler),
 		dialer:            net.DialTimeout,
 		maxData:           DefaultMaxDataSize,
+		meterProvider:     metricnoop.NewMeterProvider(),
+		tracerProvider:    tracenoop.NewTracerProvider(),
 	}
 }
 

@@ -179,6 +179,7 @@ func (c *Client) handleEvent(ev sessionEvent) {
 			c.log.Warn("zkrecipes: session given up after a whole session timeout without a server",
 				"session", fmt.Sprintf("%#x", c.sessionID))
 			c.publish(Lost)
+			c.metrics.sessionLost(lostTimeout)
 			c.replaceHandle()
 		}
 	case ev.state == zk.StateHasSession:
@@ -199,6 +200,7 @@ func (c *Client) handleEvent(ev sessionEvent) {
 		case sid != c.sessionID:
 			if c.state != Lost {
 				c.publish(Lost)
+				c.metrics.sessionLost(lostExpired)
 			}
 			c.publish(Reconnected)
 		case !c.state.IsConnected():
@@ -214,6 +216,7 @@ func (c *Client) handleEvent(ev sessionEvent) {
 		if c.state != Latent && c.state != Lost {
 			c.stopLostTimer()
 			c.publish(Lost)
+			c.metrics.sessionLost(lostExpired)
 		}
 	case ev.state == zk.StateConnectedReadOnly:
 		if c.state != ReadOnly {
@@ -255,6 +258,7 @@ func (c *Client) publish(s ConnectionState) {
 		c.connected = make(chan struct{})
 	}
 	c.log.Info("zkrecipes: connection state", "state", s.String())
+	c.metrics.stateChanged(s)
 	c.changes++
 	c.published.push(change{state: s, n: c.changes})
 }

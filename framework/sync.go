@@ -14,7 +14,7 @@ import (
 // connection errors like every operation; a ctx that ends first returns its error,
 // and the sync, if sent, completes on its own.
 func (c *Client) Sync(ctx context.Context, path string) error {
-	_, err := call(c, ctx, path, false, func(conn *zk.Conn, p string) (string, error) {
+	_, err := call(c, ctx, opSync, path, false, func(conn *zk.Conn, p string) (string, error) {
 		return conn.Sync(p)
 	})
 	return err

@@ -32,7 +32,9 @@ const chaosSessionTimeout = 2 * time.Second
 // and checks what the recipes promise: never two live holders where one is allowed,
 // fencing tokens that only grow, Lost closing within the session timeout and a
 // second of a session's loss, no grant on a dead session's node; caches that hear no
-// impossible history and hold the server's tree soon after the faults stop; and once
+// impossible history and hold the server's tree soon after the faults stop; items of a
+// partition whose works never overlap and that each have one owner again once the
+// faults stop; group members whose views are exact again once the faults stop; and once
 // every client is closed, no node and no goroutine left behind. It prints what it did
 // and found.
 func TestChaos(t *testing.T) {
@@ -83,6 +85,13 @@ func TestChaos(t *testing.T) {
 	shares, err := newSharedWorkload(ctx, newClients("shared", 3))
 	require.NoError(t, err)
 
+	ids := &idSource{}
+	pr, err := newPartitionRun(ctx, newClients("partition", 4), ids)
+	require.NoError(t, err)
+
+	gw, err := newGroupWatch(ctx, newClients("group", 3))
+	require.NoError(t, err)
+
 	cacheClients := newClients("cache", 4)
 	cw, err := newCacheWatch(ctx, cacheClients[0], cacheClients[1:])
 	require.NoError(t, err)
@@ -93,7 +102,6 @@ func TestChaos(t *testing.T) {
 	f := &faults{e: e, clients: clients}
 	var wg sync.WaitGroup
 	wg.Go(func() { f.run(runCtx, seed) })
-	ids := &idSource{}
 	wg.Go(func() { cw.write(runCtx, rand.New(rand.NewPCG(seed, 3))) })
 	for k, w := range ws {
 		for i := range w.clients {
@@ -111,10 +119,15 @@ func TestChaos(t *testing.T) {
 	}
 	wg.Wait()
 	ran := time.Since(began)
+	stopped := time.Now()
 	require.NoError(t, counters.finish(ctx))
 	require.NoError(t, shares.finish(ctx))
 	cw.settle(ctx, e)
 	cw.close(ctx)
+	pr.settle(ctx, stopped)
+	pr.close(ctx)
+	gw.settle(ctx, stopped)
+	gw.close(ctx)
 
 	// Every acquisition is over, released, cancelled or failed, and the clients are
 	// still open: no lock, lease or election node may remain once background deletes
@@ -128,8 +141,8 @@ func TestChaos(t *testing.T) {
 	// The servers restarted during the run wait for their processes, as the first did.
 	leaked := goleak.Find(ignore, goleak.IgnoreAnyFunction("github.com/zkrecipes/zkrecipes/zktest.(*member).launch.func1"))
 
-	r := report{seed: seed, ran: ran, faults: f, workloads: ws, counter: counters, shared: shares, caches: cw,
-		clients: clients, orphans: orphans, leftovers: leftovers, leaked: leaked}
+	r := report{seed: seed, ran: ran, faults: f, workloads: append(ws, pr.items...), counter: counters, shared: shares,
+		caches: cw, partition: pr, group: gw, clients: clients, orphans: orphans, leftovers: leftovers, leaked: leaked}
 	t.Log("\n" + r.String())
 	require.NoError(t, f.err)
 	require.Zero(t, r.violations(), "violations; see the report above")
@@ -188,6 +201,8 @@ type report struct {
 	counter   *counterWorkload
 	shared    *sharedWorkload
 	caches    *cacheWatch
+	partition *partitionRun
+	group     *groupWatch
 	clients   []*chaosClient
 	leftovers []string // nodes left once the clients were closed
 	orphans   []string // ephemeral nodes left while they were open, all work over
@@ -226,6 +241,12 @@ func (r *report) check() {
 	}
 	r.problems = append(r.problems, r.counter.problems()...)
 	r.problems = append(r.problems, r.shared.problems...)
+	if r.group.problem != "" {
+		r.problems = append(r.problems, "group: "+r.group.problem)
+	}
+	if r.partition.problem != "" {
+		r.problems = append(r.problems, "partition: "+r.partition.problem)
+	}
 	for _, p := range r.caches.problems {
 		r.problems = append(r.problems, "cache: "+p)
 	}
@@ -342,6 +363,8 @@ func (r *report) String() string {
 		"   refused ones coming from holders whose sessions had died, stopped by the fence)\n")
 	fmt.Fprintf(&b, "%v\n%v\n", r.counter, r.shared)
 	b.WriteString(r.caches.report())
+	b.WriteString(r.partition.report())
+	b.WriteString(r.group.report())
 	leaked := "none"
 	if r.leaked != nil {
 		leaked = "some (see below)"

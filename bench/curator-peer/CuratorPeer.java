@@ -15,12 +15,18 @@
 //   sharedcount CONNECT PATH SEED       start a SharedCount; COUNT <value> <version> now and on every
 //                                       change heard; input "set N", "tryset N" (from the version held)
 //   cache    CONNECT PATH ID            keep a CuratorCache of PATH's subtree; "dump" lists it
+//   group    CONNECT PATH ID PAYLOAD    be a GroupMember; input "members" lists them
+//                                       (MEMBER <id> <payload>, then END), "payload P" sets ours
+//   double   CONNECT PATH MEMBERS       DistributedDoubleBarrier: enter (ENTERED), then
+//                                       on the input line "leave", leave (LEFT)
+//   persistent CONNECT PATH DATA        keep an ephemeral PersistentNode (CREATED <path>)
 //   protected NAME                      print whether Curator takes NAME for a protected node
 //   bench    CONNECT                    run benchmark workloads that bench/ sends (see Bench)
 //
 // Output lines: READY, ACQUIRED <node>, RELEASED, LEADER, NOTLEADER, PARTICIPANT <id>
-// <leader>, NODE <path> <czxid> <version> <base64 data>, END, DONE, COUNT <value>
-// <version>, SET, TRYSET <true|false>, ERROR <message>. Input lines: "release" (give
+// <leader>, NODE <path> <czxid> <version> <base64 data>, MEMBER <id> <payload>, END,
+// DONE, ENTERED, LEFT, CREATED <path>, COUNT <value> <version>, SET, TRYSET <true|false>,
+// ERROR <message>. Input lines: "release" (give
 // back what is held, then exit), "participants" (list them, then END), "dump" (a
 // cache's nodes sorted by path, then END). End of input and SIGTERM release too.
 import java.io.BufferedReader;
@@ -46,6 +52,7 @@ import org.apache.curator.framework.recipes.atomic.PromotedToLock;
 import org.apache.curator.framework.recipes.cache.ChildData;
 import org.apache.curator.framework.recipes.cache.CuratorCache;
 import org.apache.curator.framework.recipes.cache.CuratorCacheListener;
+import org.apache.curator.framework.recipes.barriers.DistributedDoubleBarrier;
 import org.apache.curator.framework.recipes.leader.LeaderLatch;
 import org.apache.curator.framework.recipes.leader.LeaderLatchListener;
 import org.apache.curator.framework.recipes.leader.LeaderSelector;
@@ -56,6 +63,8 @@ import org.apache.curator.framework.recipes.locks.InterProcessMutex;
 import org.apache.curator.framework.recipes.locks.InterProcessReadWriteLock;
 import org.apache.curator.framework.recipes.locks.InterProcessSemaphoreV2;
 import org.apache.curator.framework.recipes.locks.Lease;
+import org.apache.curator.framework.recipes.nodes.GroupMember;
+import org.apache.curator.framework.recipes.nodes.PersistentNode;
 import org.apache.curator.framework.recipes.shared.SharedCount;
 import org.apache.curator.framework.recipes.shared.SharedCountListener;
 import org.apache.curator.framework.recipes.shared.SharedCountReader;
@@ -63,6 +72,7 @@ import org.apache.curator.framework.recipes.shared.VersionedValue;
 import org.apache.curator.framework.state.ConnectionState;
 import org.apache.curator.retry.ExponentialBackoffRetry;
 import org.apache.curator.retry.RetryNTimes;
+import org.apache.zookeeper.CreateMode;
 import org.apache.zookeeper.data.Stat;
 
 public final class CuratorPeer {
@@ -87,7 +97,7 @@ public final class CuratorPeer {
             return;
         }
         if (args.length < 4) {
-            System.err.println("usage: CuratorPeer mutex|read|write|lease|latch|selector|count|atomic|sharedcount|cache CONNECT PATH ...");
+            System.err.println("usage: CuratorPeer mutex|read|write|lease|latch|selector|count|atomic|sharedcount|cache|group|double|persistent CONNECT PATH ...");
             System.exit(64);
         }
         CuratorFramework client = CuratorFrameworkFactory.builder()
@@ -168,6 +178,24 @@ public final class CuratorPeer {
                 awaitRelease(() -> participants(selector.getParticipants()));
                 done.countDown();
                 selector.close();
+                say("RELEASED");
+                break;
+            }
+            case "group": {
+                GroupMember member = new GroupMember(client, path, args[3], args[4].getBytes(StandardCharsets.UTF_8));
+                member.start();
+                say("READY");
+                awaitRelease(null, line -> {
+                    if (line.equals("members")) {
+                        member.getCurrentMembers().forEach((id, payload) ->
+                                say("MEMBER " + id + " " + new String(payload, StandardCharsets.UTF_8)));
+                        say("END");
+                    } else if (line.startsWith("payload ")) {
+                        member.setThisData(line.substring("payload ".length()).getBytes(StandardCharsets.UTF_8));
+                        say("DONE");
+                    }
+                });
+                member.close();
                 say("RELEASED");
                 break;
             }
@@ -256,6 +284,35 @@ public final class CuratorPeer {
                 say("RELEASED");
                 break;
             }
+            case "double": {
+                DistributedDoubleBarrier barrier = new DistributedDoubleBarrier(client, path, Integer.parseInt(args[3]));
+                BufferedReader in = new BufferedReader(new InputStreamReader(System.in, StandardCharsets.UTF_8));
+                say("READY");
+                barrier.enter();
+                say("ENTERED");
+                String line;
+                while ((line = in.readLine()) != null && !line.trim().equals("leave")) {
+                    // wait for the word
+                }
+                if (line != null) {
+                    barrier.leave();
+                    say("LEFT");
+                }
+                break;
+            }
+            case "persistent": {
+                PersistentNode node = new PersistentNode(client, CreateMode.EPHEMERAL, false, path,
+                        args[3].getBytes(StandardCharsets.UTF_8));
+                node.start();
+                if (!node.waitForInitialCreate(30, TimeUnit.SECONDS)) {
+                    throw new IOException("the node was not created within 30 s");
+                }
+                say("CREATED " + node.getActualPath());
+                awaitRelease(null);
+                node.close();
+                say("RELEASED");
+                break;
+            }
             default:
                 throw new IllegalArgumentException("unknown command " + command);
         }
@@ -289,6 +346,10 @@ public final class CuratorPeer {
         void list() throws Exception;
     }
 
+    private interface Commands {
+        void run(String line) throws Exception;
+    }
+
     private static void participants(java.util.Collection<Participant> ps) {
         for (Participant p : ps) {
             say("PARTICIPANT " + p.getId() + " " + p.isLeader());
@@ -298,6 +359,11 @@ public final class CuratorPeer {
 
     // awaitRelease reads commands until "release", end of input, or SIGTERM.
     private static void awaitRelease(Lister lister) throws Exception {
+        awaitRelease(lister, null);
+    }
+
+    // commands, if given, receives every other line.
+    private static void awaitRelease(Lister lister, Commands commands) throws Exception {
         CountDownLatch terminated = new CountDownLatch(1);
         Thread reader = new Thread(() -> {
             try (BufferedReader in = new BufferedReader(new InputStreamReader(System.in, StandardCharsets.UTF_8))) {
@@ -308,6 +374,8 @@ public final class CuratorPeer {
                     }
                     if ((line.equals("participants") || line.equals("dump")) && lister != null) {
                         lister.list();
+                    } else if (commands != null) {
+                        commands.run(line);
                     }
                 }
             } catch (Exception e) {

@@ -55,7 +55,7 @@ func NewSelector(c *framework.Client, path string, lead func(ctx context.Context
 	return &Selector{
 		c:           c,
 		path:        path,
-		q:           &lockqueue.Queue{Client: c, Path: path, Name: selectorName, Names: []string{selectorName}, Rule: lockqueue.Exclusive},
+		q:           &lockqueue.Queue{Client: c, Path: path, Name: selectorName, Names: []string{selectorName}, Rule: lockqueue.Exclusive, Recipe: "selector", Election: true},
 		id:          []byte(o.id),
 		lead:        lead,
 		autoRequeue: o.autoRequeue,

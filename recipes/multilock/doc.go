@@ -13,4 +13,9 @@
 //
 // Context ends when any of the locks may have been lost, and Do acquires, runs a
 // function under that context and releases, even if the function panics.
+//
+// Metrics and traces: a multi-lock's acquisition is measured as the acquisitions of
+// its locks, each under its own recipe (a mutex of NewMutexes as "mutex"), with one
+// span per lock under the caller's span, since the locks it holds may be anyone's
+// and need no client of ours.
 package multilock

@@ -35,4 +35,8 @@
 // (framework.WithACL). A client that ACL refuses can neither take a lease nor
 // delete one: Acquire and TryAcquire fail at once with an error that wraps
 // zk.ErrNoAuth.
+//
+// Metrics and traces (see framework.WithMeterProvider): an Acquire or TryAcquire of
+// n leases is one acquisition, of recipe "semaphore" ("semaphore.mutex" for a Mutex),
+// and each lease taken is one hold; the internal lock is not measured apart.
 package semaphore

@@ -27,6 +27,7 @@ func NewMutex(c *framework.Client, path string, opts ...Option) (*Mutex, error) 
 	if err != nil {
 		return nil, err
 	}
+	s.leases.Recipe = "semaphore.mutex"
 	return &Mutex{s: s}, nil
 }
 

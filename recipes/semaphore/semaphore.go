@@ -83,7 +83,7 @@ func New(c *framework.Client, path string, maxLeases int, opts ...Option) (*Sema
 		lock: &lockqueue.Queue{Client: c, Path: join(path, locksDir),
 			Name: lockName, Names: []string{lockName}, Rule: lockqueue.Exclusive},
 		leases: &lockqueue.Queue{Client: c, Path: join(path, leasesDir),
-			Name: leaseName, Names: leaseNames, Rule: lockqueue.Count(maxLeases), WatchChildren: true},
+			Name: leaseName, Names: leaseNames, Rule: lockqueue.Count(maxLeases), WatchChildren: true, Recipe: "semaphore"},
 	}, nil
 }
 
@@ -102,6 +102,13 @@ func (s *Semaphore) Acquire(ctx context.Context, n int) ([]*Lease, error) {
 	if err := s.check(n); err != nil {
 		return nil, err
 	}
+	a := s.leases.Begin(ctx, true)
+	leases, err := s.acquire(ctx, n)
+	s.end(&a, leases, err)
+	return leases, err
+}
+
+func (s *Semaphore) acquire(ctx context.Context, n int) ([]*Lease, error) {
 	lock, err := s.lock.Acquire(ctx, s.id, lockqueue.Options{Wait: true})
 	if err != nil {
 		return nil, s.wrap(ctx, "acquire", err)
@@ -130,7 +137,23 @@ func (s *Semaphore) TryAcquire(ctx context.Context, n int) ([]*Lease, error) {
 	if err := s.check(n); err != nil {
 		return nil, err
 	}
-	return s.take(ctx, n, false)
+	a := s.leases.Begin(ctx, false)
+	leases, err := s.take(ctx, n, false)
+	s.end(&a, leases, err)
+	return leases, err
+}
+
+// end ends the measurement of an acquisition of leases, the semaphore's whole
+// acquisition being one, with the hold of its lease if it took one.
+func (s *Semaphore) end(a *lockqueue.Acquisition, leases []*Lease, err error) {
+	var h *lockqueue.Held
+	if len(leases) == 1 {
+		h = leases[0].h
+	}
+	if errors.Is(err, ErrNoLeases) {
+		err = lockqueue.ErrWouldBlock // the engine's name for a refusal
+	}
+	a.End(h, err)
 }
 
 func (s *Semaphore) check(n int) error {
@@ -164,7 +187,7 @@ func (s *Semaphore) take(ctx context.Context, n int, wait bool) ([]*Lease, error
 // nodes exist. Only the internal lock's holder waits here, so its watch on the
 // leases' children wakes no herd.
 func (s *Semaphore) lease(ctx context.Context, wait bool) (*lockqueue.Held, error) {
-	h, err := s.leases.Acquire(ctx, s.id, lockqueue.Options{Wait: wait})
+	h, err := s.leases.Acquire(ctx, s.id, lockqueue.Options{Wait: wait, Step: true})
 	if errors.Is(err, lockqueue.ErrWouldBlock) {
 		return nil, ErrNoLeases
 	}

@@ -14,6 +14,22 @@
 // with a Lost channel that closes when the client's error policy says the session may
 // be gone, and a fencing token that grows with every holder.
 //
+// Metrics and traces, through the client's OpenTelemetry providers, are measured
+// here once for every recipe, each under its Queue.Recipe name:
+// zkrecipes.lock.wait.duration (by recipe and outcome: acquired, timed_out,
+// cancelled, refused, failed), zkrecipes.lock.hold.duration and
+// zkrecipes.lock.holds_lost (by recipe), zkrecipes.lock.waiters (waiting now, by
+// recipe) and, for a queue marked Election, zkrecipes.election.leadership_changes (by
+// recipe and change: gained, ended); and a span "<recipe> acquire" around each
+// acquisition, with the path, the outcome, our node and the fencing token. A new
+// lock-like recipe gets all of it by naming its Queue's Recipe; one whose acquisition
+// takes several steps (the semaphore: its lock, then its leases) measures the whole
+// with Begin and End, and acquires its steps with Options.Step. A recipe that does
+// not queue (a cache, a counter) reports through framework.Client.MeterProvider and
+// TracerProvider itself, after checking framework.Metering and framework.Tracing, so
+// that it too costs nothing when they are off. Recipe names and attribute values must
+// stay a small fixed set: never a path, a node or a session as a metric attribute.
+//
 // Round trips: an uncontended acquisition costs a create and a list, and the release
 // a delete; a contended one adds a data watch and a list per wake-up.
 package lockqueue

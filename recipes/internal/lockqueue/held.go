@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"sync"
+	"time"
 
 	"github.com/go-zookeeper/zk"
 
@@ -32,6 +33,8 @@ type Tracker struct {
 	mu      sync.Mutex
 	errors  int64 // error states seen
 	holding bool
+	tel     *telemetry // what the hold reports through
+	since   time.Time  // when the hold was granted, if measured
 
 	wake     chan struct{}
 	lost     chan struct{}
@@ -63,8 +66,34 @@ func (t *Tracker) failed() {
 	holding := t.holding
 	t.mu.Unlock()
 	if holding {
-		t.markLost()
+		t.lose()
 	}
+}
+
+// measure makes the hold report through tel once granted.
+func (t *Tracker) measure(tel *telemetry) {
+	t.mu.Lock()
+	t.tel = tel
+	t.mu.Unlock()
+}
+
+// lose loses the hold, and counts it lost unless it had already ended.
+func (t *Tracker) lose() {
+	if t.markLost() {
+		t.mu.Lock()
+		tel := t.tel
+		t.mu.Unlock()
+		tel.lost()
+	}
+}
+
+// end ends the hold for its holder: Lost closes, and its time is recorded.
+func (t *Tracker) end() {
+	t.markLost()
+	t.mu.Lock()
+	tel, since := t.tel, t.since
+	t.mu.Unlock()
+	tel.ended(since)
 }
 
 func (t *Tracker) poke() {
@@ -101,10 +130,15 @@ func (t *Tracker) Grant(epoch int64, n *Node, parent *zk.Stat) (*Held, bool) {
 		return nil, false
 	}
 	t.holding = true
+	t.since = t.tel.granted()
 	return &Held{Node: n, token: parent.Pzxid, c: t.c, t: t}, true
 }
 
-func (t *Tracker) markLost() { t.lostOnce.Do(func() { close(t.lost) }) }
+// markLost closes lost, and reports whether this call did.
+func (t *Tracker) markLost() (closed bool) {
+	t.lostOnce.Do(func() { close(t.lost); closed = true })
+	return closed
+}
 
 func (t *Tracker) isLost() bool { return isClosed(t.lost) }
 
@@ -147,8 +181,12 @@ func (h *Held) release(ctx context.Context) error {
 		h.stopRevocation()
 		h.revocation.Wait()
 	}
-	lost := h.t.isLost() || h.c.SessionID() != h.Node.Session
-	h.t.markLost()
+	lost := h.t.isLost()
+	if !lost && h.c.SessionID() != h.Node.Session {
+		h.t.lose()
+		lost = true
+	}
+	h.t.end()
 	err := h.Node.Delete(ctx, h.c)
 	switch {
 	case lost:
@@ -164,7 +202,7 @@ func (h *Held) release(ctx context.Context) error {
 func (h *Held) Forget() {
 	h.releaseOnce.Do(func() {
 		h.t.Stop()
-		h.t.markLost()
+		h.t.end()
 	})
 }
 
@@ -180,7 +218,7 @@ func (h *Held) watchRevocation(onRevoke func()) {
 			data, _, ev, err := h.c.GetW(ctx, h.Node.Path)
 			switch {
 			case errors.Is(err, zk.ErrNoNode):
-				h.t.markLost()
+				h.t.lose()
 				return
 			case ctx.Err() != nil, errors.Is(err, framework.ErrClosed):
 				return
@@ -201,7 +239,7 @@ func (h *Held) watchRevocation(onRevoke func()) {
 			select {
 			case e := <-ev:
 				if e.Type == zk.EventNodeDeleted {
-					h.t.markLost()
+					h.t.lose()
 					return
 				}
 			case <-ctx.Done():

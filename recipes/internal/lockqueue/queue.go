@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"path"
+	"sync"
 	"time"
 
 	"github.com/cenkalti/backoff/v4"
@@ -28,6 +29,21 @@ type Queue struct {
 	// one waiter may wait so (Curator's semaphore serialises them with a lock), or a
 	// release wakes a herd.
 	WatchChildren bool
+	// Recipe names the recipe in metrics and spans ("mutex", "rwlock.read"); a queue
+	// without one reports nothing (a semaphore's internal lock).
+	Recipe string
+	// Election counts grants and ends of holds as leadership changes.
+	Election bool
+
+	telemetryOnce sync.Once
+	tel           *telemetry
+}
+
+// telemetry is what the queue reports through, made on first use: nil when it
+// reports nothing.
+func (q *Queue) telemetry() *telemetry {
+	q.telemetryOnce.Do(func() { q.tel = newTelemetry(q.Client, q.Recipe, q.Election) })
+	return q.tel
 }
 
 // Options of one acquisition.
@@ -38,22 +54,36 @@ type Options struct {
 	// caller that returns at that point learns of a refusal (an ACL, a bad path)
 	// from Acquire's error, yet does not wait for the hold.
 	Queued func()
+	// Step: this acquisition is a step of a larger one that the recipe measures
+	// itself (Begin), so it is not measured on its own; its hold is.
+	Step bool
 }
 
 // Acquire creates our node and waits until the rule says it holds, ctx ends, or the
 // client closes. Whatever the failure, our node is deleted before it returns.
 func (q *Queue) Acquire(ctx context.Context, data []byte, o Options) (*Held, error) {
+	var a Acquisition
+	if !o.Step {
+		a = q.Begin(ctx, o.Wait)
+	}
+	h, err := q.acquire(ctx, data, o, &a)
+	a.End(h, err)
+	return h, err
+}
+
+func (q *Queue) acquire(ctx context.Context, data []byte, o Options, a *Acquisition) (*Held, error) {
 	t := Track(q.Client)
 	var restarts backoff.BackOff
 	for {
 		n, err := CreateNode(ctx, q.Client, q.Path, q.Name, data)
 		if err == nil {
+			a.queued(n)
 			if o.Queued != nil {
 				o.Queued()
 				o.Queued = nil
 			}
 			var h *Held
-			h, err = q.Await(ctx, n, t, o.Wait)
+			h, err = q.await(ctx, n, t, o.Wait)
 			if err == nil {
 				if o.OnRevoke != nil {
 					h.watchRevocation(o.OnRevoke)
@@ -89,7 +119,15 @@ func (q *Queue) Acquire(ctx context.Context, data []byte, o Options) (*Held, err
 // stood, and writers queued behind stay behind when the write lock goes (CURATOR-621).
 // token is the fencing token of the hold it stands in for.
 func (q *Queue) HoldAt(ctx context.Context, data []byte, seq string, token int64) (*Held, error) {
+	a := q.Begin(ctx, false)
+	h, err := q.holdAt(ctx, data, seq, token)
+	a.End(h, err)
+	return h, err
+}
+
+func (q *Queue) holdAt(ctx context.Context, data []byte, seq string, token int64) (*Held, error) {
 	t := Track(q.Client)
+	t.measure(q.telemetry())
 	epoch := t.Epoch()
 	n, err := createNode(ctx, q.Client, path.Join(q.Path, q.Name+seq), data)
 	if err != nil {
@@ -108,7 +146,17 @@ func (q *Queue) HoldAt(ctx context.Context, data []byte, seq string, token int64
 // Await is the loop of the lock queue for node n: list, ask the rule, watch one node,
 // wait, until n holds. t must have been started before Await is called. It returns
 // ErrNodeGone when n vanished or belongs to an earlier session; it deletes nothing.
+// It is measured as an acquisition of its own (a latch's wait for leadership).
 func (q *Queue) Await(ctx context.Context, n *Node, t *Tracker, wait bool) (*Held, error) {
+	a := q.Begin(ctx, wait)
+	a.queued(n)
+	h, err := q.await(ctx, n, t, wait)
+	a.End(h, err)
+	return h, err
+}
+
+func (q *Queue) await(ctx context.Context, n *Node, t *Tracker, wait bool) (*Held, error) {
+	t.measure(q.telemetry())
 	for {
 		epoch := t.Epoch()
 		var children []string

@@ -1,0 +1,52 @@
+package election
+
+import (
+	"context"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/zkrecipes/zkrecipes/internal/zkrtest"
+	"github.com/zkrecipes/zkrecipes/zktest"
+)
+
+const (
+	leadershipChanges = "zkrecipes.election.leadership_changes"
+	waitDuration      = "zkrecipes.lock.wait.duration"
+	waiters           = "zkrecipes.lock.waiters"
+)
+
+// Two latches lead in turn, then a selector leads once: every gain and end of
+// leadership is counted, and each wait for it.
+func TestLeadershipMetrics(t *testing.T) {
+	srv := zktest.NewServer(t)
+	tm := zkrtest.NewTelemetry(t)
+	ctx := testCtx(t)
+	c := newClient(t, []string{srv.Addr()}, tm.Options...)
+
+	first, second := newLatch(t, c, "/election/m"), newLatch(t, c, "/election/m")
+	require.NoError(t, first.Start(ctx))
+	require.NoError(t, first.Await(ctx))
+	require.NoError(t, second.Start(ctx))
+	require.Eventually(t, func() bool { return tm.Sum(t, waiters, "recipe", "latch") == 1 }, wait, 5*time.Millisecond)
+	require.NoError(t, first.Close(ctx))
+	require.NoError(t, second.Await(ctx))
+	require.NoError(t, second.Close(ctx))
+
+	ended := make(chan struct{})
+	s, err := NewSelector(c, "/election/s", func(context.Context) error { close(ended); return nil })
+	require.NoError(t, err)
+	require.NoError(t, s.Start(ctx))
+	<-ended
+	require.NoError(t, s.Close(ctx))
+
+	for recipe, terms := range map[string]int64{"latch": 2, "selector": 1} {
+		require.Equal(t, terms, tm.Sum(t, leadershipChanges, "recipe", recipe, "change", "gained"), recipe)
+		require.Equal(t, terms, tm.Sum(t, leadershipChanges, "recipe", recipe, "change", "ended"), recipe)
+		require.Equal(t, terms, tm.Count(t, waitDuration, "recipe", recipe, "outcome", "acquired"), recipe)
+		require.Equal(t, terms, tm.Count(t, "zkrecipes.lock.hold.duration", "recipe", recipe), recipe)
+		require.Zero(t, tm.Sum(t, waiters, "recipe", recipe), recipe)
+	}
+	require.Equal(t, int64(3), tm.Count(t, waitDuration), "no other wait")
+}
