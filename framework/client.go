@@ -181,6 +181,10 @@ func (c *Client) Context() context.Context { return c.closeCtx }
 // own (a lock whose node vanished with its session) as often as it allows.
 func (c *Client) RetryPolicy() RetryPolicy { return c.opts.retry }
 
+// MaxDataSize is the most data and path the client sends in one write
+// (WithMaxDataSize), for recipes that send their writes themselves.
+func (c *Client) MaxDataSize() int { return c.opts.maxData }
+
 // Namespace is the client's namespace, "" for none.
 func (c *Client) Namespace() string { return c.opts.namespace }
 

@@ -1,10 +1,14 @@
 package integration
 
 import (
+	"math"
 	"testing"
 	"time"
 
+	"github.com/anishathalye/porcupine"
 	"github.com/stretchr/testify/require"
+
+	"github.com/zkrecipes/zkrecipes/recipes/shared"
 )
 
 // The chaos run's checks must be able to fail: each is fed a record that breaks it,
@@ -72,4 +76,47 @@ func TestChaosChecksCatchViolations(t *testing.T) {
 		lost = map[*chaosClient][]sessionLost{b: {{at(1000), 6}}}
 		require.Empty(t, lossesUntold([]*hold{other}, nil, lost), "another session's Lost")
 	})
+}
+
+// The counter's history check fails a double add, a success that never applied and
+// a read of a value the counter never held, and passes an unknown outcome either way.
+func TestChaosCounterCheckCatchesViolations(t *testing.T) {
+	add := func(client int, delta, pre int64, call, ret int64) porcupine.Operation {
+		return porcupine.Operation{ClientId: client, Input: addInput{delta}, Call: call, Output: addOutput{pre: pre, post: pre + delta}, Return: ret}
+	}
+	unknown := func(client int, delta int64, call int64) porcupine.Operation {
+		return porcupine.Operation{ClientId: client, Input: addInput{delta}, Call: call, Output: addOutput{unknown: true}, Return: math.MaxInt64}
+	}
+	get := func(client int, v int64, call, ret int64) porcupine.Operation {
+		return porcupine.Operation{ClientId: client, Input: getInput{}, Call: call, Output: v, Return: ret}
+	}
+	check := func(h ...porcupine.Operation) bool { return porcupine.CheckOperations(counterModel, h) }
+
+	require.True(t, check(add(0, 5, 0, 0, 10), add(1, 3, 5, 11, 20), get(0, 8, 21, 30)))
+	require.False(t, check(add(0, 5, 0, 0, 10), add(1, 3, 5, 11, 20), get(0, 13, 21, 30)), "an add counted twice")
+	require.False(t, check(add(0, 5, 0, 0, 10), add(1, 3, 5, 11, 20), get(0, 5, 21, 30)), "a success that never applied")
+	require.True(t, check(add(0, 5, 0, 0, 10), unknown(1, 3, 11), get(0, 8, 21, 30)), "an unknown add that applied")
+	require.True(t, check(add(0, 5, 0, 0, 10), unknown(1, 3, 11), get(0, 5, 21, 30)), "an unknown add that did not")
+	require.False(t, check(add(0, 5, 0, 0, 10), unknown(1, 3, 11), get(0, 6, 21, 30)))
+	require.False(t, check(add(0, 5, 0, 0, 10), get(1, 0, 11, 20)), "a read older than a finished add")
+
+	cas := func(expect, v int64, swapped bool, call, ret int64) porcupine.Operation {
+		return porcupine.Operation{Input: casInput{expect, v}, Call: call, Output: casOutput{swapped: swapped}, Return: ret}
+	}
+	require.True(t, check(add(0, 5, 0, 0, 10), cas(5, 9, true, 11, 20), get(0, 9, 21, 30)))
+	require.False(t, check(add(0, 5, 0, 0, 10), cas(5, 9, false, 11, 20)), "refused while it held the value expected")
+	require.False(t, check(add(0, 5, 0, 0, 10), cas(4, 9, true, 11, 20)), "swapped what it did not hold")
+}
+
+// The shared count's check fails a follower that ended elsewhere, a listener that
+// missed the last value, and versions that went back.
+func TestChaosSharedCheckCatchesViolations(t *testing.T) {
+	v := func(value, version int32) shared.Versioned[int32] {
+		return shared.Versioned[int32]{Value: value, Version: version}
+	}
+	final := v(7, 3)
+	require.Empty(t, followerProblems("a", final, []shared.Versioned[int32]{v(1, 0), v(5, 2), final}, final))
+	require.Len(t, followerProblems("a", v(5, 2), []shared.Versioned[int32]{v(1, 0), v(5, 2)}, final), 1, "ended elsewhere")
+	require.Len(t, followerProblems("a", final, []shared.Versioned[int32]{v(1, 0), v(5, 2)}, final), 1, "missed the last")
+	require.Len(t, followerProblems("a", final, []shared.Versioned[int32]{v(5, 2), v(1, 0), final}, final), 1, "went back")
 }

@@ -80,6 +80,10 @@ func TestChaos(t *testing.T) {
 		require.NoError(t, err)
 		ws = append(ws, w)
 	}
+	counters, err := newCounterWorkload(newClients("counter", 4))
+	require.NoError(t, err)
+	shares, err := newSharedWorkload(ctx, newClients("shared", 3))
+	require.NoError(t, err)
 
 	ids := &idSource{}
 	pr, err := newPartitionRun(ctx, newClients("partition", 4), ids)
@@ -105,9 +109,19 @@ func TestChaos(t *testing.T) {
 			wg.Go(func() { w.work(runCtx, i, rng, ids) })
 		}
 	}
+	for i := range counters.clients {
+		rng := rand.New(rand.NewPCG(seed, uint64(1000+i)))
+		wg.Go(func() { counters.work(runCtx, i, rng) })
+	}
+	for i := range shares.clients {
+		rng := rand.New(rand.NewPCG(seed, uint64(2000+i)))
+		wg.Go(func() { shares.work(runCtx, i, rng) })
+	}
 	wg.Wait()
 	ran := time.Since(began)
 	stopped := time.Now()
+	require.NoError(t, counters.finish(ctx))
+	require.NoError(t, shares.finish(ctx))
 	cw.settle(ctx, e)
 	cw.close(ctx)
 	pr.settle(ctx, stopped)
@@ -127,7 +141,8 @@ func TestChaos(t *testing.T) {
 	// The servers restarted during the run wait for their processes, as the first did.
 	leaked := goleak.Find(ignore, goleak.IgnoreAnyFunction("github.com/zkrecipes/zkrecipes/zktest.(*member).launch.func1"))
 
-	r := report{seed: seed, ran: ran, faults: f, workloads: append(ws, pr.items...), caches: cw, partition: pr, group: gw, clients: clients, orphans: orphans, leftovers: leftovers, leaked: leaked}
+	r := report{seed: seed, ran: ran, faults: f, workloads: append(ws, pr.items...), counter: counters, shared: shares,
+		caches: cw, partition: pr, group: gw, clients: clients, orphans: orphans, leftovers: leftovers, leaked: leaked}
 	t.Log("\n" + r.String())
 	require.NoError(t, f.err)
 	require.Zero(t, r.violations(), "violations; see the report above")
@@ -183,6 +198,8 @@ type report struct {
 	ran       time.Duration
 	faults    *faults
 	workloads []*workload
+	counter   *counterWorkload
+	shared    *sharedWorkload
 	caches    *cacheWatch
 	partition *partitionRun
 	group     *groupWatch
@@ -222,6 +239,8 @@ func (r *report) check() {
 		}
 		add(lossesUntold(w.holds, r.faults.blackholes, r.clientLosts))
 	}
+	r.problems = append(r.problems, r.counter.problems()...)
+	r.problems = append(r.problems, r.shared.problems...)
 	if r.group.problem != "" {
 		r.problems = append(r.problems, "group: "+r.group.problem)
 	}
@@ -335,18 +354,14 @@ func (r *report) String() string {
 		if w.register != nil {
 			accepted, refused = fmt.Sprint(w.register.accepted), fmt.Sprint(w.register.refused)
 		}
-		var fs []string
-		for k, n := range w.failures {
-			fs = append(fs, fmt.Sprintf("%s: %d", k, n))
-		}
-		slices.Sort(fs)
 		fmt.Fprintf(&b, "%-10s %8d %8d %8d %8d %9s %9s  %s\n", w.name, len(w.holds), live,
-			len(w.holds)-live, told, accepted, refused, strings.Join(fs, ", "))
+			len(w.holds)-live, told, accepted, refused, sortedCounts(w.failures))
 	}
 	fmt.Fprintf(&b, "  (holds: acquisitions; live: the node outlived the hold, so its session was alive throughout;\n"+
 		"   dead: the node was gone after the hold (or could not be asked for);\n"+
 		"   told: Lost closed during the hold; accepted/refused: writes at the fenced register,\n"+
 		"   refused ones coming from holders whose sessions had died, stopped by the fence)\n")
+	fmt.Fprintf(&b, "%v\n%v\n", r.counter, r.shared)
 	b.WriteString(r.caches.report())
 	b.WriteString(r.partition.report())
 	b.WriteString(r.group.report())
@@ -365,4 +380,14 @@ func (r *report) String() string {
 		fmt.Fprintf(&b, "  %s\n", p)
 	}
 	return b.String()
+}
+
+// sortedCounts prints counts by name as "name: n, ...", in name order.
+func sortedCounts(counts map[string]int) string {
+	var fs []string
+	for k, n := range counts {
+		fs = append(fs, fmt.Sprintf("%s: %d", k, n))
+	}
+	slices.Sort(fs)
+	return strings.Join(fs, ", ")
 }

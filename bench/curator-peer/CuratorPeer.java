@@ -10,6 +10,10 @@
 //   latch    CONNECT PATH ID            take part in a LeaderLatch
 //   selector CONNECT PATH ID            take part in a LeaderSelector
 //   count    CONNECT PATH COUNTER N ID  N times: lock, add 1 to COUNTER's number, unlock
+//   atomic   CONNECT PATH N DELTA [LOCK] on "start", N times: add DELTA with a DistributedAtomicLong
+//                                       (promoted to a mutex at LOCK if given); DONE <succeeded> <failed>
+//   sharedcount CONNECT PATH SEED       start a SharedCount; COUNT <value> <version> now and on every
+//                                       change heard; input "set N", "tryset N" (from the version held)
 //   cache    CONNECT PATH ID            keep a CuratorCache of PATH's subtree; "dump" lists it
 //   group    CONNECT PATH ID PAYLOAD    be a GroupMember; input "members" lists them
 //                                       (MEMBER <id> <payload>, then END), "payload P" sets ours
@@ -21,7 +25,8 @@
 //
 // Output lines: READY, ACQUIRED <node>, RELEASED, LEADER, NOTLEADER, PARTICIPANT <id>
 // <leader>, NODE <path> <czxid> <version> <base64 data>, MEMBER <id> <payload>, END,
-// DONE, ENTERED, LEFT, CREATED <path>, ERROR <message>. Input lines: "release" (give
+// DONE, ENTERED, LEFT, CREATED <path>, COUNT <value> <version>, SET, TRYSET <true|false>,
+// ERROR <message>. Input lines: "release" (give
 // back what is held, then exit), "participants" (list them, then END), "dump" (a
 // cache's nodes sorted by path, then END). End of input and SIGTERM release too.
 import java.io.BufferedReader;
@@ -42,6 +47,8 @@ import java.util.concurrent.atomic.AtomicReference;
 import org.apache.curator.framework.CuratorFramework;
 import org.apache.curator.framework.CuratorFrameworkFactory;
 import org.apache.curator.framework.imps.ProtectedUtils;
+import org.apache.curator.framework.recipes.atomic.DistributedAtomicLong;
+import org.apache.curator.framework.recipes.atomic.PromotedToLock;
 import org.apache.curator.framework.recipes.cache.ChildData;
 import org.apache.curator.framework.recipes.cache.CuratorCache;
 import org.apache.curator.framework.recipes.cache.CuratorCacheListener;
@@ -58,7 +65,13 @@ import org.apache.curator.framework.recipes.locks.InterProcessSemaphoreV2;
 import org.apache.curator.framework.recipes.locks.Lease;
 import org.apache.curator.framework.recipes.nodes.GroupMember;
 import org.apache.curator.framework.recipes.nodes.PersistentNode;
+import org.apache.curator.framework.recipes.shared.SharedCount;
+import org.apache.curator.framework.recipes.shared.SharedCountListener;
+import org.apache.curator.framework.recipes.shared.SharedCountReader;
+import org.apache.curator.framework.recipes.shared.VersionedValue;
+import org.apache.curator.framework.state.ConnectionState;
 import org.apache.curator.retry.ExponentialBackoffRetry;
+import org.apache.curator.retry.RetryNTimes;
 import org.apache.zookeeper.CreateMode;
 import org.apache.zookeeper.data.Stat;
 
@@ -84,7 +97,7 @@ public final class CuratorPeer {
             return;
         }
         if (args.length < 4) {
-            System.err.println("usage: CuratorPeer mutex|read|write|lease|latch|selector|count|cache|group|double|persistent CONNECT PATH ...");
+            System.err.println("usage: CuratorPeer mutex|read|write|lease|latch|selector|count|atomic|sharedcount|cache|group|double|persistent CONNECT PATH ...");
             System.exit(64);
         }
         CuratorFramework client = CuratorFrameworkFactory.builder()
@@ -222,6 +235,55 @@ public final class CuratorPeer {
                 say("DONE");
                 break;
             }
+            case "atomic": {
+                int n = Integer.parseInt(args[3]);
+                long delta = Long.parseLong(args[4]);
+                RetryNTimes retry = new RetryNTimes(10, 10);
+                DistributedAtomicLong counter = args.length > 5
+                        ? new DistributedAtomicLong(client, path, retry,
+                                PromotedToLock.builder().lockPath(args[5]).retryPolicy(retry).build())
+                        : new DistributedAtomicLong(client, path, retry);
+                say("READY");
+                BufferedReader in = new BufferedReader(new InputStreamReader(System.in, StandardCharsets.UTF_8));
+                for (String line; (line = in.readLine()) != null && !line.trim().equals("start"); ) {
+                }
+                int succeeded = 0, failed = 0;
+                for (int i = 0; i < n; i++) {
+                    if (counter.add(delta).succeeded()) {
+                        succeeded++;
+                    } else {
+                        failed++;
+                    }
+                }
+                say("DONE " + succeeded + " " + failed);
+                break;
+            }
+            case "sharedcount": {
+                SharedCount count = new SharedCount(client, path, Integer.parseInt(args[3]));
+                count.addListener(new SharedCountListener() {
+                    public void countHasChanged(SharedCountReader reader, int value) {
+                        sayCount(count);
+                    }
+                    public void stateChanged(CuratorFramework c, ConnectionState state) {}
+                });
+                count.start();
+                sayCount(count);
+                BufferedReader in = new BufferedReader(new InputStreamReader(System.in, StandardCharsets.UTF_8));
+                for (String line; (line = in.readLine()) != null; ) {
+                    String[] f = line.trim().split(" ");
+                    if (f[0].equals("release")) {
+                        break;
+                    } else if (f[0].equals("set")) {
+                        count.setCount(Integer.parseInt(f[1]));
+                        say("SET");
+                    } else if (f[0].equals("tryset")) {
+                        say("TRYSET " + count.trySetCount(count.getVersionedValue(), Integer.parseInt(f[1])));
+                    }
+                }
+                count.close();
+                say("RELEASED");
+                break;
+            }
             case "double": {
                 DistributedDoubleBarrier barrier = new DistributedDoubleBarrier(client, path, Integer.parseInt(args[3]));
                 BufferedReader in = new BufferedReader(new InputStreamReader(System.in, StandardCharsets.UTF_8));
@@ -254,6 +316,11 @@ public final class CuratorPeer {
             default:
                 throw new IllegalArgumentException("unknown command " + command);
         }
+    }
+
+    private static void sayCount(SharedCount count) {
+        VersionedValue<Integer> v = count.getVersionedValue();
+        say("COUNT " + v.getValue() + " " + v.getVersion());
     }
 
     private static void hold(InterProcessLock lock, CuratorFramework client, String path) throws Exception {

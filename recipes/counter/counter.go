@@ -1,0 +1,277 @@
+package counter
+
+import (
+	"context"
+	"encoding/binary"
+	"errors"
+	"fmt"
+
+	"github.com/cenkalti/backoff/v4"
+	"github.com/go-zookeeper/zk"
+
+	"github.com/zkrecipes/zkrecipes/framework"
+	"github.com/zkrecipes/zkrecipes/recipes/internal/lockqueue"
+	"github.com/zkrecipes/zkrecipes/recipes/internal/nodewrite"
+	"github.com/zkrecipes/zkrecipes/recipes/mutex"
+)
+
+// Result is what an Add did: the counter's value just before it and just after.
+type Result struct{ Pre, Post int64 }
+
+// Counter is a 64-bit counter in one persistent node: Curator's DistributedAtomicLong.
+// It holds no state between calls, and is safe for concurrent use.
+type Counter struct {
+	client   *framework.Client
+	path     string
+	node     nodewrite.Node
+	retry    framework.RetryPolicy
+	lockPath string
+}
+
+// New makes a counter at path. Nothing is sent to ZooKeeper until the first call;
+// a missing node reads as 0 and is created, with container parents, by the first
+// write.
+func New(c *framework.Client, path string, opts ...Option) (*Counter, error) {
+	o := options{retry: defaultRetry}
+	if err := lockqueue.CheckArgs(c, path); err != nil {
+		return nil, fmt.Errorf("%w: %w", ErrInvalid, err)
+	}
+	for _, opt := range opts {
+		if opt == nil {
+			return nil, fmt.Errorf("%w: nil Option", ErrInvalid)
+		}
+		opt(&o)
+	}
+	if o.retry == nil {
+		return nil, fmt.Errorf("%w: nil retry policy", ErrInvalid)
+	}
+	if v, ok := o.retry.(interface{ Validate() error }); ok {
+		if err := v.Validate(); err != nil {
+			return nil, fmt.Errorf("%w: %w", ErrInvalid, err)
+		}
+	}
+	if o.promoted {
+		if err := lockqueue.CheckArgs(c, o.lockPath); err != nil {
+			return nil, fmt.Errorf("%w: lock path: %w", ErrInvalid, err)
+		}
+		if o.lockPath == path {
+			return nil, fmt.Errorf("%w: the lock path %s is the counter's own", ErrInvalid, path)
+		}
+	}
+	return &Counter{client: c, path: path, node: nodewrite.New(c, path), retry: o.retry, lockPath: o.lockPath}, nil
+}
+
+// Path is the counter's node.
+func (c *Counter) Path() string { return c.path }
+
+// Get reads the counter: 0 when its node does not exist yet. Like every ZooKeeper
+// read it may lag behind a write another client has finished (never behind this
+// client's own). It returns an error wrapping ErrBadData when the node does not
+// hold 8 bytes, and ctx's error when ctx ends first.
+func (c *Counter) Get(ctx context.Context) (int64, error) {
+	r, err := c.read(ctx, false)
+	if err != nil {
+		return 0, err
+	}
+	return r.value, nil
+}
+
+// Add adds delta (which may be negative; overflow wraps, as Java's long does) with
+// a conditional write, and reports the values just before and after it. A nil error
+// means it was applied exactly once. When the connection drops after the write was
+// sent, the write is sent again with the same version, so at most one of the two can
+// apply; if the second is refused, a read decides: when it proves that another
+// writer took the version, Add goes on trying, otherwise it returns an error wrapping
+// ErrUnknownOutcome, never a guess and never a second add. When ctx ends while a
+// write is in flight the error wraps both ErrUnknownOutcome and ctx's error; when it
+// ends before, only ctx's error, and nothing was written. After the retry policy's
+// tries (and, with PromotedToLock, those under the lock) all lost to other writers,
+// it returns an error wrapping ErrGaveUp.
+func (c *Counter) Add(ctx context.Context, delta int64) (Result, error) {
+	pre, post, _, err := c.update(ctx, fmt.Sprintf("add %d to", delta), func(v int64) (int64, bool) { return v + delta, true })
+	if err != nil {
+		return Result{}, err
+	}
+	return Result{Pre: pre, Post: post}, nil
+}
+
+// CompareAndSet sets the counter to v if it holds expect (a missing node holds 0),
+// and reports whether it did. False means a read saw another value; a write that
+// lost a race is tried again, while the value still equals expect. Errors are
+// Add's: ErrUnknownOutcome, ErrGaveUp, ErrBadData, ctx's.
+func (c *Counter) CompareAndSet(ctx context.Context, expect, v int64) (bool, error) {
+	_, _, wrote, err := c.update(ctx, fmt.Sprintf("compare %d and set %d at", expect, v), func(cur int64) (int64, bool) { return v, cur == expect })
+	return wrote, err
+}
+
+// Set writes v whatever the counter holds, in one unconditional write (Curator's
+// forceSet), creating the node if it is missing. Like forceSet it reads nothing
+// first, so it also overwrites a node that was not a counter. It is not sent twice:
+// when the connection drops after it was sent, it returns an error wrapping
+// ErrUnknownOutcome (and ctx's error when ctx ended while it was in flight).
+func (c *Counter) Set(ctx context.Context, v int64) error {
+	data := encode(v)
+	where := fmt.Sprintf("set %s to %d", c.path, v)
+	for created := false; ; created = true {
+		_, err := c.node.Once(ctx, data, -1)
+		switch {
+		case err == nil:
+			return nil
+		case errors.Is(err, zk.ErrNoNode) && !created:
+			if _, err := c.create(ctx); err != nil {
+				return fmt.Errorf("counter: %s: %w", where, err)
+			}
+			continue
+		case nodewrite.MaybeApplied(err):
+			return unknown(where, err)
+		}
+		return fmt.Errorf("counter: %s: %w", where, err)
+	}
+}
+
+// reading is the counter's node as read: its value and stat.
+type reading struct {
+	data  []byte
+	value int64
+	stat  *zk.Stat
+}
+
+// read gets the node; a missing one reads as 0, and is created (at 0, which changes
+// no one's view of the counter) when the caller is about to write.
+func (c *Counter) read(ctx context.Context, forWrite bool) (reading, error) {
+	data, stat, err := c.client.Get(ctx, c.path)
+	switch {
+	case errors.Is(err, zk.ErrNoNode) && forWrite:
+		made, err := c.create(ctx)
+		switch {
+		case err != nil:
+			return reading{}, fmt.Errorf("counter: %w", err)
+		case made: // ours, so at version 0 (its czxid unknown: Create does not say)
+			return reading{data: encode(0), stat: &zk.Stat{}}, nil
+		}
+		return c.read(ctx, false)
+	case errors.Is(err, zk.ErrNoNode):
+		return reading{data: encode(0), stat: &zk.Stat{Version: -1}}, nil
+	case err != nil:
+		return reading{}, fmt.Errorf("counter: read %s: %w", c.path, err)
+	}
+	v, err := c.decode(data)
+	return reading{data: data, value: v, stat: stat}, err
+}
+
+// create makes the node at 0, and says whether this call made it. Repeating it is
+// harmless, so a create retried after a lost reply, or one that another writer
+// beat, is as good as ours.
+func (c *Counter) create(ctx context.Context) (made bool, err error) {
+	_, err = c.client.Create(ctx, c.path, encode(0), framework.CreatingParents())
+	if errors.Is(err, zk.ErrNodeExists) {
+		return false, nil
+	}
+	return err == nil, err
+}
+
+// update runs the optimistic tries and, if they all lose and the counter is
+// promoted to a lock, tries again under the lock. next says what to write given the
+// current value, or false for nothing.
+func (c *Counter) update(ctx context.Context, what string, next func(int64) (int64, bool)) (pre, post int64, wrote bool, err error) {
+	pre, post, wrote, err = c.tries(ctx, what, next)
+	if c.lockPath == "" || !errors.Is(err, ErrGaveUp) {
+		return pre, post, wrote, err
+	}
+	m, err := mutex.New(c.client, c.lockPath)
+	if err != nil {
+		return 0, 0, false, fmt.Errorf("counter: %w", err)
+	}
+	if err := m.Acquire(ctx); err != nil {
+		return 0, 0, false, fmt.Errorf("counter: %s %s: promoted to the lock %s: %w", what, c.path, c.lockPath, err)
+	}
+	defer func() {
+		// The hold only keeps other promoted writers away; the version keeps the
+		// count right, so a hold lost meanwhile changes nothing.
+		rctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), c.client.SessionTimeout())
+		defer cancel()
+		_ = m.Release(rctx)
+	}()
+	return c.tries(ctx, what, next)
+}
+
+// tries reads and writes conditionally until a write applies, next declines, the
+// retry policy gives up, or the outcome of a write cannot be known.
+func (c *Counter) tries(ctx context.Context, what string, next func(int64) (int64, bool)) (pre, post int64, wrote bool, err error) {
+	where := what + " " + c.path
+	var cur *reading // the node, when a resolving read has just given it
+	err = backoff.Retry(func() error {
+		if cur == nil {
+			r, err := c.read(ctx, true)
+			if err != nil {
+				return backoff.Permanent(err)
+			}
+			cur = &r
+		}
+		v, ok := next(cur.value)
+		if !ok {
+			pre, post = cur.value, cur.value
+			return nil
+		}
+		data := encode(v)
+		_, sent, err := c.node.Conditional(ctx, data, cur.stat.Version)
+		switch {
+		case err == nil:
+			pre, post, wrote = cur.value, v, true
+			return nil
+		case !sent && (errors.Is(err, zk.ErrBadVersion) || errors.Is(err, zk.ErrNoNode)):
+			cur = nil // another writer came first: read again
+			return lostRace{err}
+		case sent && errors.Is(err, zk.ErrBadVersion):
+			// Our first send may have applied and made the second stale, or another
+			// writer took the version. The node's next version shows which, if
+			// nobody wrote after it.
+			r, rerr := c.read(ctx, false)
+			if rerr != nil || !nodewrite.TookVersion(cur.stat, r.stat, r.data, data) {
+				return backoff.Permanent(unknown(where, fmt.Errorf("resent after a lost reply, the write found the version moved on (%w); the node now: %s", err, describe(r, rerr))))
+			}
+			cur = &r
+			return lostRace{err}
+		case sent:
+			return backoff.Permanent(unknown(where, err))
+		}
+		return backoff.Permanent(fmt.Errorf("counter: %s: %w", where, err))
+	}, backoff.WithContext(c.retry.NewBackOff(), ctx))
+	switch {
+	case err == nil:
+		return pre, post, wrote, nil
+	case errors.As(err, new(lostRace)):
+		return 0, 0, false, fmt.Errorf("%w: %s", ErrGaveUp, where)
+	case err == ctx.Err(): // it ended between tries
+		return 0, 0, false, fmt.Errorf("counter: %s: %w", where, err)
+	}
+	return 0, 0, false, err
+}
+
+// lostRace is a try that another writer beat: worth another.
+type lostRace struct{ err error }
+
+func (l lostRace) Error() string { return "lost the race: " + l.err.Error() }
+
+func describe(r reading, err error) string {
+	switch {
+	case err != nil:
+		return "unread: " + err.Error()
+	case r.stat.Version < 0:
+		return "missing"
+	}
+	return fmt.Sprintf("%d at version %d", r.value, r.stat.Version)
+}
+
+func unknown(where string, err error) error {
+	return fmt.Errorf("%w: %s: %w", ErrUnknownOutcome, where, err)
+}
+
+func encode(v int64) []byte { return binary.BigEndian.AppendUint64(nil, uint64(v)) }
+
+func (c *Counter) decode(data []byte) (int64, error) {
+	if len(data) != 8 {
+		return 0, fmt.Errorf("%w: %s holds %d bytes", ErrBadData, c.path, len(data))
+	}
+	return int64(binary.BigEndian.Uint64(data)), nil
+}

@@ -1,0 +1,120 @@
+// Package nodewrite sends a recipe's writes to one node itself, for the recipes whose
+// writes must not be sent twice blindly: the counter and the shared value.
+//
+// The client's node operations retry a lost reply by sending the request again,
+// which is right for reads and wrong here: a conditional set whose first send applied
+// is refused the second time for its stale version, and a caller that takes that for
+// a lost race writes twice (Curator's DistributedAtomicValue adds twice). So Once
+// sends a write exactly once, and Conditional sends a conditional write again after a
+// lost reply but says that it did, so that the caller can decide what a refusal
+// means, with TookVersion's help.
+package nodewrite
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+
+	"github.com/cenkalti/backoff/v4"
+	"github.com/go-zookeeper/zk"
+
+	"github.com/zkrecipes/zkrecipes/framework"
+)
+
+// Node is one node a recipe writes to.
+type Node struct {
+	c    *framework.Client
+	path string
+	full string // the server's path, namespace included
+}
+
+// New is the node at path (checked by the recipe) of c.
+func New(c *framework.Client, path string) Node {
+	full := path
+	if ns := c.Namespace(); ns != "" {
+		full = "/" + ns + path
+	}
+	return Node{c: c, path: path, full: full}
+}
+
+// errInFlight marks a request that was sent and not answered before ctx ended.
+type errInFlight struct{ ctx error }
+
+func (e errInFlight) Error() string {
+	return fmt.Sprintf("stopped waiting for the answer: %v", e.ctx)
+}
+func (e errInFlight) Unwrap() error { return e.ctx }
+
+// Once sets the node's data if its version is version (-1: any), sending the request
+// exactly once: it waits for a session, sends on the current connection, and waits
+// for the answer or for ctx. A request cannot be taken back once sent, so when ctx
+// ends first it is left to finish (go-zookeeper bounds it by its receive timeout);
+// MaybeApplied then says so, as it does for an answer lost with the connection, the
+// session or the client. Data larger than the client sends (framework.WithMaxDataSize)
+// is refused before anything is sent, with an error wrapping framework.ErrDataTooLarge.
+func (n Node) Once(ctx context.Context, data []byte, version int32) (*zk.Stat, error) {
+	if size := len(n.full) + len(data); size > n.c.MaxDataSize() {
+		// The server would drop the connection, which looks like a fault to everyone.
+		return nil, fmt.Errorf("%w: %d bytes of data and path for %s, at most %d (framework.WithMaxDataSize)",
+			framework.ErrDataTooLarge, size, n.path, n.c.MaxDataSize())
+	}
+	if err := n.c.WaitConnected(ctx); err != nil {
+		return nil, err
+	}
+	conn := n.c.Conn()
+	type answer struct {
+		stat *zk.Stat
+		err  error
+	}
+	ch := make(chan answer, 1)
+	go func() {
+		stat, err := conn.Set(n.full, data, version)
+		ch <- answer{stat, err}
+	}()
+	select {
+	case a := <-ch:
+		if a.err != nil && n.c.Context().Err() != nil && framework.IsRetryable(a.err) {
+			return nil, fmt.Errorf("%w (%w)", framework.ErrClosed, a.err)
+		}
+		return a.stat, a.err
+	case <-ctx.Done():
+		return nil, errInFlight{ctx.Err()}
+	}
+}
+
+// MaybeApplied tells whether a write's error leaves it possibly applied: it was sent
+// and its answer lost with the connection, the session, the client or ctx.
+func MaybeApplied(err error) bool {
+	return framework.IsRetryable(err) || errors.Is(err, zk.ErrSessionExpired) || errors.As(err, new(errInFlight))
+}
+
+// Conditional sets the node's data if its version is still version. After a lost
+// reply it sends the same request again, as often as the client's retry policy
+// allows: every send is conditional on the same version, so at most one applies, and
+// an OK means this one did. resent says that an earlier send's answer was lost, which
+// makes a refusal ambiguous: the earlier send may be what moved the version on.
+func (n Node) Conditional(ctx context.Context, data []byte, version int32) (stat *zk.Stat, resent bool, err error) {
+	err = backoff.Retry(func() error {
+		var err error
+		stat, err = n.Once(ctx, data, version)
+		switch {
+		case err == nil || !MaybeApplied(err):
+			return backoff.Permanent(err)
+		case errors.As(err, new(errInFlight)) || errors.Is(err, framework.ErrClosed):
+			resent = true
+			return backoff.Permanent(err)
+		}
+		resent = true
+		return err
+	}, backoff.WithContext(n.c.RetryPolicy().NewBackOff(), ctx))
+	return stat, resent, err
+}
+
+// TookVersion proves that a write of ours, conditional on before's version, did not
+// apply: the same node (same czxid) is now exactly one version further on, with data
+// other than ours, so the one write that version allowed was another writer's.
+func TookVersion(before, now *zk.Stat, nowData, ours []byte) bool {
+	return before != nil && now != nil && before.Czxid != 0 && now.Czxid == before.Czxid &&
+		now.Version == before.Version+1 && !bytes.Equal(nowData, ours)
+}

@@ -1,0 +1,5 @@
+//go:build !race
+
+package shared
+
+const raceEnabled = false

@@ -1,0 +1,6 @@
+//go:build race
+
+package shared
+
+// raceEnabled: see TestFollowsThroughFaults.
+const raceEnabled = true
