@@ -6,12 +6,15 @@ import (
 	"encoding/binary"
 	"encoding/json"
 	"strings"
+	"syscall"
 	"testing"
 
 	"github.com/stretchr/testify/require"
 
 	"github.com/zkrecipes/zkrecipes/internal/zkrtest"
+	"github.com/zkrecipes/zkrecipes/recipes/counter"
 	"github.com/zkrecipes/zkrecipes/recipes/group"
+	"github.com/zkrecipes/zkrecipes/recipes/shared"
 )
 
 // inspect shows a group's members, id -> payload, told by their layout or by --as.
@@ -123,6 +126,53 @@ func TestInspectValues(t *testing.T) {
 			continue
 		}
 		require.Equal(t, 0, code, stderr)
+		require.True(t, strings.HasPrefix(stdout, want), stdout)
+	}
+}
+
+// The recipes' own nodes: a shared count, a shared value and a counter, as
+// zkrecipes (and so Curator) writes them; a watch follows the count as it is set.
+func TestInspectSharedAndCounter(t *testing.T) {
+	t.Parallel()
+	h := newHarness(t)
+	ctx := zkrtest.Context(t)
+	c := zkrtest.Client(t, []string{h.servers})
+	count, err := shared.NewCount(c, "/limits/workers", 5)
+	require.NoError(t, err)
+	require.NoError(t, count.Start(ctx))
+	t.Cleanup(func() { _ = count.Close() })
+	value, err := shared.NewValue(c, "/config/colour", []byte("blue"))
+	require.NoError(t, err)
+	require.NoError(t, value.Start(ctx))
+	t.Cleanup(func() { _ = value.Close() })
+	ids, err := counter.New(c, "/ids/next")
+	require.NoError(t, err)
+	for range 2 {
+		_, err := ids.Add(ctx, 3)
+		require.NoError(t, err)
+	}
+
+	env := []string{"ZK_SERVERS=" + h.servers}
+	w := h.start("inspect", "/limits/workers", "--watch", "--as", "count")
+	waitOutput(t, &w.stdout, " /limits/workers: shared count 5, version 0\n")
+	require.NoError(t, count.Set(ctx, 9))
+	waitOutput(t, &w.stdout, " /limits/workers: shared count 9, version 1\n")
+	w.signal(syscall.SIGTERM)
+	require.Equal(t, 0, w.wait())
+
+	for args, want := range map[string]string{
+		"/limits/workers":                   "/limits/workers: shared count 9, version 1 (told by its length",
+		"/config/colour --as value":         "/config/colour: shared value \"blue\", version 0\n",
+		"/ids/next":                         "/ids/next: counter 6 (told by its length",
+		"/ids/next --as counter --json":     `"number": 6`,
+		"/limits/workers --as count --json": `"inferred": false`,
+	} {
+		code, stdout, stderr := runZkr(t, env, append([]string{"inspect"}, strings.Fields(args)...)...)
+		require.Equal(t, 0, code, stderr)
+		if strings.HasPrefix(want, `"`) {
+			require.Contains(t, stdout, want)
+			continue
+		}
 		require.True(t, strings.HasPrefix(stdout, want), stdout)
 	}
 }
