@@ -14,8 +14,8 @@ import (
 	"github.com/zkrecipes/zkrecipes/recipes/cache"
 )
 
-// watchRedraw is how often a terminal's view is drawn again without a change, so
-// that its ages move.
+// watchRedraw is how often a terminal's view is worked out and drawn again without
+// a change, so that its ages move.
 const watchRedraw = time.Second
 
 // cached reads from a cache's copy, for --watch: every view is worked out from the
@@ -146,7 +146,10 @@ func inspectWatch(e *env, p, as string, asJSON bool, watchFor time.Duration) int
 		case <-ctx.Done():
 			return exitOK
 		case <-w.wake:
-		case <-redraw:
+		case <-redraw: // the ages move
+			if v, err := look(ctx, cached{ca}, p, as); err == nil && out.fault == "" {
+				out.shown = v
+			}
 			out.redraw()
 		}
 	}
