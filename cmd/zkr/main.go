@@ -9,7 +9,8 @@
 //	zkr [global flags] wlock PATH [flags] [-- CMD ARGS...]
 //	zkr [global flags] semaphore PATH --leases N [flags] [-- CMD ARGS...]
 //	zkr [global flags] elect PATH [flags] -- CMD ARGS...
-//	zkr [global flags] inspect PATH [--json]
+//	zkr [global flags] inspect PATH [--json] [--as group|value|count|counter] [--watch [--for D]]
+//	zkr [global flags] inspect PATH --tree [--depth N] [--json]
 //	zkr dev
 //
 // The nodes are those of the zkrecipes recipes, and so of Apache Curator: Go and
