@@ -49,6 +49,11 @@ type Proxy struct {
 	closed bool
 
 	dropped atomic.Int64 // bytes dropped while black-holed; lets tests wait without sleeping
+
+	// greet, when set (under mu), passes the first bytes of each new connection on to the target
+	// itself, possibly changed (the ensemble's election routes rewrite an address), before
+	// the copying begins.
+	greet func(client, upstream net.Conn) error
 }
 
 // proxyPair is one client connection and its upstream connection to the target
@@ -287,7 +292,14 @@ func (p *Proxy) serve(c net.Conn) {
 		return
 	}
 	pr.upstream = up
+	greet := p.greet
 	p.mu.Unlock()
+	if greet != nil {
+		if err := greet(c, up); err != nil {
+			p.closePair(pr)
+			return
+		}
+	}
 
 	p.wg.Add(1)
 	go func() {
@@ -317,4 +329,11 @@ func (p *Proxy) pipe(pr *proxyPair, src, dst net.Conn) {
 			return
 		}
 	}
+}
+
+// setGreeting makes greet pass on the first bytes of every later connection.
+func (p *Proxy) setGreeting(greet func(client, upstream net.Conn) error) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.greet = greet
 }
