@@ -183,9 +183,16 @@ func (f *faults) victim(rng *rand.Rand) *chaosClient {
 	return f.clients[rng.IntN(len(f.clients))]
 }
 
-// serverFaults kills a server, the leader half of the time, and starts it again.
+// serverFaults kills a server, the leader half of the time, and starts it again; or
+// makes an ensemble fault (a partition, a lost quorum).
 func (f *faults) serverFaults(ctx context.Context, rng *rand.Rand) {
 	for pause(ctx, between(rng, time.Second, 3*time.Second)) {
+		if f.ensembleFault(ctx, rng) {
+			if f.err != nil {
+				return
+			}
+			continue
+		}
 		i, kind := rng.IntN(3), "server stopped and started"
 		if rng.Float64() < 0.5 {
 			if l := f.e.Leader(); l >= 0 {

@@ -77,13 +77,22 @@ func TestChaos(t *testing.T) {
 		ws = append(ws, w)
 	}
 
+	paused := startPausedProcess(t, e, ws[0]) // on the mutex's path
+
 	began := time.Now()
 	runCtx, stop := context.WithTimeout(ctx, *chaosDuration)
 	defer stop()
 	f := &faults{e: e, clients: clients}
 	var wg sync.WaitGroup
-	wg.Go(func() { f.run(runCtx, seed) })
+	faultsOver := make(chan time.Time, 1)
+	wg.Go(func() { f.run(runCtx, seed); faultsOver <- time.Now() })
 	ids := &idSource{}
+	wg.Go(func() { paused.run(runCtx, f, rand.New(rand.NewPCG(seed, 3)), ids) })
+	var soak *sampler
+	if *chaosSample > 0 {
+		soak = newSampler(e, *chaosSample)
+		wg.Go(func() { soak.run(runCtx) })
+	}
 	for k, w := range ws {
 		for i := range w.clients {
 			rng := rand.New(rand.NewPCG(seed, uint64(100*(k+1)+i)))
@@ -92,6 +101,13 @@ func TestChaos(t *testing.T) {
 	}
 	wg.Wait()
 	ran := time.Since(began)
+	lastFault := <-faultsOver
+	if paused.lastResume.After(lastFault) {
+		lastFault = paused.lastResume
+	}
+	if soak != nil && *chaosPlot != "" {
+		require.NoError(t, soak.plot(*chaosPlot))
+	}
 
 	// Every acquisition is over, released, cancelled or failed, and the clients are
 	// still open: no lock, lease or election node may remain once background deletes
@@ -100,12 +116,18 @@ func TestChaos(t *testing.T) {
 	require.NoError(t, err)
 	// Every client closed: nothing at all, the servers deleting the empty containers.
 	closeAll()
+	paused.close()
 	leftovers, err := nodesLeft(ctx, e, func(*zk.Stat) bool { return true })
 	require.NoError(t, err)
 	// The servers restarted during the run wait for their processes, as the first did.
-	leaked := goleak.Find(ignore, goleak.IgnoreAnyFunction("github.com/zkrecipes/zkrecipes/zktest.(*member).launch.func1"))
+	// So do the proxies between the servers, which their connections to each other
+	// start.
+	leaked := goleak.Find(ignore, goleak.IgnoreAnyFunction("github.com/zkrecipes/zkrecipes/zktest.(*member).launch.func1"),
+		goleak.IgnoreAnyFunction("github.com/zkrecipes/zkrecipes/zktest.(*Proxy).serve"),
+		goleak.IgnoreAnyFunction("github.com/zkrecipes/zkrecipes/zktest.(*Proxy).serve.func1"))
 
-	r := report{seed: seed, ran: ran, faults: f, workloads: ws, clients: clients, orphans: orphans, leftovers: leftovers, leaked: leaked}
+	r := report{seed: seed, ran: ran, faults: f, workloads: ws, clients: clients, orphans: orphans, leftovers: leftovers, leaked: leaked,
+		lastFault: lastFault, paused: paused, soak: soak}
 	t.Log("\n" + r.String())
 	require.NoError(t, f.err)
 	require.Zero(t, r.violations(), "violations; see the report above")
@@ -162,9 +184,12 @@ type report struct {
 	faults    *faults
 	workloads []*workload
 	clients   []*chaosClient
-	leftovers []string // nodes left once the clients were closed
-	orphans   []string // ephemeral nodes left while they were open, all work over
-	leaked    error    // goleak's verdict
+	leftovers []string       // nodes left once the clients were closed
+	orphans   []string       // ephemeral nodes left while they were open, all work over
+	leaked    error          // goleak's verdict
+	lastFault time.Time      // when the last fault was undone
+	paused    *pausedProcess // the holder process paused now and then
+	soak      *sampler       // nil unless sampling (-chaos.sample)
 	problems  []string
 	// clientLosts are the sessions each client gave up, read once the run is over.
 	clientLosts map[*chaosClient][]sessionLost
@@ -197,6 +222,9 @@ func (r *report) check() {
 		}
 		add(lossesUntold(w.holds, r.faults.blackholes, r.clientLosts))
 	}
+	r.problems = append(r.problems, stuck(r.workloads, r.lastFault)...)
+	r.problems = append(r.problems, r.paused.violations...)
+	r.problems = append(r.problems, r.soak.problems()...)
 	for _, n := range r.orphans {
 		r.problems = append(r.problems, "left behind by the clients, every acquisition over: "+n)
 	}
@@ -313,6 +341,9 @@ func (r *report) String() string {
 		"   dead: the node was gone after the hold (or could not be asked for);\n"+
 		"   told: Lost closed during the hold; accepted/refused: writes at the fenced register,\n"+
 		"   refused ones coming from holders whose sessions had died, stopped by the fence)\n")
+	b.WriteString(r.paused.String())
+	b.WriteString(livenessLine(r.workloads, r.lastFault))
+	b.WriteString(r.soak.String())
 	leaked := "none"
 	if r.leaked != nil {
 		leaked = "some (see below)"

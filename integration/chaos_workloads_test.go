@@ -38,6 +38,7 @@ type workload struct {
 
 	mu         sync.Mutex
 	holds      []*hold
+	attempts   []attempt
 	failures   map[string]int
 	violations []string
 }
@@ -186,9 +187,13 @@ func (ld *leadership) Release(ctx context.Context) error {
 func (w *workload) work(ctx context.Context, i int, rng *rand.Rand, ids *idSource) {
 	cc := w.clients[i]
 	for ctx.Err() == nil {
-		actx, cancel := context.WithTimeout(ctx, 10*time.Second)
+		// Not cut short when the run ends: an acquisition under way then must still
+		// end, holding or by its own deadline (the liveness check).
+		actx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 10*time.Second)
+		asked := time.Now()
 		hd, kind, err := w.acquire(actx, i, rng)
 		cancel()
+		w.attempted(asked, err)
 		if err != nil {
 			switch {
 			case ctx.Err() != nil:
@@ -203,8 +208,8 @@ func (w *workload) work(ctx context.Context, i int, rng *rand.Rand, ids *idSourc
 			session: cc.c.SessionID()}
 		lostAt := watchLost(hd.Lost())
 		cc.holding.Store(true)
-		w.checkGrant(ctx, h, hd.Lost())
-		w.hold(h, hd.Lost(), rng)
+		w.checkGrant(context.WithoutCancel(ctx), h, hd.Lost())
+		w.hold(ctx, h, hd.Lost(), rng)
 		h.end = time.Now()
 		cc.holding.Store(false)
 		w.checkEnd(h, hd.Lost())
@@ -264,8 +269,9 @@ func (w *workload) checkGrant(ctx context.Context, h *hold, lost <-chan struct{}
 }
 
 // hold writes to the register every few milliseconds for the hold's planned length,
-// stopping at once when Lost closes, as a worker would that is never told otherwise.
-func (w *workload) hold(h *hold, lost <-chan struct{}, rng *rand.Rand) {
+// stopping at once when Lost closes, as a worker would that is never told otherwise,
+// or when the run ends, so that the waiters behind it go through.
+func (w *workload) hold(ctx context.Context, h *hold, lost <-chan struct{}, rng *rand.Rand) {
 	length := between(rng, 5*time.Millisecond, 40*time.Millisecond)
 	if rng.Float64() < 0.1 { // long enough to outlast a session timeout
 		length = between(rng, time.Second, 8*time.Second)
@@ -277,6 +283,8 @@ func (w *workload) hold(h *hold, lost <-chan struct{}, rng *rand.Rand) {
 		case <-lost:
 			return
 		case <-deadline.C:
+			return
+		case <-ctx.Done():
 			return
 		case <-time.After(between(rng, 2*time.Millisecond, 10*time.Millisecond)):
 		}

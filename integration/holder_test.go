@@ -80,46 +80,90 @@ func startHolder(t testing.TB, servers []string, recipe, path string, session ti
 
 func (p *holderProc) send(t testing.TB, cmd string) {
 	t.Helper()
+	require.NoError(t, p.tell(cmd))
+}
+
+// tell is send for goroutines other than the test's.
+func (p *holderProc) tell(cmd string) error {
 	_, err := io.WriteString(p.stdin, cmd+"\n")
-	require.NoError(t, err)
+	return err
 }
 
 // expect returns the holder's next line that starts with one of prefixes; lines
 // with other prefixes are kept for later expects.
 func (p *holderProc) expect(t testing.TB, prefixes ...string) string {
 	t.Helper()
-	match := func(l string) bool {
-		return slices.ContainsFunc(prefixes, func(prefix string) bool { return strings.HasPrefix(l, prefix) })
+	l, err := p.await(wait, prefixes...)
+	require.NoError(t, err)
+	return l
+}
+
+// await is expect for goroutines other than the test's, waiting at most d.
+func (p *holderProc) await(d time.Duration, prefixes ...string) (string, error) {
+	if l, ok := p.take(prefixes...); ok {
+		return l, nil
 	}
-	for i, l := range p.pending {
-		if match(l) {
-			p.pending = append(p.pending[:i], p.pending[i+1:]...)
-			return l
-		}
-	}
-	deadline := time.After(wait)
+	deadline := time.After(d)
 	for {
 		select {
 		case l, ok := <-p.lines:
-			require.True(t, ok, "the holder exited while we waited for %q", prefixes)
-			if match(l) {
-				return l
+			if !ok {
+				return "", fmt.Errorf("the holder exited while we waited for %q", prefixes)
+			}
+			if matches(l, prefixes) {
+				return l, nil
 			}
 			p.pending = append(p.pending, l)
 		case <-deadline:
-			t.Fatalf("the holder did not say %q (it said %q)", prefixes, p.pending)
+			return "", fmt.Errorf("the holder did not say %q within %v (it said %q)", prefixes, d, p.pending)
 		}
 	}
+}
+
+// take returns a line already said that starts with one of prefixes, if there is one.
+func (p *holderProc) take(prefixes ...string) (string, bool) {
+	for more := true; more; {
+		select {
+		case l, ok := <-p.lines:
+			more = ok
+			if ok {
+				p.pending = append(p.pending, l)
+			}
+		default:
+			more = false
+		}
+	}
+	for i, l := range p.pending {
+		if matches(l, prefixes) {
+			p.pending = append(p.pending[:i], p.pending[i+1:]...)
+			return l, true
+		}
+	}
+	return "", false
+}
+
+func matches(line string, prefixes []string) bool {
+	return slices.ContainsFunc(prefixes, func(prefix string) bool { return strings.HasPrefix(line, prefix) })
 }
 
 // number is the integer field i (from 0) of line.
 func number(t testing.TB, line string, i int) int64 {
 	t.Helper()
-	f := strings.Fields(line)
-	require.Greater(t, len(f), i, line)
-	n, err := strconv.ParseInt(f[i], 10, 64)
-	require.NoError(t, err, line)
+	n, err := field(line, i)
+	require.NoError(t, err)
 	return n
+}
+
+func field(line string, i int) (int64, error) {
+	f := strings.Fields(line)
+	if len(f) <= i {
+		return 0, fmt.Errorf("no field %d in %q", i, line)
+	}
+	n, err := strconv.ParseInt(f[i], 10, 64)
+	if err != nil {
+		return 0, fmt.Errorf("field %d of %q: %w", i, line, err)
+	}
+	return n, nil
 }
 
 func (p *holderProc) signal(t testing.TB, sig syscall.Signal) {

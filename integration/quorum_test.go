@@ -208,7 +208,7 @@ func TestPartitionedServer(t *testing.T) {
 
 			isolated := time.Now()
 			e.Isolate(cut)
-			t.Cleanup(e.Heal)
+			t.Cleanup(func() { _ = e.Heal() })
 			for _, c := range cs {
 				d := c.heardLost(t, isolated)
 				t.Logf("%s isolated, %s (%s): Lost closed %v after", side, c.recipe, c.policyName(), d.Round(time.Millisecond))
@@ -224,7 +224,7 @@ func TestPartitionedServer(t *testing.T) {
 					t.Fatalf("%s: the majority's waiter never held", c.recipe)
 				}
 			}
-			e.Heal()
+			require.NoError(t, e.Heal())
 			left, err := nodesLeft(ctx, e, func(st *zk.Stat) bool { return st.EphemeralOwner != 0 })
 			require.NoError(t, err)
 			require.Empty(t, left, fmt.Sprintf("nodes orphaned after the %s's isolation", side))

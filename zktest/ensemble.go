@@ -16,7 +16,7 @@ import (
 // data directory.
 type Ensemble struct {
 	ms        []*member
-	routes    routes
+	routes    *routes // nil for one member
 	closeOnce sync.Once
 }
 
@@ -89,12 +89,18 @@ func (e *Ensemble) CACertPEM() []byte { return e.ms[0].tls.caCertPEM() }
 func (e *Ensemble) ClientCertPEM() (cert, key []byte) { return e.ms[0].tls.clientCertPEM() }
 
 // Stop kills member i, as a crash would.
-func (e *Ensemble) Stop(i int) { e.ms[i].stop() }
+func (e *Ensemble) Stop(i int) {
+	e.ms[i].stop()
+	_ = e.routes.setStopped(i, true) // closing routes cannot fail
+}
 
 // Start restarts member i on its ports with its data and returns once it serves again,
 // which needs a quorum of the ensemble to be running.
 func (e *Ensemble) Start(i int) error {
 	if err := e.ms[i].launch(); err != nil {
+		return err
+	}
+	if err := e.routes.setStopped(i, false); err != nil {
 		return err
 	}
 	return e.ms[i].waitServing(context.Background())
@@ -117,16 +123,17 @@ func (e *Ensemble) Leader() int {
 }
 
 // Isolate cuts member i off from the other members, as a network partition would,
-// until Heal: the connections that carry their quorum and election traffic are
-// closed, and new ones are refused. Clients still reach every member. A member cut
-// off from a majority stops serving (it closes its clients' connections and refuses
-// new ones until it rejoins a quorum); the majority elects a leader among itself if
+// until Heal: the connections that carry their quorum and election traffic close,
+// and new ones are refused. Clients still reach every member. A member cut off from
+// a majority stops serving (it closes its clients' connections and refuses new
+// sessions until it rejoins a quorum); the majority elects a leader among itself if
 // it has to, and serves on. Isolating a second member leaves no majority.
-func (e *Ensemble) Isolate(i int) { e.routes.isolate(i) }
+func (e *Ensemble) Isolate(i int) { _ = e.routes.setIsolated(i, true) } // closing routes cannot fail
 
 // Heal ends every Isolate: the members reach each other again, and an isolated one
-// rejoins the quorum (as a follower, or by an election).
-func (e *Ensemble) Heal() { e.routes.heal() }
+// rejoins the quorum (as a follower, or by an election). An error says that a route
+// could not listen on its port again.
+func (e *Ensemble) Heal() error { return e.routes.heal() }
 
 // FourLetter sends a four-letter word to member i.
 func (e *Ensemble) FourLetter(ctx context.Context, i int, word string) (string, error) {
@@ -146,7 +153,7 @@ func (e *Ensemble) Close() error {
 // startMembers starts n servers (an ensemble when n > 1, its members linked by
 // routes) and waits until all serve. A lost race for a port is retried with fresh
 // ports.
-func startMembers(ctx context.Context, cfg config, java string, n int) ([]*member, routes, error) {
+func startMembers(ctx context.Context, cfg config, java string, n int) ([]*member, *routes, error) {
 	var certs *serverTLS
 	if cfg.tls {
 		var err error
@@ -177,7 +184,7 @@ func startMembers(ctx context.Context, cfg config, java string, n int) ([]*membe
 	}
 }
 
-func tryStartMembers(ctx context.Context, cfg config, java string, n int, certs *serverTLS) ([]*member, routes, error) {
+func tryStartMembers(ctx context.Context, cfg config, java string, n int, certs *serverTLS) ([]*member, *routes, error) {
 	if cfg.clientPort != 0 {
 		// A server already there would answer our readiness probes for the new one.
 		l, err := net.Listen("tcp", loopback(cfg.clientPort))
@@ -202,7 +209,7 @@ func tryStartMembers(ctx context.Context, cfg config, java string, n int, certs 
 		}
 		ms = append(ms, newMember(cfg, java, dir, myid, ports[i], certs))
 	}
-	var rs routes
+	var rs *routes
 	if n > 1 {
 		if rs, err = newRoutes(ms); err != nil {
 			return ms, nil, err

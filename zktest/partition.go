@@ -7,10 +7,12 @@ import (
 	"io"
 	"net"
 	"strconv"
+	"sync"
+	"time"
 )
 
 // routes carry an ensemble's server-to-server traffic through proxies, so that a
-// test can partition the servers while their clients still reach them all. routes[i][j]
+// test can partition the servers while their clients still reach them all. way[i][j]
 // is the way from member i to member j (nil where i == j).
 //
 // ZooKeeper reads one server.N line both to bind its own ports and to reach a peer, so
@@ -22,16 +24,33 @@ import (
 // at the address the caller announced in its first message, its real port. The
 // election route therefore rewrites that announcement into the address of the route
 // back, so the return connection goes through a proxy too.
-type routes [][]*route
+//
+// A route is open while both ends are running and neither is isolated. A closed route
+// refuses connections, as a port nobody listens on does: a proxy that accepted and
+// then hung up would look to ZooKeeper's election like a peer that answers, and slow
+// every election down by seconds.
+type routes struct {
+	way [][]*route
+
+	mu       sync.Mutex
+	stopped  map[int]bool
+	isolated map[int]bool
+}
+
+// peerRedial is how long a route keeps trying a member's port that refuses: long
+// enough for a new leader to open its quorum port (a follower that dials it first
+// would otherwise see its connection dropped, give up and start another election).
+// A stopped member's routes refuse at once instead.
+const peerRedial = 5 * time.Second
 
 // route is one member's way to another: a proxy to its quorum port (followers to the
 // leader) and one to its election port.
 type route struct{ quorum, election *Proxy }
 
-func newRoutes(ms []*member) (routes, error) {
-	rs := make(routes, len(ms))
+func newRoutes(ms []*member) (*routes, error) {
+	rs := &routes{way: make([][]*route, len(ms)), stopped: map[int]bool{}, isolated: map[int]bool{}}
 	for i := range ms {
-		rs[i] = make([]*route, len(ms))
+		rs.way[i] = make([]*route, len(ms))
 	}
 	// The election route from i to j announces i at the route back from j to i, so
 	// proxies are made first and given their greeting once all exist.
@@ -45,19 +64,21 @@ func newRoutes(ms []*member) (routes, error) {
 				rs.close()
 				return nil, err
 			}
-			rs[i][j] = &route{quorum: q}
+			rs.way[i][j] = &route{quorum: q}
 			e, err := StartProxy(loopback(to.electPort))
 			if err != nil {
 				rs.close()
 				return nil, err
 			}
-			rs[i][j].election = e
+			rs.way[i][j].election = e
 		}
 	}
-	for i := range ms {
-		for j := range ms {
-			if i != j {
-				rs[i][j].election.setGreeting(announce(rs[j][i].election.Addr()))
+	for i, row := range rs.way {
+		for j, r := range row {
+			if r != nil {
+				r.election.setGreeting(announce(rs.way[j][i].election.Addr()))
+				r.quorum.setRedial(peerRedial)
+				r.election.setRedial(peerRedial)
 			}
 		}
 	}
@@ -65,53 +86,90 @@ func newRoutes(ms []*member) (routes, error) {
 }
 
 // peerLines are the server.N lines of member i's zoo.cfg.
-func (rs routes) peerLines(i int, ms []*member) []string {
+func (rs *routes) peerLines(i int, ms []*member) []string {
 	lines := make([]string, len(ms))
 	for j, m := range ms {
 		peer, elect := m.peerPort, m.electPort
 		if j != i {
-			peer, elect = port(rs[i][j].quorum), port(rs[i][j].election)
+			peer, elect = port(rs.way[i][j].quorum), port(rs.way[i][j].election)
 		}
 		lines[j] = "server." + strconv.Itoa(m.myid) + "=127.0.0.1:" + strconv.Itoa(peer) + ":" + strconv.Itoa(elect)
 	}
 	return lines
 }
 
-func port(p *Proxy) int { return p.ln.Addr().(*net.TCPAddr).Port }
-
-// isolate cuts every route to and from member i; heal restores them all.
-func (rs routes) isolate(i int) {
-	for j := range rs {
-		if j != i {
-			rs[i][j].each((*Proxy).Cut)
-			rs[j][i].each((*Proxy).Cut)
-		}
-	}
+func port(p *Proxy) int {
+	_, s, _ := net.SplitHostPort(p.Addr())
+	n, _ := strconv.Atoi(s)
+	return n
 }
 
-func (rs routes) heal() {
-	for _, row := range rs {
-		for _, r := range row {
-			r.each((*Proxy).Restore)
-		}
+// setStopped and setIsolated change member i's state and open or close the routes
+// accordingly; nil routes (a standalone server) have nothing to do.
+func (rs *routes) setStopped(i int, stopped bool) error {
+	if rs == nil {
+		return nil
 	}
+	rs.mu.Lock()
+	defer rs.mu.Unlock()
+	rs.stopped[i] = stopped
+	return rs.applyLocked()
 }
 
-func (rs routes) close() {
-	for _, row := range rs {
-		for _, r := range row {
-			r.each(func(p *Proxy) { _ = p.Close() })
-		}
+func (rs *routes) setIsolated(i int, isolated bool) error {
+	if rs == nil {
+		return nil
 	}
+	rs.mu.Lock()
+	defer rs.mu.Unlock()
+	rs.isolated[i] = isolated
+	return rs.applyLocked()
 }
 
-func (r *route) each(f func(*Proxy)) {
-	if r == nil {
+func (rs *routes) heal() error {
+	if rs == nil {
+		return nil
+	}
+	rs.mu.Lock()
+	defer rs.mu.Unlock()
+	clear(rs.isolated)
+	return rs.applyLocked()
+}
+
+func (rs *routes) applyLocked() error {
+	var errs []error
+	for i, row := range rs.way {
+		for j, r := range row {
+			if r == nil {
+				continue
+			}
+			open := !rs.stopped[j] && !rs.isolated[i] && !rs.isolated[j]
+			for _, p := range []*Proxy{r.quorum, r.election} {
+				if open {
+					errs = append(errs, p.admit())
+				} else {
+					p.refuse()
+				}
+			}
+		}
+	}
+	return errors.Join(errs...)
+}
+
+func (rs *routes) close() {
+	if rs == nil {
 		return
 	}
-	for _, p := range []*Proxy{r.quorum, r.election} {
-		if p != nil {
-			f(p)
+	for _, row := range rs.way {
+		for _, r := range row {
+			if r == nil {
+				continue
+			}
+			for _, p := range []*Proxy{r.quorum, r.election} {
+				if p != nil {
+					_ = p.Close()
+				}
+			}
 		}
 	}
 }

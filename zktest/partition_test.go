@@ -54,7 +54,7 @@ func TestIsolate(t *testing.T) {
 		}, zkWait, 20*time.Millisecond, "the majority takes writes")
 		require.False(t, serving(cut), "still cut off: it saw no peer (round %d)", round)
 
-		e.Heal()
+		require.NoError(t, e.Heal())
 		healed := time.Now()
 		require.Eventually(t, func() bool { return serving(cut) }, zkWait, 20*time.Millisecond, "the %s rejoins", pick)
 		t.Logf("healed: the %s served again after %v", pick, time.Since(healed).Round(time.Millisecond))
