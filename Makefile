@@ -1,6 +1,6 @@
 GO ?= go
 
-.PHONY: all deps test vet fmt-check demo curator-peer fuzz chaos
+.PHONY: all deps test vet fmt-check demo curator-peer fuzz chaos soak
 
 all: test
 
@@ -43,8 +43,17 @@ test: deps curator-peer fmt-check vet
 # triggered it in 2 of 13 runs of 30-40 s. GOFLAGS=-race make chaos to see.
 DURATION ?= 2m
 CHAOS_TIMEOUT ?= 2h
+CHAOS_FLAGS ?=
 chaos: deps
-	$(GO) test -count=1 -v -timeout $(CHAOS_TIMEOUT) -run '^TestChaos$$' ./integration -chaos.duration=$(DURATION)
+	$(GO) test -count=1 -v -timeout $(CHAOS_TIMEOUT) -run '^TestChaos$$' ./integration -chaos.duration=$(DURATION) $(CHAOS_FLAGS)
+
+# The chaos run as a soak: faults throughout, and every 10 s a sample of the clients'
+# goroutines and live heap and the servers' watches (wchs) and nodes. Fails on a curve
+# that grows from the run's first third to its second and again to its last; prints
+# each curve as a sparkline and draws them in build/soak.svg. make soak DURATION=1h.
+soak:
+	@mkdir -p build
+	$(MAKE) --no-print-directory chaos DURATION=$(DURATION) CHAOS_FLAGS="-chaos.sample=10s -chaos.plot=$(CURDIR)/build/soak.svg"
 
 # The fuzz targets: paths and namespaces, Curator's protected names, the sequence at
 # the end of a node's name, and a lock path's listing (foreign nodes, kazoo's and

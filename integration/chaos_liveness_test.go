@@ -23,14 +23,15 @@ func (w *workload) attempted(start time.Time, err error) {
 // faults cost to end, and a few seconds for the queues to move.
 const livenessLimit = chaosSessionTimeout + 5*time.Second
 
-// afterFaults are the waits of the acquisitions under way when the faults stopped, or
-// begun after: how long after lastFault each ended, longest first.
+// afterFaults are how long each acquisition waited after the last fault (from the
+// last fault, or from its start if it began after), for those that ended after it,
+// longest first.
 func afterFaults(ws []*workload, lastFault time.Time) []time.Duration {
 	var ds []time.Duration
 	for _, w := range ws {
 		for _, a := range w.attempts {
 			if a.end.After(lastFault) {
-				ds = append(ds, a.end.Sub(lastFault))
+				ds = append(ds, a.end.Sub(later(a.start, lastFault)))
 			}
 		}
 	}
@@ -39,15 +40,22 @@ func afterFaults(ws []*workload, lastFault time.Time) []time.Duration {
 	return ds
 }
 
-// stuck finds the acquisitions that were still waiting livenessLimit after the last
+func later(a, b time.Time) time.Time {
+	if a.After(b) {
+		return a
+	}
+	return b
+}
+
+// stuck finds the acquisitions that waited longer than livenessLimit after the last
 // fault.
 func stuck(ws []*workload, lastFault time.Time) []string {
 	var problems []string
 	for _, w := range ws {
 		for _, a := range w.attempts {
-			if a.end.Sub(lastFault) > livenessLimit {
-				problems = append(problems, fmt.Sprintf("%s: an acquisition begun at %s was still waiting %v after the last fault (ended %s, held: %v)",
-					w.name, a.start.Format("15:04:05.000"), livenessLimit, a.end.Format("15:04:05.000"), a.held))
+			if waited := a.end.Sub(later(a.start, lastFault)); a.end.After(lastFault) && waited > livenessLimit {
+				problems = append(problems, fmt.Sprintf("%s: an acquisition begun at %s waited %v after the last fault (held in the end: %v)",
+					w.name, a.start.Format("15:04:05.000"), waited.Round(time.Millisecond), a.held))
 			}
 		}
 	}
@@ -61,7 +69,7 @@ func livenessLine(ws []*workload, lastFault time.Time) string {
 	if len(ds) > 0 {
 		longest = ds[0]
 	}
-	return fmt.Sprintf("liveness: %d acquisitions under way when the faults stopped or begun after; the longest ended %v after the last fault (allowed: %v)\n",
+	return fmt.Sprintf("liveness: %d acquisitions under way when the faults stopped or begun after; the longest waited %v after the last fault (allowed: %v)\n",
 		len(ds), longest.Round(time.Millisecond), livenessLimit)
 }
 

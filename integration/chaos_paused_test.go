@@ -28,7 +28,6 @@ type pausedProcess struct {
 	cc      *chaosClient // stands for the process in the record
 	checker *framework.Client
 
-	lastResume  time.Time       // the last SIGCONT: the end of the last pause
 	delays      []time.Duration // from SIGCONT to Lost, for each pause that cost the session
 	late        int             // writes made after a pause
 	lateRefused int
@@ -126,7 +125,6 @@ func (ph *pausedProcess) pause(f *faults, h *hold) {
 	time.Sleep(ph.cc.timeout + 1500*time.Millisecond) // the pause itself: the fault
 	resumed := time.Now()
 	_ = ph.p.cmd.Process.Signal(syscall.SIGCONT)
-	ph.lastResume = resumed
 	ph.late++
 	if !ph.write(h) {
 		ph.lateRefused++

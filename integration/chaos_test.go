@@ -80,31 +80,41 @@ func TestChaos(t *testing.T) {
 	paused := startPausedProcess(t, e, ws[0]) // on the mutex's path
 
 	began := time.Now()
+	// The faults run for the duration; the workloads until every fault is undone and
+	// the liveness limit has passed, so that the waiters caught by the last faults
+	// show whether they get through.
 	runCtx, stop := context.WithTimeout(ctx, *chaosDuration)
 	defer stop()
+	workCtx, endWork := context.WithCancel(ctx)
+	defer endWork()
+	for _, w := range ws {
+		w.calm = runCtx.Done()
+	}
 	f := &faults{e: e, clients: clients}
-	var wg sync.WaitGroup
-	faultsOver := make(chan time.Time, 1)
-	wg.Go(func() { f.run(runCtx, seed); faultsOver <- time.Now() })
+	var wg, faulting sync.WaitGroup
+	faulting.Go(func() { f.run(runCtx, seed) })
 	ids := &idSource{}
-	wg.Go(func() { paused.run(runCtx, f, rand.New(rand.NewPCG(seed, 3)), ids) })
+	faulting.Go(func() { paused.run(runCtx, f, rand.New(rand.NewPCG(seed, 3)), ids) })
 	var soak *sampler
 	if *chaosSample > 0 {
 		soak = newSampler(e, *chaosSample)
 		wg.Go(func() { soak.run(runCtx) })
 	}
+	var lastFault time.Time
+	wg.Go(func() {
+		faulting.Wait()
+		lastFault = time.Now()
+		pause(ctx, livenessLimit)
+		endWork()
+	})
 	for k, w := range ws {
 		for i := range w.clients {
 			rng := rand.New(rand.NewPCG(seed, uint64(100*(k+1)+i)))
-			wg.Go(func() { w.work(runCtx, i, rng, ids) })
+			wg.Go(func() { w.work(workCtx, i, rng, ids) })
 		}
 	}
 	wg.Wait()
-	ran := time.Since(began)
-	lastFault := <-faultsOver
-	if paused.lastResume.After(lastFault) {
-		lastFault = paused.lastResume
-	}
+	ran := lastFault.Sub(began)
 	if soak != nil && *chaosPlot != "" {
 		require.NoError(t, soak.plot(*chaosPlot))
 	}
@@ -120,9 +130,10 @@ func TestChaos(t *testing.T) {
 	leftovers, err := nodesLeft(ctx, e, func(*zk.Stat) bool { return true })
 	require.NoError(t, err)
 	// The servers restarted during the run wait for their processes, as the first did.
-	// So do the proxies between the servers, which their connections to each other
-	// start.
+	// So do the proxies between the servers, which listen again after a fault and
+	// carry the servers' connections to each other.
 	leaked := goleak.Find(ignore, goleak.IgnoreAnyFunction("github.com/zkrecipes/zkrecipes/zktest.(*member).launch.func1"),
+		goleak.IgnoreAnyFunction("github.com/zkrecipes/zkrecipes/zktest.(*Proxy).acceptLoop"),
 		goleak.IgnoreAnyFunction("github.com/zkrecipes/zkrecipes/zktest.(*Proxy).serve"),
 		goleak.IgnoreAnyFunction("github.com/zkrecipes/zkrecipes/zktest.(*Proxy).serve.func1"))
 

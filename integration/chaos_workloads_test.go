@@ -36,6 +36,10 @@ type workload struct {
 	// acquire is client i's next acquisition, and its kind.
 	acquire func(ctx context.Context, i int, rng *rand.Rand) (held, string, error)
 
+	// calm closes when the fault schedule ends: holds end at once from then on, so
+	// that the waiters go through (the liveness check).
+	calm <-chan struct{}
+
 	mu         sync.Mutex
 	holds      []*hold
 	attempts   []attempt
@@ -209,7 +213,7 @@ func (w *workload) work(ctx context.Context, i int, rng *rand.Rand, ids *idSourc
 		lostAt := watchLost(hd.Lost())
 		cc.holding.Store(true)
 		w.checkGrant(context.WithoutCancel(ctx), h, hd.Lost())
-		w.hold(ctx, h, hd.Lost(), rng)
+		w.hold(h, hd.Lost(), rng)
 		h.end = time.Now()
 		cc.holding.Store(false)
 		w.checkEnd(h, hd.Lost())
@@ -270,8 +274,8 @@ func (w *workload) checkGrant(ctx context.Context, h *hold, lost <-chan struct{}
 
 // hold writes to the register every few milliseconds for the hold's planned length,
 // stopping at once when Lost closes, as a worker would that is never told otherwise,
-// or when the run ends, so that the waiters behind it go through.
-func (w *workload) hold(ctx context.Context, h *hold, lost <-chan struct{}, rng *rand.Rand) {
+// or when the faults are over.
+func (w *workload) hold(h *hold, lost <-chan struct{}, rng *rand.Rand) {
 	length := between(rng, 5*time.Millisecond, 40*time.Millisecond)
 	if rng.Float64() < 0.1 { // long enough to outlast a session timeout
 		length = between(rng, time.Second, 8*time.Second)
@@ -284,7 +288,7 @@ func (w *workload) hold(ctx context.Context, h *hold, lost <-chan struct{}, rng 
 			return
 		case <-deadline.C:
 			return
-		case <-ctx.Done():
+		case <-w.calm:
 			return
 		case <-time.After(between(rng, 2*time.Millisecond, 10*time.Millisecond)):
 		}
