@@ -193,13 +193,7 @@ func (f *faults) serverFaults(ctx context.Context, rng *rand.Rand) {
 			}
 			continue
 		}
-		i, kind := rng.IntN(3), "server stopped and started"
-		if rng.Float64() < 0.5 {
-			if l := f.e.Leader(); l >= 0 {
-				i, kind = l, "leader stopped and started"
-			}
-		}
-		f.count(kind)
+		i := f.target(rng, "server stopped and started", "leader stopped and started")
 		f.e.Stop(i)
 		down := time.Now()
 		if f.e.Leader() == -1 {
@@ -213,6 +207,19 @@ func (f *faults) serverFaults(ctx context.Context, rng *rand.Rand) {
 			return
 		}
 	}
+}
+
+// target picks a server for a fault, the leader half of the time, and counts the
+// fault as kind, or as leaderKind when it is the leader.
+func (f *faults) target(rng *rand.Rand, kind, leaderKind string) int {
+	i := rng.IntN(3)
+	if rng.Float64() < 0.5 {
+		if l := f.e.Leader(); l >= 0 {
+			i, kind = l, leaderKind
+		}
+	}
+	f.count(kind)
+	return i
 }
 
 // awaitLeader records how long the ensemble went without a leader, since down.

@@ -14,13 +14,7 @@ import (
 func (f *faults) ensembleFault(ctx context.Context, rng *rand.Rand) bool {
 	switch r := rng.Float64(); {
 	case r < 0.2:
-		i, kind := rng.IntN(3), "server cut off from the others"
-		if rng.Float64() < 0.5 {
-			if l := f.e.Leader(); l >= 0 {
-				i, kind = l, "leader cut off from the others"
-			}
-		}
-		f.count(kind)
+		i := f.target(rng, "server cut off from the others", "leader cut off from the others")
 		f.e.Isolate(i)
 		pause(ctx, between(rng, 500*time.Millisecond, 4*time.Second))
 		if err := f.e.Heal(); err != nil {

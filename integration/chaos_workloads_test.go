@@ -8,6 +8,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/zkrecipes/zkrecipes/integration/internal/holds"
 	"github.com/zkrecipes/zkrecipes/recipes/election"
 	"github.com/zkrecipes/zkrecipes/recipes/mutex"
 	"github.com/zkrecipes/zkrecipes/recipes/rwlock"
@@ -16,12 +17,7 @@ import (
 
 // held is what every recipe gives a holder: the mutex, either side of the rwlock, a
 // semaphore lease, and (through leadership) a leader latch.
-type held interface {
-	Lost() <-chan struct{}
-	FencingToken() int64
-	Node() string
-	Release(ctx context.Context) error
-}
+type held = holds.Held
 
 // A workload is one recipe at one path, used by its own clients in a loop of
 // acquire, work, release, and the record of what they believed.

@@ -1,7 +1,6 @@
 package integration
 
 import (
-	"bufio"
 	"fmt"
 	"io"
 	"os"
@@ -17,6 +16,8 @@ import (
 	"time"
 
 	"github.com/stretchr/testify/require"
+
+	"github.com/zkrecipes/zkrecipes/internal/zkrtest"
 )
 
 // holderDir holds the holder program (./holder), built once for every test that
@@ -61,19 +62,8 @@ func startHolder(t testing.TB, servers []string, recipe, path string, session ti
 	cmd.Stderr = os.Stderr
 	// If the test binary dies, the holder dies too, its session with it.
 	cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
-	stdin, err := cmd.StdinPipe()
-	require.NoError(t, err)
-	stdout, err := cmd.StdoutPipe()
-	require.NoError(t, err)
-	require.NoError(t, cmd.Start())
-	p := &holderProc{cmd: cmd, stdin: stdin, lines: make(chan string, 64)}
-	go func() {
-		defer close(p.lines)
-		s := bufio.NewScanner(stdout)
-		for s.Scan() {
-			p.lines <- s.Text()
-		}
-	}()
+	stdin, lines := zkrtest.StartLines(t, cmd)
+	p := &holderProc{cmd: cmd, stdin: stdin, lines: lines}
 	t.Cleanup(p.stop)
 	return p
 }

@@ -10,9 +10,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/zkrecipes/zkrecipes/framework"
-	"github.com/zkrecipes/zkrecipes/recipes/mutex"
-	"github.com/zkrecipes/zkrecipes/recipes/rwlock"
-	"github.com/zkrecipes/zkrecipes/recipes/semaphore"
+	"github.com/zkrecipes/zkrecipes/integration/internal/holds"
 	"github.com/zkrecipes/zkrecipes/zktest"
 )
 
@@ -29,7 +27,7 @@ const pausedSession = time.Second
 func TestPausedHolder(t *testing.T) {
 	srv := zktest.NewServer(t)
 	for _, policy := range []string{"standard", "session"} {
-		for _, recipe := range []string{"mutex", "write", "lease", "latch"} {
+		for _, recipe := range holds.Recipes {
 			t.Run(policy+"/"+recipe, func(t *testing.T) {
 				delay := pausedHolder(t, []string{srv.Addr()}, recipe, "/paused/"+policy+"/"+recipe, "-policy", policy)
 				t.Logf("%s error policy, %s: Lost closed %v after SIGCONT", policy, recipe, delay)
@@ -80,33 +78,13 @@ func pausedHolder(t *testing.T, servers []string, recipe, path string, flags ...
 	return lost.Sub(resumed)
 }
 
-// contend takes the hold of recipe at path, as the paused holder's successor.
+// contend takes the hold of recipe at path, as a successor or a waiter.
 func contend(ctx context.Context, c *framework.Client, recipe, path string) (held, error) {
-	switch recipe {
-	case "mutex":
-		m, err := mutex.New(c, path)
-		if err != nil {
-			return nil, err
-		}
-		return m, m.Acquire(ctx)
-	case "write":
-		l, err := rwlock.New(c, path)
-		if err != nil {
-			return nil, err
-		}
-		return l.WriteLock(), l.WriteLock().Acquire(ctx)
-	case "lease":
-		s, err := semaphore.New(c, path, 1)
-		if err != nil {
-			return nil, err
-		}
-		ls, err := s.Acquire(ctx, 1)
-		if err != nil {
-			return nil, err
-		}
-		return ls[0], nil
+	take, err := holds.New(c, recipe, path)
+	if err != nil {
+		return nil, err
 	}
-	return lead(ctx, &chaosClient{name: "successor", c: c}, path)
+	return take(ctx)
 }
 
 // requireNoEphemerals waits until no ephemeral node is left under p.

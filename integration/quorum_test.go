@@ -11,12 +11,9 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/zkrecipes/zkrecipes/framework"
+	"github.com/zkrecipes/zkrecipes/integration/internal/holds"
 	"github.com/zkrecipes/zkrecipes/zktest"
 )
-
-// faultRecipes are the holds the fault tests take: a mutex, a write lock, a lease of
-// a one-lease semaphore, and a latch's leadership.
-var faultRecipes = []string{"mutex", "write", "lease", "latch"}
 
 // faultSession is the holders' and waiters' session timeout in the fault tests.
 const faultSession = 2 * time.Second
@@ -46,7 +43,7 @@ type heldAt struct {
 // once every waiter has its node. Holders alternate between the two error policies.
 func startContests(ctx context.Context, t *testing.T, root string, holderServers, waiterServers []string) []*contest {
 	var cs []*contest
-	for i, recipe := range faultRecipes {
+	for i, recipe := range holds.Recipes {
 		policy := framework.StandardErrorPolicy
 		if i%2 == 1 {
 			policy = framework.SessionErrorPolicy

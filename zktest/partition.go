@@ -76,9 +76,8 @@ func newRoutes(ms []*member) (*routes, error) {
 	for i, row := range rs.way {
 		for j, r := range row {
 			if r != nil {
-				r.election.setGreeting(announce(rs.way[j][i].election.Addr()))
-				r.quorum.setRedial(peerRedial)
-				r.election.setRedial(peerRedial)
+				r.election.asRoute(announce(rs.way[j][i].election.Addr()), peerRedial)
+				r.quorum.asRoute(nil, peerRedial)
 			}
 		}
 	}
@@ -104,35 +103,26 @@ func port(p *Proxy) int {
 	return n
 }
 
-// setStopped and setIsolated change member i's state and open or close the routes
-// accordingly; nil routes (a standalone server) have nothing to do.
+// setStopped and setIsolated change member i's state, heal ends every isolation,
+// and each opens or closes the routes accordingly; nil routes (a standalone server)
+// have nothing to do.
 func (rs *routes) setStopped(i int, stopped bool) error {
-	if rs == nil {
-		return nil
-	}
-	rs.mu.Lock()
-	defer rs.mu.Unlock()
-	rs.stopped[i] = stopped
-	return rs.applyLocked()
+	return rs.change(func() { rs.stopped[i] = stopped })
 }
 
 func (rs *routes) setIsolated(i int, isolated bool) error {
-	if rs == nil {
-		return nil
-	}
-	rs.mu.Lock()
-	defer rs.mu.Unlock()
-	rs.isolated[i] = isolated
-	return rs.applyLocked()
+	return rs.change(func() { rs.isolated[i] = isolated })
 }
 
-func (rs *routes) heal() error {
+func (rs *routes) heal() error { return rs.change(func() { clear(rs.isolated) }) }
+
+func (rs *routes) change(f func()) error {
 	if rs == nil {
 		return nil
 	}
 	rs.mu.Lock()
 	defer rs.mu.Unlock()
-	clear(rs.isolated)
+	f()
 	return rs.applyLocked()
 }
 

@@ -344,11 +344,12 @@ func (p *Proxy) pipe(pr *proxyPair, src, dst net.Conn) {
 	}
 }
 
-// setGreeting makes greet pass on the first bytes of every later connection.
-func (p *Proxy) setGreeting(greet func(client, upstream net.Conn) error) {
+// asRoute makes the proxy one of an ensemble's routes: greet passes on the first
+// bytes of every later connection, and a refused dial is tried again for redial.
+func (p *Proxy) asRoute(greet func(client, upstream net.Conn) error, redial time.Duration) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	p.greet = greet
+	p.greet, p.redial = greet, redial
 }
 
 // refuse closes the listener, so that new connections are refused at once, and
@@ -405,11 +406,4 @@ func (p *Proxy) dial(pr *proxyPair, target string) (net.Conn, error) {
 			return nil, err
 		}
 	}
-}
-
-// setRedial makes later connections try a refused target again for d.
-func (p *Proxy) setRedial(d time.Duration) {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	p.redial = d
 }

@@ -17,7 +17,6 @@ package main
 import (
 	"bufio"
 	"context"
-	"errors"
 	"flag"
 	"fmt"
 	"log/slog"
@@ -27,19 +26,8 @@ import (
 	"time"
 
 	"github.com/zkrecipes/zkrecipes/framework"
-	"github.com/zkrecipes/zkrecipes/recipes/election"
-	"github.com/zkrecipes/zkrecipes/recipes/mutex"
-	"github.com/zkrecipes/zkrecipes/recipes/rwlock"
-	"github.com/zkrecipes/zkrecipes/recipes/semaphore"
+	"github.com/zkrecipes/zkrecipes/integration/internal/holds"
 )
-
-// held is what each recipe gives a holder.
-type held interface {
-	Lost() <-chan struct{}
-	FencingToken() int64
-	Node() string
-	Release(ctx context.Context) error
-}
 
 func main() {
 	servers := flag.String("servers", "", "ZooKeeper servers, comma-separated")
@@ -76,11 +64,11 @@ func run(servers, recipe, path string, session time.Duration, policy string) err
 		return err
 	}
 	defer c.Close()
-	acquire, err := acquirer(c, recipe, path)
+	acquire, err := holds.New(c, recipe, path)
 	if err != nil {
 		return err
 	}
-	var h held
+	var h holds.Held
 	var released chan struct{} // closed before our own Release, which closes Lost too
 	in := bufio.NewScanner(os.Stdin)
 	for in.Scan() {
@@ -128,65 +116,4 @@ func reportLost(lost <-chan struct{}, released <-chan struct{}) {
 		}
 	case <-released:
 	}
-}
-
-func acquirer(c *framework.Client, recipe, path string) (func(context.Context) (held, error), error) {
-	switch recipe {
-	case "mutex":
-		m, err := mutex.New(c, path)
-		return func(ctx context.Context) (held, error) { return m, m.Acquire(ctx) }, err
-	case "write":
-		l, err := rwlock.New(c, path)
-		if err != nil {
-			return nil, err
-		}
-		return func(ctx context.Context) (held, error) { return l.WriteLock(), l.WriteLock().Acquire(ctx) }, nil
-	case "lease":
-		s, err := semaphore.New(c, path, 1)
-		return func(ctx context.Context) (held, error) {
-			ls, err := s.Acquire(ctx, 1)
-			if err != nil {
-				return nil, err
-			}
-			return ls[0], nil
-		}, err
-	case "latch":
-		return func(ctx context.Context) (held, error) { return lead(ctx, c, path) }, nil
-	}
-	return nil, fmt.Errorf("unknown recipe %q", recipe)
-}
-
-// leadership is a latch's term as a hold: Lost closes when it stops leading.
-type leadership struct {
-	*election.Latch
-	lost chan struct{}
-	once sync.Once
-	stop func()
-}
-
-func lead(ctx context.Context, c *framework.Client, path string) (*leadership, error) {
-	l, err := election.NewLatch(c, path)
-	if err != nil {
-		return nil, err
-	}
-	ld := &leadership{Latch: l, lost: make(chan struct{})}
-	ld.stop = l.Listen(func(isLeader bool) {
-		if !isLeader {
-			ld.once.Do(func() { close(ld.lost) })
-		}
-	})
-	if err := l.Start(ctx); err != nil {
-		return nil, errors.Join(err, ld.Release(context.WithoutCancel(ctx)))
-	}
-	if err := l.Await(ctx); err != nil {
-		return nil, errors.Join(err, ld.Release(context.WithoutCancel(ctx)))
-	}
-	return ld, nil
-}
-
-func (ld *leadership) Lost() <-chan struct{} { return ld.lost }
-
-func (ld *leadership) Release(ctx context.Context) error {
-	ld.stop()
-	return ld.Close(ctx)
 }
