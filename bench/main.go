@@ -53,6 +53,8 @@ func parseFlags() (options, error) {
 	flag.DurationVar(&o.Settle, "settle", 50*time.Millisecond, "pause for a new follower to queue up between hand-overs")
 	flag.IntVar(&o.Waiters, "waiters", 16, "waiters queued, one session each, to count their watches")
 	flag.IntVar(&o.Scale, "scale", 1000, "waiters queued on one session in the scale scenario")
+	flag.IntVar(&o.Members, "ensemble", 0, "run on a throwaway ensemble of this many servers (3 or 5), sessions spread over them; "+
+		"by default only the uncontended, mutex-8, waiters and handover scenarios, and zkrecipes against Curator")
 	flag.StringVar(&o.Peer, "peer", "build/curator-peer", "directory of the compiled Curator peer (make curator-peer)")
 	flag.StringVar(&contenders, "contenders", strings.Join(driver.AllContenders, ","), "contenders to run, in this order")
 	flag.StringVar(&only, "only", "", "scenarios to run, by id (comma-separated; default all)")
@@ -65,6 +67,19 @@ func parseFlags() (options, error) {
 	flag.Parse()
 	o.Contenders = fields(contenders)
 	o.Only = fields(only)
+	if o.Members > 1 {
+		set := map[string]bool{}
+		flag.Visit(func(f *flag.Flag) { set[f.Name] = true })
+		if !set["only"] {
+			o.Only = []string{"uncontended", "mutex-8", "waiters", "handover"}
+		}
+		if !set["contenders"] {
+			o.Contenders = []string{"zkrecipes", "Curator"}
+		}
+	}
+	if o.Members < 0 || o.Members == 2 {
+		return o, errors.New("-ensemble takes 3 or more servers (an ensemble of 2 survives no failure)")
+	}
 	if o.Runs < 1 || o.Cycles < 1 || o.Rounds < 1 || o.Waiters < 1 || o.Scale < 1 || o.Duration <= 0 {
 		return o, errors.New("counts and durations must be positive")
 	}
@@ -140,6 +155,10 @@ func write(rep *driver.Report, o options) error {
 	fmt.Print(rep.Table())
 	fmt.Println()
 	fmt.Print(rep.TargetsText())
+	if warn := rep.BusyWarning(); warn != "" {
+		fmt.Println()
+		fmt.Println(warn)
+	}
 	plot := o.plot
 	if plot != "" {
 		if err := drawPlot(rep, plot); err != nil {

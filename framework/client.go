@@ -58,6 +58,10 @@ type Client struct {
 	dispatcher sync.WaitGroup // the goroutine that calls listeners
 	delivering atomic.Bool    // a listener is running
 	once       sync.Once
+
+	idle        chan *worker   // request goroutines waiting for a request (workers.go)
+	workers     sync.WaitGroup // every request goroutine
+	stopWorkers chan struct{}  // closed once no request can start or is running
 }
 
 // New validates its arguments and starts connecting in the background, as Curator's
@@ -91,6 +95,9 @@ func New(servers []string, opts ...Option) (*Client, error) {
 		listeners: map[int]listener{},
 		closingCh: make(chan struct{}),
 		done:      make(chan struct{}),
+
+		idle:        make(chan *worker, idleWorkers),
+		stopWorkers: make(chan struct{}),
 	}
 	c.bgCtx, c.bgCancel = context.WithCancel(context.Background())
 	c.closeCtx, c.closeNow = context.WithCancel(context.Background())
@@ -241,6 +248,8 @@ func (c *Client) Close() error {
 		close(c.done)
 		h.close()
 		<-idle
+		close(c.stopWorkers)
+		c.workers.Wait()
 		c.loops.Wait()
 		if !c.delivering.Load() { // else Close runs inside a listener: it cannot wait for itself
 			c.dispatcher.Wait()

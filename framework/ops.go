@@ -129,7 +129,7 @@ func attempt[T any](c *Client, ctx context.Context, req func(*zk.Conn) (T, error
 		err error
 	}
 	res := make(chan result, 1)
-	if !c.goBackground(func(context.Context) {
+	if !c.goRequest(func() {
 		v, err := req(conn)
 		res <- result{v, err}
 	}) {

@@ -9,7 +9,6 @@ package main
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"os"
 	"strconv"
@@ -304,20 +303,17 @@ func work(ctx context.Context, servers []string, namespace, name string) error {
 		return err
 	}
 	for range increments {
-		if err := lock.Acquire(ctx); err != nil {
-			return err
-		}
-		data, stat, err := client.Get(ctx, "/counter")
-		if err == nil {
+		// Do holds the lock while the function runs, ends its ctx if the lock may be
+		// lost, and releases it after, even on a panic.
+		err := lock.Do(ctx, func(ctx context.Context) error {
+			data, stat, err := client.Get(ctx, "/counter")
+			if err != nil {
+				return err
+			}
 			n, _ := strconv.Atoi(string(data))
 			_, err = client.Set(ctx, "/counter", []byte(strconv.Itoa(n+1)), stat.Version)
-		}
-		if errors.Is(err, context.Canceled) {
 			return err
-		}
-		if releaseErr := lock.Release(ctx); err == nil {
-			err = releaseErr
-		}
+		})
 		if err != nil {
 			return fmt.Errorf("%s: %w", name, err)
 		}

@@ -9,6 +9,8 @@
 // leadership it checks that its node belongs to the current session, so an expired
 // session's node never makes a second leader (Curator's CURATOR-696).
 //
+// A Latch's Context ends when its current term of leadership does.
+//
 // A Selector runs a function while it leads: lead(ctx) gets a context that ends when
 // leadership may be lost, on InterruptLeadership, and on Close, and leadership is
 // given up when lead returns. It queues with the mutex's nodes

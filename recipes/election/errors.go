@@ -21,6 +21,10 @@ var (
 	ErrStarted = errors.New("election: already started")
 	// ErrInvalid is wrapped by the errors for bad arguments.
 	ErrInvalid = errors.New("election: invalid argument")
+	// ErrNotLeader is the context.Cause of a leadership context (Latch.Context, a
+	// Selector's lead) that ended because leadership may have been lost, or was
+	// never held.
+	ErrNotLeader = errors.New("election: not the leader")
 )
 
 // Participant is one member of an election, in queue order.

@@ -32,6 +32,7 @@ type Latch struct {
 	closed    bool
 	leader    bool
 	token     int64
+	term      <-chan struct{} // closes when the current term of leadership ends
 	node      *lockqueue.Node
 	changed   chan struct{} // closed and replaced on every change of leader or closed
 	listeners map[int]func(bool)
@@ -134,13 +135,13 @@ func (l *Latch) run(ctx context.Context, n *lockqueue.Node) {
 			continue
 		}
 		pauses = nil
-		l.setLeader(true, h.FencingToken())
+		l.setLeader(true, h.FencingToken(), h.Lost())
 		select {
 		case <-h.Lost(): // an error state, or the client closed
 		case <-ctx.Done():
 		}
 		h.Forget()
-		l.setLeader(false, 0)
+		l.setLeader(false, 0, nil)
 		// Look at our node again once a session is back: if it is the same session, we
 		// keep our place; if not, Await finds the node gone and we join anew.
 		_ = l.c.WaitConnected(ctx)
@@ -174,7 +175,7 @@ func (l *Latch) pause(ctx context.Context, b backoff.BackOff, err error) backoff
 	return b
 }
 
-func (l *Latch) setLeader(leader bool, token int64) {
+func (l *Latch) setLeader(leader bool, token int64, term <-chan struct{}) {
 	l.notify.Lock()
 	defer l.notify.Unlock()
 	l.mu.Lock()
@@ -182,7 +183,7 @@ func (l *Latch) setLeader(leader bool, token int64) {
 		l.mu.Unlock()
 		return
 	}
-	l.leader, l.token = leader, token
+	l.leader, l.token, l.term = leader, token, term
 	close(l.changed)
 	l.changed = make(chan struct{})
 	silent := l.closed && !l.notifyOnClose
@@ -280,6 +281,22 @@ func (l *Latch) Node() string {
 		return ""
 	}
 	return l.node.Path
+}
+
+// Context returns a copy of parent that ends when this latch's current term of
+// leadership ends: leadership may have been lost (the error policy counted a
+// connection state as an error), or Close. Its context.Cause is then ErrNotLeader;
+// if the latch does not lead at the call, it has ended already. Run the leader's
+// work under it; a Selector does this for you. Call the CancelFunc when the work is
+// over.
+func (l *Latch) Context(parent context.Context) (context.Context, context.CancelFunc) {
+	l.mu.Lock()
+	term := l.term
+	if !l.leader || l.closed {
+		term = lockqueue.Closed
+	}
+	l.mu.Unlock()
+	return lockqueue.HoldContext(parent, fmt.Errorf("%w: %s", ErrNotLeader, l.q.Path), term)
 }
 
 // FencingToken grows with every term of leadership of this election, while this

@@ -40,6 +40,9 @@ type Selector struct {
 
 // NewSelector makes a participant in the election at path that runs lead while it
 // leads. lead must return when its ctx ends; leadership is given up when it returns.
+// Its ctx ends when leadership may have been lost (context.Cause is then
+// ErrNotLeader), on InterruptLeadership and on Close: the leadership counterpart of
+// the locks' Do.
 func NewSelector(c *framework.Client, path string, lead func(ctx context.Context) error, opts ...Option) (*Selector, error) {
 	o, err := newOptions(c, path, opts)
 	if err != nil {
@@ -173,17 +176,10 @@ func (s *Selector) term(start context.Context, joined chan<- error) error {
 		}
 		return nil
 	}
-	leadCtx, cancel := context.WithCancel(s.ctx)
+	leadCtx, cancel := lockqueue.HoldContext(s.ctx, fmt.Errorf("%w: %s", ErrNotLeader, s.path), h.Lost())
 	s.mu.Lock()
 	s.leading, s.granted, s.interrupt, s.token = true, true, cancel, h.FencingToken()
 	s.mu.Unlock()
-	go func() {
-		select {
-		case <-h.Lost():
-			cancel()
-		case <-leadCtx.Done():
-		}
-	}()
 	if err := s.lead(leadCtx); err != nil && !errors.Is(err, context.Canceled) {
 		s.c.Logger().Warn("zkrecipes: lead returned an error", "path", s.path, "error", err)
 	}

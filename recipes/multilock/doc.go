@@ -10,4 +10,7 @@
 // the same order and cannot deadlock each other. A lock that fails, for instance
 // because an ACL refuses the client (an error wrapping zk.ErrNoAuth), fails the
 // whole Acquire at once.
+//
+// Context ends when any of the locks may have been lost, and Do acquires, runs a
+// function under that context and releases, even if the function panics.
 package multilock

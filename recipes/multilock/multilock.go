@@ -9,6 +9,7 @@ import (
 	"sync"
 
 	"github.com/zkrecipes/zkrecipes/framework"
+	"github.com/zkrecipes/zkrecipes/recipes/internal/lockqueue"
 	"github.com/zkrecipes/zkrecipes/recipes/mutex"
 )
 
@@ -17,6 +18,9 @@ var (
 	ErrInvalid = errors.New("multilock: invalid argument")
 	// ErrNotHeld is returned by Release when the multi-lock is not held.
 	ErrNotHeld = errors.New("multilock: not held")
+	// ErrLost is the cause of a Context that ended because one of the locks may
+	// have been lost.
+	ErrLost = errors.New("multilock: a lock lost")
 )
 
 // Lock is what a MultiLock holds: a mutex.Mutex, a semaphore.Mutex, either side of an
@@ -128,6 +132,34 @@ func (m *MultiLock) IsAcquired() bool {
 		}
 	}
 	return true
+}
+
+// Context returns a copy of parent that ends, with ErrLost as its context.Cause,
+// when any of the locks that can say so (a Lost method, as every lock of this
+// module has) may have been lost or is released. Without a hold it has ended
+// already, with ErrNotHeld. Call the CancelFunc when the work is over.
+func (m *MultiLock) Context(parent context.Context) (context.Context, context.CancelFunc) {
+	m.mu.Lock()
+	held := m.count > 0
+	m.mu.Unlock()
+	if !held {
+		return lockqueue.HoldContext(parent, ErrNotHeld, lockqueue.Closed)
+	}
+	var lost []<-chan struct{}
+	for _, l := range m.locks {
+		if l, ok := l.(interface{ Lost() <-chan struct{} }); ok {
+			lost = append(lost, l.Lost())
+		}
+	}
+	return lockqueue.HoldContext(parent, ErrLost, lost...)
+}
+
+// Do acquires every lock (see Acquire), runs fn under Context, and releases them
+// when fn returns, even if it panics (the panic then goes on). It returns Acquire's
+// error, or fn's joined with Release's: one that wraps a lock's ErrLost means that
+// lock may have been lost while fn ran.
+func (m *MultiLock) Do(ctx context.Context, fn func(ctx context.Context) error) error {
+	return lockqueue.Do(ctx, m, fn, ErrInvalid)
 }
 
 func releaseAll(ctx context.Context, locks []Lock) error {

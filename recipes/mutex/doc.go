@@ -12,8 +12,11 @@
 // A lock is only as good as the session behind it. Lost closes when the client's
 // error policy says the session may be gone (by default already on Suspended), so a
 // holder can stop before another process takes over; FencingToken gives a zxid that
-// grows with every holder, for stores that can refuse a stale writer. Acquire never grants the lock on a node of an earlier session (Curator's
-// CURATOR-604), and a cancelled or failed Acquire leaves no node behind.
+// grows with every holder, for stores that can refuse a stale writer. Context gives
+// a context that ends with the hold, and Do does the whole pattern in one call:
+// acquire, run a function under that context, release even if it panics. Acquire
+// never grants the lock on a node of an earlier session (Curator's CURATOR-604), and
+// a cancelled or failed Acquire leaves no node behind.
 //
 // ACLs: our node and the lock's container parents get the client's ACL
 // (framework.WithACL). A client that ACL refuses can neither queue nor delete a

@@ -88,3 +88,36 @@ func ExampleRevoke() {
 	// holder: migrator
 	// asked to release: true
 }
+
+func ExampleMutex_Do() {
+	ctx := context.Background()
+	srv, err := zktest.StartServer(ctx)
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	defer srv.Close()
+	client, err := framework.New([]string{srv.Addr()})
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	defer client.Close()
+
+	lock, err := mutex.New(client, "/locks/ledger")
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	// Acquire, run the work under a context that ends if the lock may be lost, and
+	// release, even if the work panics.
+	err = lock.Do(ctx, func(ctx context.Context) error {
+		// Hand ctx to every call of the work, and the token to the store.
+		fmt.Println("held; fencing token is positive:", lock.FencingToken() > 0)
+		return ctx.Err()
+	})
+	fmt.Println("done:", err, "held after:", lock.IsAcquired())
+	// Output:
+	// held; fencing token is positive: true
+	// done: <nil> held after: false
+}

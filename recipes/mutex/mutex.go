@@ -111,6 +111,22 @@ func (m *Mutex) IsAcquired() bool { return m.r.IsAcquired() }
 // it closes. Without a hold it is closed.
 func (m *Mutex) Lost() <-chan struct{} { return m.r.Lost() }
 
+// Context returns a copy of parent that ends when the hold may have been lost (Lost
+// closes) or is released, with ErrLost as its context.Cause: run the work that the
+// lock protects under it. Without a hold it has ended already, with ErrNotHeld. Call
+// the CancelFunc when the work is over.
+func (m *Mutex) Context(parent context.Context) (context.Context, context.CancelFunc) {
+	return m.r.Context(parent, ErrNotHeld, fmt.Errorf("%w: %s", ErrLost, m.q.Path))
+}
+
+// Do acquires the lock (see Acquire), runs fn under Context, and releases the lock
+// when fn returns, even if it panics (the panic then goes on). It returns Acquire's
+// error, or fn's joined with Release's: one wrapping ErrLost means the lock may have
+// been lost while fn ran.
+func (m *Mutex) Do(ctx context.Context, fn func(ctx context.Context) error) error {
+	return lockqueue.Do(ctx, m, fn, ErrInvalid)
+}
+
 // FencingToken is a number that grows with every holder of the lock, while it is
 // held, else 0: pass it to a store that refuses writes with a token lower than one it
 // has seen. It is a zxid of the ensemble (the lock path's last child change when the

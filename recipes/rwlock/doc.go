@@ -14,7 +14,8 @@
 // at once (a downgrade: the read node stands in the write node's place, so writers
 // queued behind stay blocked when the write lock is released); asking for the write
 // lock while holding the read lock returns ErrUpgrade instead of waiting forever.
-// Everything the mutex promises holds here too: Lost, fencing tokens, no node left by
+// Everything the mutex promises holds here too: Lost, fencing tokens, Context and
+// Do, no node left by
 // a failure or a cancellation, no hold granted on a node of an earlier session, and
 // the client's ACL on every node and container parent, so that a client the ACL
 // refuses gets an error wrapping zk.ErrNoAuth from Acquire at once.

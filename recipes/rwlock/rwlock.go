@@ -154,6 +154,21 @@ func (l *Lock) IsAcquired() bool { return l.r.IsAcquired() }
 // hold it is closed.
 func (l *Lock) Lost() <-chan struct{} { return l.r.Lost() }
 
+// Context returns a copy of parent that ends when this side's hold may have been
+// lost or is released, with ErrLost as its context.Cause; without a hold it has ended
+// already, with ErrNotHeld (see mutex.Mutex.Context).
+func (l *Lock) Context(parent context.Context) (context.Context, context.CancelFunc) {
+	return l.r.Context(parent, ErrNotHeld, fmt.Errorf("%w: %s/%s", ErrLost, l.q.Path, l.name))
+}
+
+// Do acquires this side, runs fn under Context, and releases it when fn returns,
+// even if it panics (the panic then goes on). It returns Acquire's error, or fn's
+// joined with Release's: one wrapping ErrLost means the hold may have been lost
+// while fn ran.
+func (l *Lock) Do(ctx context.Context, fn func(ctx context.Context) error) error {
+	return lockqueue.Do(ctx, l, fn, ErrInvalid)
+}
+
 // FencingToken grows with every writer and with every reader after a writer; 0
 // without a hold.
 func (l *Lock) FencingToken() int64 { return l.r.FencingToken() }

@@ -23,6 +23,10 @@
 // earlier session (Curator's CURATOR-604). A failed or cancelled acquisition leaves
 // no node behind (CURATOR-315, CURATOR-462).
 //
+// Each Lease has Lost, FencingToken and Context, a context that ends with the
+// lease; Semaphore.Do acquires n leases, runs a function with them under a context
+// that ends if any is lost, and releases them, even if the function panics.
+//
 // Mutex is a semaphore with one lease. Unlike mutex.Mutex it is not reentrant:
 // acquiring a Mutex that is already held waits like any other participant. Any
 // goroutine may release it.

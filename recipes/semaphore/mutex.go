@@ -6,6 +6,7 @@ import (
 	"sync"
 
 	"github.com/zkrecipes/zkrecipes/framework"
+	"github.com/zkrecipes/zkrecipes/recipes/internal/lockqueue"
 )
 
 // Mutex is a distributed lock that is not reentrant: Curator's
@@ -105,6 +106,27 @@ func (m *Mutex) Lost() <-chan struct{} {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	return m.lease.Lost()
+}
+
+// Context returns a copy of parent that ends when the hold may have been lost (Lost
+// closes) or is released, with ErrLost as its context.Cause; without a hold it has
+// ended already, with ErrNotHeld. Call the CancelFunc when the work is over.
+func (m *Mutex) Context(parent context.Context) (context.Context, context.CancelFunc) {
+	m.mu.Lock()
+	l := m.lease
+	m.mu.Unlock()
+	if l == nil {
+		return lockqueue.HoldContext(parent, ErrNotHeld, lockqueue.Closed)
+	}
+	return l.Context(parent)
+}
+
+// Do acquires the lock (see Acquire), runs fn under Context, and releases the lock
+// when fn returns, even if it panics (the panic then goes on). It returns Acquire's
+// error, or fn's joined with Release's: one wrapping ErrLost means the lock may have
+// been lost while fn ran.
+func (m *Mutex) Do(ctx context.Context, fn func(ctx context.Context) error) error {
+	return lockqueue.Do(ctx, m, fn, ErrInvalid)
 }
 
 // FencingToken is a number that grows with every holder of the lock, while it is

@@ -180,6 +180,47 @@ func (s *Semaphore) wrap(ctx context.Context, op string, err error) error {
 	return fmt.Errorf("semaphore: %s %s: %w", op, s.path, err)
 }
 
+// Do acquires n leases (see Acquire), runs fn with them under a context that ends
+// when any of them may have been lost (see Lease.Context), and releases them when fn
+// returns, even if it panics (the panic then goes on). It returns Acquire's error,
+// or fn's joined with the releases': one wrapping ErrLost means a lease may have
+// been lost while fn ran.
+func (s *Semaphore) Do(ctx context.Context, n int, fn func(ctx context.Context, leases []*Lease) error) error {
+	if fn == nil {
+		return fmt.Errorf("%w: nil function", ErrInvalid)
+	}
+	h := &leaseSet{s: s, n: n}
+	return lockqueue.Do(ctx, h, func(ctx context.Context) error { return fn(ctx, h.leases) }, ErrInvalid)
+}
+
+// leaseSet is the n leases of one Do, as one hold.
+type leaseSet struct {
+	s      *Semaphore
+	n      int
+	leases []*Lease
+}
+
+func (h *leaseSet) Acquire(ctx context.Context) (err error) {
+	h.leases, err = h.s.Acquire(ctx, h.n)
+	return err
+}
+
+func (h *leaseSet) Release(ctx context.Context) error {
+	errs := make([]error, len(h.leases))
+	for i, l := range h.leases {
+		errs[i] = l.Release(ctx)
+	}
+	return errors.Join(errs...)
+}
+
+func (h *leaseSet) Context(parent context.Context) (context.Context, context.CancelFunc) {
+	lost := make([]<-chan struct{}, len(h.leases))
+	for i, l := range h.leases {
+		lost[i] = l.Lost()
+	}
+	return lockqueue.HoldContext(parent, fmt.Errorf("%w: a lease of %s", ErrLost, h.s.path), lost...)
+}
+
 // Participants lists the lease nodes in sequence order, with each one's id. Holder
 // is set for the first maxLeases of them. Past those, nodes belong to acquirers
 // that wait or are still counting.
@@ -239,6 +280,13 @@ func (l *Lease) Lost() <-chan struct{} {
 		return lockqueue.Closed
 	}
 	return l.h.Lost()
+}
+
+// Context returns a copy of parent that ends when the lease may have been lost
+// (Lost closes) or is released, with ErrLost as its context.Cause: run the work that
+// the lease allows under it. Call the CancelFunc when the work is over.
+func (l *Lease) Context(parent context.Context) (context.Context, context.CancelFunc) {
+	return lockqueue.HoldContext(parent, fmt.Errorf("%w: %s", ErrLost, l.Node()), l.Lost())
 }
 
 // FencingToken is a zxid of the ensemble taken when the lease was granted (the last

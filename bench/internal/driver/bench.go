@@ -39,7 +39,7 @@ func Run(ctx context.Context, cfg Config) (*Report, error) {
 	}
 	cpu0 := sampleCPU()
 	Say("starting ZooKeeper")
-	tg, err := startTarget(ctx)
+	tg, err := startTarget(ctx, cfg.Members)
 	if err != nil {
 		return nil, err
 	}

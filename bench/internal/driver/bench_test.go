@@ -2,6 +2,7 @@ package driver
 
 import (
 	"context"
+	"fmt"
 	"math"
 	"path/filepath"
 	"testing"
@@ -22,7 +23,7 @@ func TestSmoke(t *testing.T) {
 	t.Setenv("ZK_SERVERS", srv.Addr())
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
-	tg, err := startTarget(ctx)
+	tg, err := startTarget(ctx, 1)
 	require.NoError(t, err)
 	defer tg.Close()
 
@@ -88,4 +89,49 @@ func TestSortBySequence(t *testing.T) {
 	held, watch = reader([]string{"write-0000000001", "read-0000000002", "read-0000000003"}, 2)
 	require.False(t, held)
 	require.Equal(t, 0, watch)
+}
+
+// TestEnsembleSmoke runs the ensemble mode's plumbing: sessions spread over three
+// members, requests and watches counted per member and adding up to the totals.
+func TestEnsembleSmoke(t *testing.T) {
+	t.Setenv("ZK_SERVERS", "")
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	tg, err := startTarget(ctx, 3)
+	require.NoError(t, err)
+	defer tg.Close()
+	require.Len(t, tg.pids, 3, "the three servers are our children, so their CPU is counted")
+
+	cs, err := startContenders(ctx, Config{Contenders: []string{recipesName}}, tg.addr)
+	require.NoError(t, err)
+	b := &bench{tg: tg, contenders: cs, results: map[string]map[string][]measurement{}}
+	defer cs[0].Close()
+	s := Settings{Runs: 1, Cycles: 20, Warmup: 2, Duration: 300 * time.Millisecond, Rounds: 3,
+		Settle: 20 * time.Millisecond, Waiters: 6, Scale: 5, Members: 3}
+	var ran []scenario
+	for _, sc := range scenarios(s) {
+		if sc.id == "uncontended" || sc.id == "waiters" {
+			b.scenario(ctx, sc, s.Runs)
+			ran = append(ran, sc)
+		}
+	}
+	require.Empty(t, b.failures)
+
+	rep := b.report(ctx, s, ran, time.Second)
+	cycles, _ := rep.row("uncontended-requests")
+	require.InDelta(t, 3, cycles.value(recipesName), 0.01, "an uncontended cycle is create, list, delete")
+	sum := 0.0
+	for i := 1; i <= 3; i++ {
+		rw, ok := rep.row(fmt.Sprintf("uncontended-requests-m%d", i))
+		require.True(t, ok)
+		sum += rw.value(recipesName)
+	}
+	require.InDelta(t, 3, sum, 0.01, "the members' requests add up to the total")
+	m := rep.Results["waiters"][recipesName][0]
+	watches := 0
+	for _, w := range m.WatchesByMember {
+		watches += w
+	}
+	require.Equal(t, m.Watches, watches, "the members' watches add up to the total")
+	require.GreaterOrEqual(t, m.Watches, s.Waiters)
 }

@@ -111,13 +111,14 @@ func selfCPU() time.Duration {
 	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
 }
 
-// childProcess is the pid of our child process whose command line contains s, or 0.
-func childProcess(s string) int {
+// childProcesses are the pids of our child processes whose command line contains s.
+func childProcesses(s string) []int {
 	self := os.Getpid()
 	entries, err := os.ReadDir("/proc")
 	if err != nil {
-		return 0
+		return nil
 	}
+	var pids []int
 	for _, e := range entries {
 		pid, err := strconv.Atoi(e.Name())
 		if err != nil {
@@ -127,8 +128,8 @@ func childProcess(s string) int {
 			continue
 		}
 		if cmd, err := os.ReadFile("/proc/" + e.Name() + "/cmdline"); err == nil && strings.Contains(string(cmd), s) {
-			return pid
+			pids = append(pids, pid)
 		}
 	}
-	return 0
+	return pids
 }

@@ -34,8 +34,8 @@ func measure(ctx context.Context, tg *target, c contender, w workload) (measurem
 	}
 	queued := func(ctx context.Context) error {
 		start := time.Now()
-		watches, reached, err := awaitWatches(ctx, tg, w.Waiters)
-		m.Watches, m.QueueTime = watches, reached
+		watches, each, reached, err := awaitWatches(ctx, tg, w.Waiters)
+		m.Watches, m.WatchesByMember, m.QueueTime = watches, each, reached
 		if reached == 0 {
 			m.QueueTime = time.Since(start)
 		}
@@ -53,13 +53,15 @@ func measure(ctx context.Context, tg *target, c contender, w workload) (measurem
 	if err != nil {
 		return measurement{}, err
 	}
-	words := tg.words.Load()
+	words := tg.wordsSent()
 	cpu0 := c.CPU()
 	server0, server := tg.serverCPU()
+	machine0 := sampleCPU()
 	res, err := t.Run(ctx, queued)
 	if err != nil {
 		return measurement{}, fmt.Errorf("run: %w", err)
 	}
+	m.OtherLoad = othersBusy(machine0, sampleCPU())
 	m.ClientCPU = c.CPU() - cpu0
 	if server1, ok := tg.serverCPU(); ok && server {
 		m.ServerCPU = server1 - server0
@@ -71,7 +73,12 @@ func measure(ctx context.Context, tg *target, c contender, w workload) (measurem
 		return measurement{}, err
 	}
 	// The reading that ends the count, and the wchs polls of a queue, are ours.
-	m.Res, m.Packets = res, after-before-tg.perWord*(tg.words.Load()-words)
+	m.Res = res
+	m.PacketsByMember = make([]int64, len(after))
+	for i, words1 := range tg.wordsSent() {
+		m.PacketsByMember[i] = after[i] - before[i] - tg.perWord*(words1-words[i])
+		m.Packets += m.PacketsByMember[i]
+	}
 	return m, nil
 }
 
@@ -101,7 +108,7 @@ func footprint() (int, uint64) {
 // count has been still for a moment (so that a contender that sets more than one
 // per waiter shows them all), or until the count has been still for long (one that
 // sets fewer). reached is how long it took to reach want, 0 if it never did.
-func awaitWatches(ctx context.Context, tg *target, want int) (watches int, reached time.Duration, err error) {
+func awaitWatches(ctx context.Context, tg *target, want int) (watches int, each []int, reached time.Duration, err error) {
 	const (
 		poll      = 10 * time.Millisecond
 		settled   = 300 * time.Millisecond
@@ -111,31 +118,31 @@ func awaitWatches(ctx context.Context, tg *target, want int) (watches int, reach
 	start := time.Now()
 	last, changed := -1, start
 	for {
-		w, _, err := tg.watches(ctx)
+		w, ws, err := tg.watches(ctx)
 		if err != nil {
-			return 0, 0, err
+			return 0, nil, 0, err
 		}
 		now := time.Now()
 		if w != last {
 			last, changed = w, now
 		}
-		watches = w
+		watches, each = w, ws
 		if w >= want && reached == 0 {
 			reached = now.Sub(start)
 		}
 		still := now.Sub(changed)
 		switch {
 		case reached > 0 && still >= settled:
-			return watches, reached, nil
+			return watches, each, reached, nil
 		case w > 0 && still >= givenUp:
-			return watches, 0, nil
+			return watches, each, 0, nil
 		case now.Sub(start) > longestAt:
-			return watches, 0, fmt.Errorf("only %d watches of %d waiters after %v", w, want, longestAt)
+			return watches, each, 0, fmt.Errorf("only %d watches of %d waiters after %v", w, want, longestAt)
 		}
 		select {
 		case <-time.After(poll):
 		case <-ctx.Done():
-			return watches, 0, ctx.Err()
+			return watches, each, 0, ctx.Err()
 		}
 	}
 }

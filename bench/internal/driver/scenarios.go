@@ -29,6 +29,8 @@ type Settings struct {
 	// WarmupTime is how long, at least, the contenders take turns at an untimed
 	// warm-up before the first scenario.
 	WarmupTime time.Duration
+	// Members is the size of the ensemble the driver starts; 0 or 1 for one server.
+	Members int
 }
 
 // scenario is one workload, run by each of its contenders settings.runs times.
@@ -45,21 +47,28 @@ type metric struct {
 	id     string // for the targets
 	label  string
 	higher bool // whether more is better
-	format func(float64) string
-	value  func(m measurement) float64
+	// descriptive figures get no ratio: an ensemble member's share depends on which
+	// members the sessions happened to pick, not on the contender.
+	descriptive bool
+	format      func(float64) string
+	value       func(m measurement) float64
 }
 
 // measurement is everything the driver saw of one trial.
 type measurement struct {
-	Res         result
-	Packets     int64         // requests the server received during Run, less the driver's
-	Watches     int           // watches the server held once the waiters queued (wchs)
-	LockWatches int           // those of them on the lock's nodes (wchp)
-	QueueTime   time.Duration // from the waiters' start until every one of them watched
-	Goroutines  float64       // of this process, per queued waiter
-	Heap        float64       // bytes of this process's heap, per queued waiter
-	ClientCPU   time.Duration // the contender's process's CPU time during Run
-	ServerCPU   time.Duration // the server's, or -1 when it is not our child
+	Res     result
+	Packets int64 // requests the servers received during Run, less the driver's
+	Watches int   // watches the servers held once the waiters queued (wchs)
+	// The same two per member of an ensemble, in the order of its addresses.
+	PacketsByMember []int64
+	WatchesByMember []int
+	LockWatches     int           // those of them on the lock's nodes (wchp)
+	QueueTime       time.Duration // from the waiters' start until every one of them watched
+	Goroutines      float64       // of this process, per queued waiter
+	Heap            float64       // bytes of this process's heap, per queued waiter
+	ClientCPU       time.Duration // the contender's process's CPU time during Run
+	ServerCPU       time.Duration // the server's, or -1 when it is not our child
+	OtherLoad       float64       // share of the machine's CPU time other processes used during Run, 0 to 1
 }
 
 func scenarios(s Settings) []scenario {
@@ -165,6 +174,11 @@ func scenarios(s Settings) []scenario {
 				value: func(m measurement) float64 { return m.Heap / 1024 }},
 		},
 	})
+	if s.Members > 1 {
+		for i := range list {
+			list[i].metrics = append(list[i].metrics, memberMetrics(list[i], s.Members)...)
+		}
+	}
 	return list
 }
 
@@ -210,3 +224,33 @@ func cpuMetric(id, label string, server bool) metric {
 func fmtInt(v float64) string    { return fmt.Sprintf("%.0f", v) }
 func fmtFloat1(v float64) string { return fmt.Sprintf("%.1f", v) }
 func fmtFloat2(v float64) string { return fmt.Sprintf("%.2f", v) }
+
+// memberMetrics are an ensemble's requests per acquisition at each member, and for a
+// queue, the watches each member holds once every waiter waits.
+func memberMetrics(sc scenario, members int) []metric {
+	var ms []metric
+	for i := range members {
+		ms = append(ms, metric{id: fmt.Sprintf("%s-requests-m%d", sc.id, i+1),
+			label: fmt.Sprintf("%s: requests per acquisition at member %d", sc.id, i+1), format: fmtFloat2, descriptive: true,
+			value: func(m measurement) float64 {
+				if m.Res.Total == 0 || i >= len(m.PacketsByMember) {
+					return math.NaN()
+				}
+				return float64(m.PacketsByMember[i]) / float64(m.Res.Total)
+			}})
+	}
+	if sc.work.Kind != queue {
+		return ms
+	}
+	for i := range members {
+		ms = append(ms, metric{id: fmt.Sprintf("%s-watches-m%d", sc.id, i+1),
+			label: fmt.Sprintf("%s: watches at member %d", sc.id, i+1), format: fmtInt, descriptive: true,
+			value: func(m measurement) float64 {
+				if i >= len(m.WatchesByMember) {
+					return math.NaN()
+				}
+				return float64(m.WatchesByMember[i])
+			}})
+	}
+	return ms
+}

@@ -17,48 +17,68 @@ import (
 	"github.com/zkrecipes/zkrecipes/zktest"
 )
 
-// target is the one ZooKeeper server every contender runs on, and the driver's own
-// session on it, which makes each trial's path beforehand and reads the server's
-// counters.
+// target is the ZooKeeper server, or the ensemble, every contender runs on, and the
+// driver's own session on it, which makes each trial's path beforehand and reads the
+// servers' counters. Counters of an ensemble are the sum over its members; the
+// per-member figures are kept beside them.
 type target struct {
-	addr   string
-	origin string         // how the server came to be, for the report
-	server *zktest.Server // nil when ZK_SERVERS names the server
-	pid    int            // the server's process, when it is our child; else 0
-	root   string         // every path of this run is below it
-	// The server counts each four-letter word as a packet received: words counts
-	// ours, and perWord is what one adds to zk_packets_received (measured at start),
-	// so that the request counts leave the driver's own polling out.
-	words   atomic.Int64
+	addr     string           // the connect string the contenders get: host:port[,host:port...]
+	members  []string         // each server's client address, for its four-letter words
+	origin   string           // how the servers came to be, for the report
+	server   *zktest.Server   // a throwaway standalone server, or nil
+	ensemble *zktest.Ensemble // a throwaway ensemble, or nil
+	pids     []int            // the servers' processes, when they are our children
+	root     string           // every path of this run is below it
+	// Each server counts a four-letter word as a packet received: words counts ours
+	// per member, and perWord is what one adds to zk_packets_received (measured at
+	// start), so that the request counts leave the driver's own polling out.
+	words   []atomic.Int64
 	perWord int64
 }
 
-// startTarget starts a throwaway server, or uses the first of ZK_SERVERS, which must
-// be on loopback: the benchmark floods its server with requests.
-func startTarget(ctx context.Context) (*target, error) {
+// startTarget starts a throwaway server (or, with members > 1, a throwaway ensemble
+// of that many), or uses the first of ZK_SERVERS, which must be on loopback: the
+// benchmark floods its server with requests.
+func startTarget(ctx context.Context, members int) (*target, error) {
 	t := &target{root: fmt.Sprintf("/zkrecipes-bench-%d", time.Now().Unix())}
-	if env := strings.TrimSpace(os.Getenv("ZK_SERVERS")); env != "" {
-		t.addr = strings.TrimSpace(strings.Split(env, ",")[0])
-		if err := checkLoopback(ctx, t.addr); err != nil {
-			return nil, err
-		}
-		t.origin = "ZK_SERVERS (first server: " + t.addr + ")"
-	} else {
-		// Sessions of 60 s, so that pings do not count in the request figures: the
-		// default maximum of zktest's servers is 20 ticks of 200 ms.
-		srv, err := zktest.StartServer(ctx, zktest.WithSessionTimeouts(4*time.Second, sessionTimeout))
+	// Sessions of 60 s, so that pings do not count in the request figures: the
+	// default maximum of zktest's servers is 20 ticks of 200 ms.
+	timeouts := zktest.WithSessionTimeouts(4*time.Second, sessionTimeout)
+	env := strings.TrimSpace(os.Getenv("ZK_SERVERS"))
+	switch {
+	case members > 1 && env != "":
+		return nil, errors.New("ZK_SERVERS and an ensemble of the driver's own do not go together")
+	case members > 1:
+		e, err := zktest.StartEnsemble(ctx, members, timeouts)
 		if err != nil {
 			return nil, err
 		}
-		t.server, t.addr = srv, srv.Addr()
+		t.ensemble, t.members = e, e.Addrs()
+		t.origin = fmt.Sprintf("a throwaway ensemble of %d servers started by zktest (tickTime 200 ms, sessions 4–60 s, "+
+			"forceSync=no, 256 MiB heap each, serial GC); every session is given all %d and picks one, as clients do", members, members)
+	case env != "":
+		addr := strings.TrimSpace(strings.Split(env, ",")[0])
+		if err := checkLoopback(ctx, addr); err != nil {
+			return nil, err
+		}
+		t.members = []string{addr}
+		t.origin = "ZK_SERVERS (first server: " + addr + ")"
+	default:
+		srv, err := zktest.StartServer(ctx, timeouts)
+		if err != nil {
+			return nil, err
+		}
+		t.server, t.members = srv, []string{srv.Addr()}
 		t.origin = "a throwaway standalone server started by zktest (tickTime 200 ms, sessions 4–60 s, forceSync=no, 256 MiB heap, serial GC)"
 	}
+	t.addr = strings.Join(t.members, ",")
+	t.words = make([]atomic.Int64, len(t.members))
 	if err := t.calibrate(ctx); err != nil {
 		t.Close()
 		return nil, fmt.Errorf("the server must answer mntr and wchs (4lw.commands.whitelist): %w", err)
 	}
-	if t.server != nil {
-		t.pid = childProcess("QuorumPeerMain")
+	if t.server != nil || t.ensemble != nil {
+		t.pids = childProcesses("QuorumPeerMain")
 	}
 	if err := t.mkdirs(ctx, t.root); err != nil {
 		t.Close()
@@ -84,15 +104,18 @@ func checkLoopback(ctx context.Context, addr string) error {
 	return nil
 }
 
-// Close removes what the run made (on a server of ZK_SERVERS) or stops the server.
+// Close removes what the run made (on a server of ZK_SERVERS) or stops the servers.
 func (t *target) Close() {
-	if t.server != nil {
+	switch {
+	case t.server != nil:
 		_ = t.server.Close()
-		return
+	case t.ensemble != nil:
+		_ = t.ensemble.Close()
+	default:
+		ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+		defer cancel()
+		_ = t.admin(ctx, func(conn *zk.Conn) error { return removeAll(conn, t.root) })
 	}
-	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
-	defer cancel()
-	_ = t.admin(ctx, func(conn *zk.Conn) error { return removeAll(conn, t.root) })
 }
 
 // admin runs fn in a session of the driver's own, closed before fn's caller goes on
@@ -106,19 +129,32 @@ func (t *target) admin(ctx context.Context, fn func(*zk.Conn) error) error {
 	return fn(conn)
 }
 
-// serverCPU is the CPU time the server has used, when it is our child process.
+// serverCPU is the CPU time the servers have used, when they are our children.
 func (t *target) serverCPU() (time.Duration, bool) {
-	if t.pid == 0 {
+	if len(t.pids) == 0 {
 		return 0, false
 	}
-	return procCPU(strconv.Itoa(t.pid)), true
+	var sum time.Duration
+	for _, pid := range t.pids {
+		sum += procCPU(strconv.Itoa(pid))
+	}
+	return sum, true
 }
 
-func (t *target) fourLetter(ctx context.Context, word string) (string, error) {
+func (t *target) fourLetter(ctx context.Context, member int, word string) (string, error) {
 	ctx, cancel := context.WithTimeout(ctx, 10*time.Second)
 	defer cancel()
-	t.words.Add(1)
-	return zktest.FourLetter(ctx, t.addr, word)
+	t.words[member].Add(1)
+	return zktest.FourLetter(ctx, t.members[member], word)
+}
+
+// wordsSent is how many four-letter words each member has had from us.
+func (t *target) wordsSent() []int64 {
+	ws := make([]int64, len(t.words))
+	for i := range t.words {
+		ws[i] = t.words[i].Load()
+	}
+	return ws
 }
 
 // calibrate measures what one four-letter word adds to the packet count: the
@@ -134,7 +170,7 @@ func (t *target) calibrate(ctx context.Context) error {
 		if err != nil {
 			return err
 		}
-		if d := p - prev; t.perWord < 0 || d < t.perWord {
+		if d := p[0] - prev[0]; t.perWord < 0 || d < t.perWord {
 			t.perWord = d
 		}
 		prev = p
@@ -142,9 +178,9 @@ func (t *target) calibrate(ctx context.Context) error {
 	return nil
 }
 
-// stat reads one number of mntr.
-func (t *target) stat(ctx context.Context, key string) (int64, error) {
-	out, err := t.fourLetter(ctx, "mntr")
+// stat reads one number of a member's mntr.
+func (t *target) stat(ctx context.Context, member int, key string) (int64, error) {
+	out, err := t.fourLetter(ctx, member, "mntr")
 	if err != nil {
 		return 0, err
 	}
@@ -157,47 +193,62 @@ func (t *target) stat(ctx context.Context, key string) (int64, error) {
 	return 0, fmt.Errorf("mntr has no %s", key)
 }
 
-// packets is the count of requests the server has received (pings included).
-func (t *target) packets(ctx context.Context) (int64, error) {
-	return t.stat(ctx, "zk_packets_received")
-}
-
-// watches reads wchs: how many watches the server holds, on how many paths.
-func (t *target) watches(ctx context.Context) (watches, paths int, err error) {
-	out, err := t.fourLetter(ctx, "wchs")
-	if err != nil {
-		return 0, 0, err
-	}
-	// "3 connections watching 3 paths\nTotal watches:3"
-	for _, line := range strings.Split(out, "\n") {
-		if v, ok := strings.CutPrefix(line, "Total watches:"); ok {
-			watches, err = strconv.Atoi(strings.TrimSpace(v))
-		}
-		if f := strings.Fields(line); len(f) == 5 && f[1] == "connections" && f[2] == "watching" {
-			paths, _ = strconv.Atoi(f[3])
+// packets is the count of requests each member has received (pings included).
+func (t *target) packets(ctx context.Context) ([]int64, error) {
+	ps := make([]int64, len(t.members))
+	for i := range t.members {
+		var err error
+		if ps[i], err = t.stat(ctx, i, "zk_packets_received"); err != nil {
+			return nil, err
 		}
 	}
-	if err == nil && !strings.Contains(out, "Total watches:") {
-		err = fmt.Errorf("unexpected wchs answer %q", out)
-	}
-	return watches, paths, err
+	return ps, nil
 }
 
-// watchesUnder reads wchp: how many watches (a session watching a path) the server
-// holds on paths below dir.
+// watches reads wchs: how many watches each member holds, and their sum.
+func (t *target) watches(ctx context.Context) (sum int, each []int, err error) {
+	each = make([]int, len(t.members))
+	for i := range t.members {
+		out, err := t.fourLetter(ctx, i, "wchs")
+		if err != nil {
+			return 0, nil, err
+		}
+		// "3 connections watching 3 paths\nTotal watches:3"
+		found := false
+		for _, line := range strings.Split(out, "\n") {
+			if v, ok := strings.CutPrefix(line, "Total watches:"); ok {
+				if each[i], err = strconv.Atoi(strings.TrimSpace(v)); err != nil {
+					return 0, nil, err
+				}
+				found = true
+			}
+		}
+		if !found {
+			return 0, nil, fmt.Errorf("unexpected wchs answer %q", out)
+		}
+		sum += each[i]
+	}
+	return sum, each, nil
+}
+
+// watchesUnder reads wchp: how many watches (a session watching a path) the servers
+// hold on paths below dir.
 func (t *target) watchesUnder(ctx context.Context, dir string) (int, error) {
-	out, err := t.fourLetter(ctx, "wchp")
-	if err != nil {
-		return 0, err
-	}
-	// "/path\n\t0x10000a1b2c30000\n\t0x...\n/other/path\n..."
-	n, under := 0, false
-	for _, line := range strings.Split(out, "\n") {
-		switch {
-		case strings.HasPrefix(line, "/"):
-			under = strings.HasPrefix(line, dir+"/")
-		case under && strings.TrimSpace(line) != "":
-			n++
+	n := 0
+	for i := range t.members {
+		out, err := t.fourLetter(ctx, i, "wchp")
+		if err != nil {
+			return 0, err
+		}
+		// "/path\n\t0x10000a1b2c30000\n\t0x...\n/other/path\n..."
+		under := false
+		for _, line := range strings.Split(out, "\n") {
+			switch {
+			case strings.HasPrefix(line, "/"):
+				under = strings.HasPrefix(line, dir+"/")
+			case under && strings.TrimSpace(line) != "":
+				n++
+			}
 		}
 	}
 	return n, nil
@@ -205,7 +256,7 @@ func (t *target) watchesUnder(ctx context.Context, dir string) (int, error) {
 
 // version is the server's, as srvr says it.
 func (t *target) version(ctx context.Context) string {
-	out, err := t.fourLetter(ctx, "srvr")
+	out, err := t.fourLetter(ctx, 0, "srvr")
 	if err != nil {
 		return "unknown"
 	}

@@ -3,6 +3,7 @@ package driver
 import (
 	"context"
 	"fmt"
+	"strings"
 	"time"
 
 	"github.com/go-zookeeper/zk"
@@ -17,8 +18,9 @@ var openACL = zk.WorldACL(zk.PermAll)
 
 // dialZK opens a bare go-zookeeper session, for the raw-operations and zk.Lock
 // contenders and for the driver's own bookkeeping, and waits until it has a session.
+// addr is a connect string: one server, or an ensemble's, comma-separated.
 func dialZK(ctx context.Context, addr string) (*zk.Conn, error) {
-	conn, events, err := zk.Connect([]string{addr}, sessionTimeout,
+	conn, events, err := zk.Connect(strings.Split(addr, ","), sessionTimeout,
 		zk.WithLogInfo(false), zk.WithLogger(quiet{}))
 	if err != nil {
 		return nil, err

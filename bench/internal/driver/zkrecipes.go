@@ -3,6 +3,7 @@ package driver
 import (
 	"context"
 	"fmt"
+	"strings"
 
 	"github.com/zkrecipes/zkrecipes/framework"
 	"github.com/zkrecipes/zkrecipes/recipes/election"
@@ -19,7 +20,7 @@ func newZKRecipes(addr string) contender {
 		kinds: []kind{cycles, contended, rw, counting, handover, queue},
 		addr:  addr,
 		dial: func(ctx context.Context, addr string) (goSession, error) {
-			c, err := framework.New([]string{addr}, framework.WithSessionTimeout(sessionTimeout))
+			c, err := framework.New(strings.Split(addr, ","), framework.WithSessionTimeout(sessionTimeout))
 			if err != nil {
 				return nil, err
 			}

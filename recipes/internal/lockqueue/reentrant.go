@@ -130,6 +130,16 @@ func (r *Reentrant) Lost() <-chan struct{} {
 	return closed
 }
 
+// Context is HoldContext on the current hold: it ends with cause lost when the hold
+// may have been lost or is released, and at once with cause notHeld when nothing is
+// held.
+func (r *Reentrant) Context(parent context.Context, notHeld, lost error) (context.Context, context.CancelFunc) {
+	if h := r.Held(); h != nil {
+		return HoldContext(parent, lost, h.Lost())
+	}
+	return HoldContext(parent, notHeld, closed)
+}
+
 // FencingToken is the hold's token, or 0.
 func (r *Reentrant) FencingToken() int64 {
 	if h := r.Held(); h != nil {

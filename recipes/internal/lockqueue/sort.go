@@ -2,7 +2,6 @@ package lockqueue
 
 import (
 	"cmp"
-	"fmt"
 	"slices"
 	"strconv"
 	"strings"
@@ -68,11 +67,33 @@ func sequence(child string, names []string) (string, int32, bool) {
 			continue
 		}
 		seq := child[i+len(name):]
-		if n, err := strconv.ParseInt(seq, 10, 32); err == nil && fmt.Sprintf("%010d", n) == seq {
-			return seq, int32(n), true
+		if n, ok := serverSequence(seq); ok {
+			return seq, n, true
 		}
 	}
 	return "", 0, false
+}
+
+// serverSequence parses seq if it is exactly what %010d makes of an int32: ten
+// digits for a non-negative number, a minus and nine digits (zero-padded) for a
+// small negative one, a minus and ten digits without a leading zero for a large
+// one. Every listing parses every child, so this allocates nothing.
+func serverSequence(seq string) (int32, bool) {
+	digits := seq
+	if len(seq) > 0 && seq[0] == '-' {
+		digits = seq[1:]
+	}
+	switch {
+	case len(seq) != 10 && !(len(seq) == 11 && digits != seq && digits[0] != '0'):
+		return 0, false
+	case strings.ContainsFunc(digits, func(r rune) bool { return r < '0' || r > '9' }):
+		return 0, false
+	}
+	n, err := strconv.ParseInt(seq, 10, 32)
+	if err != nil || (n == 0 && digits != seq) { // "-000000000" is no number's
+		return 0, false
+	}
+	return int32(n), true
 }
 
 // SortChildren keeps the children that are participants and orders them by
@@ -94,15 +115,19 @@ func SortChildren(children []string, names []string) []string {
 	type entry struct {
 		name string
 		seq  int32
+		at   int // the place in children, which keeps the sort stable
 	}
 	entries := make([]entry, 0, len(children))
-	for _, c := range children {
+	for i, c := range children {
 		if _, seq, ok := sequence(c, names); ok {
-			entries = append(entries, entry{c, seq})
+			entries = append(entries, entry{c, seq, i})
 		}
 	}
-	// a.seq - b.seq wraps round, as the counter does.
-	slices.SortStableFunc(entries, func(a, b entry) int { return cmp.Compare(a.seq-b.seq, 0) })
+	// a.seq - b.seq wraps round, as the counter does. Ties go by place: a stable
+	// sort, without the cost of one.
+	slices.SortFunc(entries, func(a, b entry) int {
+		return cmp.Or(cmp.Compare(a.seq-b.seq, 0), cmp.Compare(a.at, b.at))
+	})
 	sorted := make([]string, len(entries))
 	for i, e := range entries {
 		sorted[i] = e.name

@@ -1,0 +1,34 @@
+package lockqueue
+
+import (
+	"context"
+	"errors"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+)
+
+func TestHoldContext(t *testing.T) {
+	lost := errors.New("lost")
+	a, b := make(chan struct{}), make(chan struct{})
+
+	ctx, cancel := HoldContext(context.Background(), lost, a, b)
+	require.NoError(t, ctx.Err())
+	close(b)
+	<-ctx.Done()
+	require.ErrorIs(t, context.Cause(ctx), lost, "any of the channels ends it")
+	cancel()
+	require.ErrorIs(t, context.Cause(ctx), lost, "the first cause stays")
+
+	parent, stop := context.WithCancel(context.Background())
+	ctx, cancel = HoldContext(parent, lost, a)
+	defer cancel()
+	stop()
+	<-ctx.Done()
+	require.ErrorIs(t, context.Cause(ctx), context.Canceled, "the parent's end")
+
+	ctx, cancel = HoldContext(context.Background(), lost, a)
+	cancel()
+	require.ErrorIs(t, context.Cause(ctx), context.Canceled)
+	// goleak (TestMain) checks that cancel stopped the watching goroutines.
+}
