@@ -6,7 +6,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/go-zookeeper/zk"
 	"github.com/stretchr/testify/require"
 
 	"github.com/zkrecipes/zkrecipes/framework"
@@ -85,18 +84,4 @@ func contend(ctx context.Context, c *framework.Client, recipe, path string) (hel
 		return nil, err
 	}
 	return take(ctx)
-}
-
-// requireNoEphemerals waits until no ephemeral node is left under p.
-func requireNoEphemerals(t *testing.T, c *framework.Client, p string) {
-	t.Helper()
-	require.Eventually(t, func() bool {
-		var left []string
-		err := walk(c, p, func(n string, st *zk.Stat) {
-			if st.EphemeralOwner != 0 {
-				left = append(left, n)
-			}
-		})
-		return err == nil && len(left) == 0
-	}, wait, 20*time.Millisecond, "no ephemeral node left under %s", p)
 }
