@@ -46,15 +46,17 @@ test: deps curator-peer fmt-check vet oldest-go
 # against ZooKeeper run once, with the race detector, on the current Go. Keep the go
 # line a release's full name (1.25.0, not 1.25): it names the toolchain here.
 GO_OLDEST := $(shell sed -n 's/^go //p' go.mod)
-NO_ZOOKEEPER_TESTS := ^(Test(Sequence|SortChildren.*|Rules|HoldContext|Validate.*|Namespace.*|ParentPath.*|Protected.*|Retry.*|IsRetryable|Proxy(Forwards|CutAndRestore|Blackhole|SetTarget|Close|ExpireSession|ConcurrentFaults)|NewProxyCleanup|StartProxyRejectsBadTarget|ChaosChecksCatchViolations)|Fuzz.*)$$
+NO_ZOOKEEPER_TESTS := ^(Test(Sequence|SortChildren.*|Rules|HoldContext|Validate.*|Namespace.*|ParentPath.*|Protected.*|Retry.*|IsRetryable|Proxy(Forwards|CutAndRestore|Blackhole|SetTarget|Close|ExpireSession|ConcurrentFaults)|NewProxyCleanup|StartProxyRejectsBadTarget|ChaosChecksCatchViolations|LivenessAndSoakChecksCatchViolations)|Fuzz.*)$$
 oldest-go:
 	GOTOOLCHAIN=go$(GO_OLDEST) $(GO) vet ./...
 	GOTOOLCHAIN=go$(GO_OLDEST) $(GO) test -count=1 -run '$(NO_ZOOKEEPER_TESTS)' \
 		./recipes/internal/lockqueue ./framework ./zktest ./integration
 
 # Every recipe at work on a three-server ensemble under faults (connections cut,
-# sessions expired, servers and the leader killed), checked for what the recipes
-# promise; prints a report and fails on any violation. make chaos DURATION=10m.
+# sessions expired, servers and the leader killed, a server or the leader cut off from
+# the others, the quorum lost, a holder process paused past its session), checked for
+# what the recipes promise, and for liveness once the faults stop; prints a report and
+# fails on any violation. make chaos DURATION=10m.
 #
 # Without the race detector, unlike every other test: go-zookeeper v1.0.4 races on
 # Conn.lastZxid between its receive loop and its re-sending of watches after a
