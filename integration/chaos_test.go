@@ -31,8 +31,11 @@ const chaosSessionTimeout = 2 * time.Second
 // TestChaos runs every recipe on a three-server ensemble while faults come and go,
 // and checks what the recipes promise: never two live holders where one is allowed,
 // fencing tokens that only grow, Lost closing within the session timeout and a
-// second of a session's loss, no grant on a dead session's node; and once every client
-// is closed, no node and no goroutine left behind. It prints what it did and found.
+// second of a session's loss (or of a paused process's SIGCONT), no grant on a dead
+// session's node; once the faults stop, every waiter through within the liveness
+// limit; and once every client is closed, no node and no goroutine left behind. With
+// -chaos.sample it is a soak, failing on growth that does not level off. It prints
+// what it did and found.
 func TestChaos(t *testing.T) {
 	seed := *chaosSeed
 	if seed == 0 {
