@@ -94,7 +94,9 @@ fuzz:
 
 # The main job, on a throwaway local ZooKeeper (or ZK_SERVERS): three scheduler
 # replicas elect one poller, the poller's session is expired and another takes
-# over, then five workers count under a lock.
+# over; they share twelve jobs through the partitioner, one is killed and its jobs
+# move while the others' run on, a new one takes its share; then five workers count
+# under a lock.
 demo:
 	@scripts/deps.sh zookeeper
 	$(GO) run ./examples/scheduler

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"strings"
+	"time"
 
 	"github.com/go-zookeeper/zk"
 )
@@ -31,11 +32,20 @@ func (c *Client) checkData(path string, protected bool, data []byte) error {
 	return nil
 }
 
+// ErrTTLDisabled is wrapped by the error of a TTL create that the server refused
+// because it does not allow TTL nodes (see TTL).
+var ErrTTLDisabled = errors.New("framework: the server does not allow TTL nodes (it needs zookeeper.extendedTypesEnabled=true)")
+
+// unimplemented is how go-zookeeper reports ZooKeeper's UNIMPLEMENTED (-6), which
+// it has no error value for: what a server without extended types answers a TTL create.
+const unimplemented = "unknown error: -6"
+
 // CreateOption sets how Create makes a node.
 type CreateOption func(*createOptions)
 
 type createOptions struct {
 	ephemeral, sequential, container, protected, parents bool
+	ttl                                                  time.Duration
 	afterCreate                                          func() error // test seam: runs after the server applied a create
 }
 
@@ -55,6 +65,16 @@ func Container() CreateOption { return func(o *createOptions) { o.container = tr
 // it may have made, in the background.
 func Protected() CreateOption { return func(o *createOptions) { o.protected = true } }
 
+// TTL makes a persistent node that the server deletes once it has had no children
+// and no change for d (ZooKeeper rounds d to whole milliseconds). The server must
+// allow TTL nodes (zookeeper.extendedTypesEnabled=true, a system property or a
+// zoo.cfg line "extendedTypesEnabled=true"); one that does not refuses the create
+// with an error wrapping ErrTTLDisabled.
+func TTL(d time.Duration) CreateOption { return func(o *createOptions) { o.ttl = d } }
+
+// maxTTL is ZooKeeper's largest TTL: 40 bits of milliseconds.
+const maxTTL = (1<<40 - 1) * time.Millisecond
+
 // CreatingParents creates missing parents as container nodes, which the server
 // removes once empty.
 func CreatingParents() CreateOption { return func(o *createOptions) { o.parents = true } }
@@ -66,6 +86,12 @@ func (o createOptions) flags() int32 {
 	}
 	if o.sequential {
 		f |= zk.FlagSequence
+	}
+	switch {
+	case o.ttl > 0 && o.sequential:
+		f = zk.FlagPersistentSequentialWithTTL
+	case o.ttl > 0:
+		f = zk.FlagTTL
 	}
 	return f
 }
@@ -86,6 +112,9 @@ func (c *Client) Create(ctx context.Context, path string, data []byte, opts ...C
 	if o.container && (o.ephemeral || o.sequential) {
 		return "", fmt.Errorf("%w: a container cannot be ephemeral or sequential", ErrInvalidCreate)
 	}
+	if o.ttl != 0 && (o.ttl < time.Millisecond || o.ttl > maxTTL || o.ephemeral || o.container) {
+		return "", fmt.Errorf("%w: a TTL of %v (a TTL node is persistent, with a TTL from 1ms to %v)", ErrInvalidCreate, o.ttl, maxTTL)
+	}
 	if err := c.checkData(path, o.protected, data); err != nil {
 		return "", err
 	}
@@ -105,6 +134,9 @@ func (c *Client) Create(ctx context.Context, path string, data []byte, opts ...C
 			created, err = c.createAttempt(ctx, full, data, o, "")
 			return err
 		})
+	}
+	if err != nil && o.ttl > 0 && err.Error() == unimplemented {
+		err = fmt.Errorf("%w: %w", ErrTTLDisabled, err)
 	}
 	if err != nil {
 		return "", fmt.Errorf("framework: create %s: %w", path, c.explain(err))
@@ -156,8 +188,11 @@ func (c *Client) createAttempt(ctx context.Context, full string, data []byte, o 
 	}
 	return attempt(c, ctx, func(conn *zk.Conn) (string, error) {
 		create := func() (string, error) {
-			if o.container {
+			switch {
+			case o.container:
 				return conn.CreateContainer(full, data, zk.FlagContainer, c.aclFor(full))
+			case o.ttl > 0:
+				return conn.CreateTTL(full, data, o.flags(), c.aclFor(full), o.ttl)
 			}
 			return conn.Create(full, data, o.flags(), c.aclFor(full))
 		}

@@ -136,3 +136,25 @@ func TestCancelledCreateLeavesNoNode(t *testing.T) {
 	}
 	cancel()
 }
+
+func TestTTLNodes(t *testing.T) {
+	ctx := testCtx(t)
+	plain := zktest.NewServer(t)
+	c := newClient(t, []string{plain.Addr()})
+	_, err := c.Create(ctx, "/ttl", nil, TTL(time.Second))
+	require.ErrorIs(t, err, ErrTTLDisabled, "a server without extended types refuses TTL nodes")
+
+	srv := zktest.NewServer(t, zktest.WithConfig("extendedTypesEnabled=true"))
+	c = newClient(t, []string{srv.Addr()})
+	p, err := c.Create(ctx, "/ttl/node-", []byte("x"), TTL(time.Hour), Sequential(), CreatingParents())
+	require.NoError(t, err)
+	require.Regexp(t, `^/ttl/node-\d{10}$`, p)
+	ok, _, err := c.Exists(ctx, p)
+	require.NoError(t, err)
+	require.True(t, ok)
+
+	for _, bad := range [][]CreateOption{{TTL(time.Hour), Ephemeral()}, {TTL(-time.Second)}, {TTL(time.Microsecond)}, {TTL(time.Hour), Container()}} {
+		_, err := c.Create(ctx, "/ttl/bad", nil, bad...)
+		require.ErrorIs(t, err, ErrInvalidCreate)
+	}
+}

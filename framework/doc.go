@@ -36,6 +36,9 @@
 //     is found again, and accepted only if the current session owns it; one that
 //     failed for good is found and deleted in the background. Guaranteed deletes go on
 //     in the background until they succeed.
+//   - Multi runs a transaction (CreateOp, DeleteOp, SetOp, CheckOp): all applied or
+//     none, with a *MultiError naming the operation the server refused. Sync makes
+//     the connected server catch up with the leader before the next read.
 //
 // Recipes (mutex, rwlock, semaphore, election) build on it; Conn gives raw access to
 // the go-zookeeper connection for anything else.

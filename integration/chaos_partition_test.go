@@ -3,43 +3,132 @@ package integration
 import (
 	"context"
 	"fmt"
-	"math/rand/v2"
+	"path"
+	"slices"
+	"strings"
 	"time"
+
+	"github.com/zkrecipes/zkrecipes/recipes/partition"
 )
 
-// ensembleFault, in the server faults' turn, now and then cuts a server off from the
-// other two (the leader half of the time) while clients still reach it, or stops two
-// servers so that the quorum is lost; it reports whether it did one. Either lasts
-// from half a second to a few seconds, and is undone before it returns.
-func (f *faults) ensembleFault(ctx context.Context, rng *rand.Rand) bool {
-	switch r := rng.Float64(); {
-	case r < 0.2:
-		i := f.target(rng, "server cut off from the others", "leader cut off from the others")
-		f.e.Isolate(i)
-		pause(ctx, between(rng, 500*time.Millisecond, 4*time.Second))
-		if err := f.e.Heal(); err != nil {
-			f.mu.Lock()
-			f.err = fmt.Errorf("the partition would not heal: %w", err)
-			f.mu.Unlock()
+// partitionRun is one Partitioner per client sharing partitionItems at
+// /chaos/partition under the faults. Each item is a workload of its own, whose holds
+// are the runs of its work: from the moment work starts until its ctx ends, writing
+// to the item's fenced register meanwhile. So the run's checks hold for every item:
+// no two live works of one item at once, tokens that grow with every owner, and a
+// work's ctx ending within the session timeout and a second of its session's loss.
+// Once the faults stop, every item must be run by exactly one member again.
+type partitionRun struct {
+	items   []*workload
+	members []*partition.Partitioner
+	settled time.Duration // from the end of the faults until every item was seen run once
+	problem string
+}
+
+const partitionPath = "/chaos/partition"
+
+var partitionItems = []string{"job-0", "job-1", "job-2", "job-3", "job-4", "job-5"}
+
+func newPartitionRun(ctx context.Context, clients []*chaosClient, ids *idSource) (*partitionRun, error) {
+	pr := &partitionRun{}
+	byName := map[string]*workload{}
+	for _, it := range partitionItems {
+		w := newWorkload("part/"+it, path.Join(partitionPath, "items", it), clients, atMost(1))
+		pr.items = append(pr.items, w)
+		byName[it] = w
+	}
+	for _, cc := range clients {
+		work := func(ctx context.Context, it partition.Item) error {
+			byName[it.Name].run(ctx, cc, it.FencingToken, ids)
+			return nil
 		}
-		return true
-	case r < 0.3:
-		f.count("quorum lost (two servers stopped)")
-		i := rng.IntN(3)
-		j := (i + 1 + rng.IntN(2)) % 3
-		f.e.Stop(i)
-		f.e.Stop(j)
-		pause(ctx, between(rng, 500*time.Millisecond, 4*time.Second))
-		// The first back restores the quorum; Start waits until it serves.
-		for _, k := range []int{i, j} {
-			if err := f.e.Start(k); err != nil {
-				f.mu.Lock()
-				f.err = fmt.Errorf("server %d would not start again after a lost quorum: %w", k, err)
-				f.mu.Unlock()
-				return true
+		p, err := partition.New(cc.c, partitionPath, work, partition.WithID(cc.name), partition.Items(partitionItems...))
+		if err == nil {
+			err = p.Start(ctx)
+		}
+		if err != nil {
+			pr.close(ctx)
+			return nil, err
+		}
+		pr.members = append(pr.members, p)
+	}
+	return pr, nil
+}
+
+// run is one run of an item's work by cc, recorded as a hold that lasts until ctx
+// ends: work's ctx is the Lost of the item's lock.
+func (w *workload) run(ctx context.Context, cc *chaosClient, token int64, ids *idSource) {
+	h := &hold{id: ids.next(), client: cc, kind: "item", token: token, start: time.Now(), session: cc.c.SessionID()}
+	h.node = holderNode(ctx, cc, w.path)
+	w.checkGrant(context.Background(), h, ctx.Done())
+	for ctx.Err() == nil {
+		w.register.write(h)
+		pause(ctx, 5*time.Millisecond)
+	}
+	h.end = time.Now()
+	h.lostAt = h.end
+	w.checkEnd(h, ctx.Done())
+	w.mu.Lock()
+	w.holds = append(w.holds, h)
+	w.mu.Unlock()
+}
+
+// holderNode is the path of the first node of the lock queue at lock: the holder's.
+// Its owner is checked by checkGrant. "" when the queue cannot be read.
+func holderNode(ctx context.Context, cc *chaosClient, lock string) string {
+	lctx, cancel := context.WithTimeout(ctx, cc.timeout)
+	defer cancel()
+	names, _, err := cc.c.Children(lctx, lock)
+	if err != nil || len(names) == 0 {
+		return ""
+	}
+	seq := func(n string) string { return n[max(0, len(n)-10):] } // the server's %010d
+	slices.SortFunc(names, func(a, b string) int { return strings.Compare(seq(a), seq(b)) })
+	return path.Join(lock, names[0])
+}
+
+// settle waits, once the faults have stopped (at stopped), until every item runs in
+// exactly one member, as Owned says.
+func (pr *partitionRun) settle(ctx context.Context, stopped time.Time) {
+	deadline := time.Now().Add(wait)
+	for {
+		count := map[string]int{}
+		for _, p := range pr.members {
+			for _, it := range p.Owned() {
+				count[it]++
 			}
 		}
-		return true
+		ok := len(count) == len(partitionItems)
+		for _, n := range count {
+			ok = ok && n == 1
+		}
+		if ok {
+			pr.settled = time.Since(stopped)
+			return
+		}
+		if time.Now().After(deadline) || !pause(ctx, 50*time.Millisecond) {
+			pr.problem = fmt.Sprintf("items not owned exactly once %v after the faults stopped: %v", wait, count)
+			return
+		}
 	}
-	return false
+}
+
+func (pr *partitionRun) close(ctx context.Context) {
+	for _, p := range pr.members {
+		cctx, cancel := context.WithTimeout(ctx, 10*time.Second)
+		_ = p.Close(cctx)
+		cancel()
+	}
+}
+
+func (pr *partitionRun) report() string {
+	runs := 0
+	for _, w := range pr.items {
+		runs += len(w.holds)
+	}
+	if pr.problem != "" {
+		return "partition: " + pr.problem + "\n"
+	}
+	return fmt.Sprintf("partition: %d items over %d members, %d runs of work; every item run by exactly one member within %v of the faults stopping\n",
+		len(partitionItems), len(pr.members), runs, pr.settled.Round(time.Millisecond))
 }

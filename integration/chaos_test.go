@@ -32,10 +32,13 @@ const chaosSessionTimeout = 2 * time.Second
 // and checks what the recipes promise: never two live holders where one is allowed,
 // fencing tokens that only grow, Lost closing within the session timeout and a
 // second of a session's loss (or of a paused process's SIGCONT), no grant on a dead
-// session's node; once the faults stop, every waiter through within the liveness
-// limit; and once every client is closed, no node and no goroutine left behind. With
-// -chaos.sample it is a soak, failing on growth that does not level off. It prints
-// what it did and found.
+// session's node; caches that hear no impossible history and hold the server's tree
+// soon after the faults stop; items of a partition whose works never overlap and that
+// each have one owner again once the faults stop; group members whose views are exact
+// again once the faults stop; once the faults stop, every waiter through within the
+// liveness limit; and once every client is closed, no node and no goroutine left
+// behind. With -chaos.sample it is a soak, failing on growth that does not level off.
+// It prints what it did and found.
 func TestChaos(t *testing.T) {
 	seed := *chaosSeed
 	if seed == 0 {
@@ -80,6 +83,17 @@ func TestChaos(t *testing.T) {
 		ws = append(ws, w)
 	}
 
+	ids := &idSource{}
+	pr, err := newPartitionRun(ctx, newClients("partition", 4), ids)
+	require.NoError(t, err)
+
+	gw, err := newGroupWatch(ctx, newClients("group", 3))
+	require.NoError(t, err)
+
+	cacheClients := newClients("cache", 4)
+	cw, err := newCacheWatch(ctx, cacheClients[0], cacheClients[1:])
+	require.NoError(t, err)
+
 	paused := startPausedProcess(t, e, ws[0]) // on the mutex's path
 
 	began := time.Now()
@@ -96,8 +110,8 @@ func TestChaos(t *testing.T) {
 	f := &faults{e: e, clients: clients}
 	var wg, faulting sync.WaitGroup
 	faulting.Go(func() { f.run(runCtx, seed) })
-	ids := &idSource{}
-	faulting.Go(func() { paused.run(runCtx, f, rand.New(rand.NewPCG(seed, 3)), ids) })
+	faulting.Go(func() { paused.run(runCtx, f, rand.New(rand.NewPCG(seed, 5)), ids) })
+	faulting.Go(func() { cw.write(runCtx, rand.New(rand.NewPCG(seed, 3))) })
 	var soak *sampler
 	if *chaosSample > 0 {
 		soak = newSampler(e, *chaosSample)
@@ -107,8 +121,20 @@ func TestChaos(t *testing.T) {
 	wg.Go(func() {
 		faulting.Wait()
 		lastFault = time.Now()
+		// The caches, the partition and the group settle while the locks' waiters
+		// show that they get through.
+		var settling sync.WaitGroup
+		settling.Go(func() {
+			cw.settle(ctx, e)
+			cw.close(ctx)
+			pr.settle(ctx, lastFault)
+			pr.close(ctx)
+			gw.settle(ctx, lastFault)
+			gw.close(ctx)
+		})
 		pause(ctx, livenessLimit)
 		endWork()
+		settling.Wait()
 	})
 	for k, w := range ws {
 		for i := range w.clients {
@@ -140,8 +166,8 @@ func TestChaos(t *testing.T) {
 		goleak.IgnoreAnyFunction("github.com/zkrecipes/zkrecipes/zktest.(*Proxy).serve"),
 		goleak.IgnoreAnyFunction("github.com/zkrecipes/zkrecipes/zktest.(*Proxy).serve.func1"))
 
-	r := report{seed: seed, ran: ran, faults: f, workloads: ws, clients: clients, orphans: orphans, leftovers: leftovers, leaked: leaked,
-		lastFault: lastFault, paused: paused, soak: soak}
+	r := report{seed: seed, ran: ran, faults: f, workloads: append(ws, pr.items...), caches: cw, partition: pr, group: gw, clients: clients,
+		orphans: orphans, leftovers: leftovers, leaked: leaked, lastFault: lastFault, paused: paused, soak: soak}
 	t.Log("\n" + r.String())
 	require.NoError(t, f.err)
 	require.Zero(t, r.violations(), "violations; see the report above")
@@ -197,6 +223,9 @@ type report struct {
 	ran       time.Duration
 	faults    *faults
 	workloads []*workload
+	caches    *cacheWatch
+	partition *partitionRun
+	group     *groupWatch
 	clients   []*chaosClient
 	leftovers []string       // nodes left once the clients were closed
 	orphans   []string       // ephemeral nodes left while they were open, all work over
@@ -235,6 +264,15 @@ func (r *report) check() {
 			}
 		}
 		add(lossesUntold(w.holds, r.faults.blackholes, r.clientLosts))
+	}
+	if r.group.problem != "" {
+		r.problems = append(r.problems, "group: "+r.group.problem)
+	}
+	if r.partition.problem != "" {
+		r.problems = append(r.problems, "partition: "+r.partition.problem)
+	}
+	for _, p := range r.caches.problems {
+		r.problems = append(r.problems, "cache: "+p)
 	}
 	r.problems = append(r.problems, stuck(r.workloads, r.lastFault)...)
 	r.problems = append(r.problems, r.paused.violations...)
@@ -355,6 +393,9 @@ func (r *report) String() string {
 		"   dead: the node was gone after the hold (or could not be asked for);\n"+
 		"   told: Lost closed during the hold; accepted/refused: writes at the fenced register,\n"+
 		"   refused ones coming from holders whose sessions had died, stopped by the fence)\n")
+	b.WriteString(r.caches.report())
+	b.WriteString(r.partition.report())
+	b.WriteString(r.group.report())
 	b.WriteString(r.paused.String())
 	b.WriteString(livenessLine(r.workloads, r.lastFault))
 	b.WriteString(r.soak.String())

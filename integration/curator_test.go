@@ -2,8 +2,11 @@ package integration
 
 import (
 	"context"
+	"encoding/base64"
 	"fmt"
+	"math/rand/v2"
 	"path"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -15,6 +18,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/zkrecipes/zkrecipes/framework"
+	"github.com/zkrecipes/zkrecipes/recipes/cache"
 	"github.com/zkrecipes/zkrecipes/recipes/election"
 	"github.com/zkrecipes/zkrecipes/recipes/mutex"
 	"github.com/zkrecipes/zkrecipes/recipes/rwlock"
@@ -278,4 +282,82 @@ func TestCuratorTakesOurNamesForProtected(t *testing.T) {
 	name := path.Base(m.Node())
 	java := zkrtest.StartCuratorPeer(t, "protected", name)
 	require.Equal(t, "true", java.Expect(t, ""), "Curator's ProtectedUtils accepts %s", name)
+}
+
+func TestCacheGoAndJavaEndWithTheSameCopy(t *testing.T) {
+	srv := zktest.NewServer(t)
+	ctx := testCtx(t)
+	writer := newClient(t, []string{srv.Addr()})
+	_, err := writer.Create(ctx, "/interop/cache/a", []byte("a"), framework.CreatingParents())
+	require.NoError(t, err)
+
+	java := zkrtest.StartCuratorPeer(t, "cache", srv.Addr(), "/interop/cache", "java-cache")
+	java.Expect(t, "READY")
+	ours, err := cache.New(newClient(t, []string{srv.Addr()}), "/interop/cache")
+	require.NoError(t, err)
+	defer ours.Close()
+	require.NoError(t, ours.Start(ctx))
+
+	// A third client builds, changes and prunes a 3-level tree under both caches.
+	paths := []string{"/interop/cache/a"}
+	for i := range 300 {
+		p := paths[rand.IntN(len(paths))]
+		data := []byte(fmt.Sprint("v", i))
+		switch r := rand.IntN(10); {
+		case r < 3 && strings.Count(p, "/") < 5:
+			if _, err := writer.Create(ctx, fmt.Sprintf("%s/n%d", p, i), data); err == nil {
+				paths = append(paths, fmt.Sprintf("%s/n%d", p, i))
+			}
+		case r < 7:
+			_, _ = writer.Set(ctx, p, data, -1)
+		case r < 8:
+			_, _ = writer.Multi(ctx, framework.DeleteOp(p, -1), framework.CreateOp(p, data))
+		default:
+			_ = writer.Delete(ctx, p, -1) // fails while p has children
+		}
+	}
+
+	last := new(strings.Builder)
+	require.Eventually(t, func() bool {
+		last.Reset()
+		server, err := copyOf(ctx, writer, "/interop/cache")
+		if err != nil {
+			last.WriteString(err.Error())
+			return false
+		}
+		java.Send(t, "dump")
+		var curator []string
+		for line := java.Expect(t, ""); line != "END"; line = java.Expect(t, "") {
+			curator = append(curator, strings.TrimPrefix(line, "NODE "))
+		}
+		var go_ []string
+		for _, n := range ours.Nodes() {
+			go_ = append(go_, fmt.Sprintf("%s %d %d %s", n.Path, n.Stat.Czxid, n.Stat.Version, base64.StdEncoding.EncodeToString(n.Data)))
+		}
+		fmt.Fprintf(last, "server %d nodes, Curator %d, ours %d", len(server), len(curator), len(go_))
+		return slices.Equal(server, curator) && slices.Equal(server, go_)
+	}, wait, 50*time.Millisecond, "the copies never agreed: %s", last)
+}
+
+// copyOf lists a subtree as the peer's dump does: path, czxid, version, base64 data,
+// sorted by path.
+func copyOf(ctx context.Context, c *framework.Client, root string) ([]string, error) {
+	data, stat, err := c.Get(ctx, root)
+	if err != nil {
+		return nil, err
+	}
+	names, _, err := c.Children(ctx, root)
+	if err != nil {
+		return nil, err
+	}
+	out := []string{fmt.Sprintf("%s %d %d %s", root, stat.Czxid, stat.Version, base64.StdEncoding.EncodeToString(data))}
+	for _, name := range names {
+		sub, err := copyOf(ctx, c, root+"/"+name)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, sub...)
+	}
+	slices.Sort(out)
+	return out, nil
 }

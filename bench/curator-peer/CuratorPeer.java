@@ -10,18 +10,27 @@
 //   latch    CONNECT PATH ID            take part in a LeaderLatch
 //   selector CONNECT PATH ID            take part in a LeaderSelector
 //   count    CONNECT PATH COUNTER N ID  N times: lock, add 1 to COUNTER's number, unlock
+//   cache    CONNECT PATH ID            keep a CuratorCache of PATH's subtree; "dump" lists it
+//   group    CONNECT PATH ID PAYLOAD    be a GroupMember; input "members" lists them
+//                                       (MEMBER <id> <payload>, then END), "payload P" sets ours
+//   double   CONNECT PATH MEMBERS       DistributedDoubleBarrier: enter (ENTERED), then
+//                                       on the input line "leave", leave (LEFT)
+//   persistent CONNECT PATH DATA        keep an ephemeral PersistentNode (CREATED <path>)
 //   protected NAME                      print whether Curator takes NAME for a protected node
 //   bench    CONNECT                    run benchmark workloads that bench/ sends (see Bench)
 //
 // Output lines: READY, ACQUIRED <node>, RELEASED, LEADER, NOTLEADER, PARTICIPANT <id>
-// <leader>, END, DONE, ERROR <message>. Input lines: "release" (give back what is
-// held, then exit), "participants" (list them, then END). End of input and SIGTERM
-// release too.
+// <leader>, NODE <path> <czxid> <version> <base64 data>, MEMBER <id> <payload>, END,
+// DONE, ENTERED, LEFT, CREATED <path>, ERROR <message>. Input lines: "release" (give
+// back what is held, then exit), "participants" (list them, then END), "dump" (a
+// cache's nodes sorted by path, then END). End of input and SIGTERM release too.
 import java.io.BufferedReader;
 import java.io.IOException;
 import java.io.InputStreamReader;
 import java.nio.charset.StandardCharsets;
 import java.util.ArrayList;
+import java.util.Base64;
+import java.util.Comparator;
 import java.util.List;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CountDownLatch;
@@ -33,6 +42,10 @@ import java.util.concurrent.atomic.AtomicReference;
 import org.apache.curator.framework.CuratorFramework;
 import org.apache.curator.framework.CuratorFrameworkFactory;
 import org.apache.curator.framework.imps.ProtectedUtils;
+import org.apache.curator.framework.recipes.cache.ChildData;
+import org.apache.curator.framework.recipes.cache.CuratorCache;
+import org.apache.curator.framework.recipes.cache.CuratorCacheListener;
+import org.apache.curator.framework.recipes.barriers.DistributedDoubleBarrier;
 import org.apache.curator.framework.recipes.leader.LeaderLatch;
 import org.apache.curator.framework.recipes.leader.LeaderLatchListener;
 import org.apache.curator.framework.recipes.leader.LeaderSelector;
@@ -43,7 +56,10 @@ import org.apache.curator.framework.recipes.locks.InterProcessMutex;
 import org.apache.curator.framework.recipes.locks.InterProcessReadWriteLock;
 import org.apache.curator.framework.recipes.locks.InterProcessSemaphoreV2;
 import org.apache.curator.framework.recipes.locks.Lease;
+import org.apache.curator.framework.recipes.nodes.GroupMember;
+import org.apache.curator.framework.recipes.nodes.PersistentNode;
 import org.apache.curator.retry.ExponentialBackoffRetry;
+import org.apache.zookeeper.CreateMode;
 import org.apache.zookeeper.data.Stat;
 
 public final class CuratorPeer {
@@ -68,7 +84,7 @@ public final class CuratorPeer {
             return;
         }
         if (args.length < 4) {
-            System.err.println("usage: CuratorPeer mutex|read|write|lease|latch|selector|count CONNECT PATH ...");
+            System.err.println("usage: CuratorPeer mutex|read|write|lease|latch|selector|count|cache|group|double|persistent CONNECT PATH ...");
             System.exit(64);
         }
         CuratorFramework client = CuratorFrameworkFactory.builder()
@@ -152,6 +168,42 @@ public final class CuratorPeer {
                 say("RELEASED");
                 break;
             }
+            case "group": {
+                GroupMember member = new GroupMember(client, path, args[3], args[4].getBytes(StandardCharsets.UTF_8));
+                member.start();
+                say("READY");
+                awaitRelease(null, line -> {
+                    if (line.equals("members")) {
+                        member.getCurrentMembers().forEach((id, payload) ->
+                                say("MEMBER " + id + " " + new String(payload, StandardCharsets.UTF_8)));
+                        say("END");
+                    } else if (line.startsWith("payload ")) {
+                        member.setThisData(line.substring("payload ".length()).getBytes(StandardCharsets.UTF_8));
+                        say("DONE");
+                    }
+                });
+                member.close();
+                say("RELEASED");
+                break;
+            }
+            case "cache": {
+                CountDownLatch initialized = new CountDownLatch(1);
+                CuratorCache cache = CuratorCache.build(client, path);
+                cache.listenable().addListener(CuratorCacheListener.builder()
+                        .forInitialized(initialized::countDown).build());
+                cache.start();
+                initialized.await();
+                say("READY");
+                awaitRelease(() -> {
+                    cache.stream().sorted(Comparator.comparing(ChildData::getPath)).forEach(d -> say("NODE "
+                            + d.getPath() + " " + d.getStat().getCzxid() + " " + d.getStat().getVersion() + " "
+                            + Base64.getEncoder().encodeToString(d.getData() == null ? new byte[0] : d.getData())));
+                    say("END");
+                });
+                cache.close();
+                say("RELEASED");
+                break;
+            }
             case "count": {
                 String counter = args[3];
                 int n = Integer.parseInt(args[4]);
@@ -168,6 +220,35 @@ public final class CuratorPeer {
                     }
                 }
                 say("DONE");
+                break;
+            }
+            case "double": {
+                DistributedDoubleBarrier barrier = new DistributedDoubleBarrier(client, path, Integer.parseInt(args[3]));
+                BufferedReader in = new BufferedReader(new InputStreamReader(System.in, StandardCharsets.UTF_8));
+                say("READY");
+                barrier.enter();
+                say("ENTERED");
+                String line;
+                while ((line = in.readLine()) != null && !line.trim().equals("leave")) {
+                    // wait for the word
+                }
+                if (line != null) {
+                    barrier.leave();
+                    say("LEFT");
+                }
+                break;
+            }
+            case "persistent": {
+                PersistentNode node = new PersistentNode(client, CreateMode.EPHEMERAL, false, path,
+                        args[3].getBytes(StandardCharsets.UTF_8));
+                node.start();
+                if (!node.waitForInitialCreate(30, TimeUnit.SECONDS)) {
+                    throw new IOException("the node was not created within 30 s");
+                }
+                say("CREATED " + node.getActualPath());
+                awaitRelease(null);
+                node.close();
+                say("RELEASED");
                 break;
             }
             default:
@@ -198,6 +279,10 @@ public final class CuratorPeer {
         void list() throws Exception;
     }
 
+    private interface Commands {
+        void run(String line) throws Exception;
+    }
+
     private static void participants(java.util.Collection<Participant> ps) {
         for (Participant p : ps) {
             say("PARTICIPANT " + p.getId() + " " + p.isLeader());
@@ -207,6 +292,11 @@ public final class CuratorPeer {
 
     // awaitRelease reads commands until "release", end of input, or SIGTERM.
     private static void awaitRelease(Lister lister) throws Exception {
+        awaitRelease(lister, null);
+    }
+
+    // commands, if given, receives every other line.
+    private static void awaitRelease(Lister lister, Commands commands) throws Exception {
         CountDownLatch terminated = new CountDownLatch(1);
         Thread reader = new Thread(() -> {
             try (BufferedReader in = new BufferedReader(new InputStreamReader(System.in, StandardCharsets.UTF_8))) {
@@ -215,8 +305,10 @@ public final class CuratorPeer {
                     if (line.equals("release")) {
                         break;
                     }
-                    if (line.equals("participants") && lister != null) {
+                    if ((line.equals("participants") || line.equals("dump")) && lister != null) {
                         lister.list();
+                    } else if (commands != null) {
+                        commands.run(line);
                     }
                 }
             } catch (Exception e) {

@@ -20,8 +20,8 @@ import (
 
 var inspectCmd = &command{
 	name:     "inspect",
-	synopsis: "inspect PATH [--json]",
-	summary:  "list who holds and who waits at a lock, semaphore or election",
+	synopsis: "inspect PATH [--json] [--tree [--depth N]]",
+	summary:  "list who holds and who waits at a lock, semaphore or election; who owns what in a partition; or sum up a subtree",
 	help: `Lists the participants at PATH in queue order: node, id, session, age, fencing
 token (the node's czxid) and whether it holds or waits. PATH may be any recipe's:
 a mutex or leader selector (lock- nodes), a leader latch (latch-), a read/write
@@ -38,42 +38,79 @@ The nodes in PATH/locks wait. (An acquirer that has just been granted its lease
 may still show as waiting for a moment, until it leaves PATH/locks.)
 
 The token shown is the node's czxid; a holder's ZKR_FENCING_TOKEN is at least
-that (it is the zxid of the listing that granted the hold).`,
-	example: "  zkr inspect /cron/backup\n  zkr inspect /cron/backup --json | jq -r '.participants[] | select(.state == \"holder\") | .id'",
+that (it is the zxid of the listing that granted the hold).
+
+A partition's PATH (zkrecipes' partition.Partitioner: PATH/members, PATH/items)
+lists its members, then each item with a lock queue: its owner (the holder of
+PATH/items/ITEM), the owner's token and how many wait for it.
+
+With --tree, PATH is any node: zkr loads its subtree (--depth levels of it) into a
+cache, as a program following it with recipes/cache would hold it, and sums it up:
+nodes, levels, bytes of data, ephemeral nodes, the last node changed, nodes an ACL
+refused, and each child's share.`,
+	example: "  zkr inspect /cron/backup\n  zkr inspect /cron/backup --json | jq -r '.participants[] | select(.state == \"holder\") | .id'\n  zkr inspect /config --tree --depth 2\n  zkr inspect /scheduler",
 	exits:   "Exit codes:\n  0    listed (also when nobody takes part)\n  64   usage error\n  69   ZooKeeper unreachable, or a request failed\n",
 	flags: func(fs *flag.FlagSet) func(*env, []string, []string, bool) int {
-		asJSON := fs.Bool("json", false, "print JSON for scripts, one object: {path, recipe, participants: [...]}")
+		asJSON := fs.Bool("json", false, "print JSON for scripts, one object: {path, recipe, participants: [...]}, or with --tree the summary")
+		tree := fs.Bool("tree", false, "sum up the subtree at PATH, loaded into a cache")
+		depth := fs.Int("depth", -1, "with --tree, how many levels below PATH to load (default all)")
 		return func(e *env, pos, argv []string, dash bool) int {
 			if dash {
 				return e.fail(usageError("inspect runs no command"))
+			}
+			if *tree {
+				return inspectTree(e, pos, *depth, *asJSON)
 			}
 			p, err := pathArg(pos, nil, false, false)
 			if err != nil {
 				return e.fail(err)
 			}
-			s, code := e.start()
-			if s == nil {
-				return code
-			}
-			defer s.close()
-			ctx, stop := s.interruptible(context.Background())
-			q, err := survey(ctx, s.client, p)
-			if sig := stop(); sig != 0 {
-				return exitSignal + int(sig)
-			}
-			if err != nil {
-				return s.fail(zkError("inspecting %s: %v", p, err))
-			}
-			if *asJSON {
-				out := json.NewEncoder(e.stdout)
-				out.SetIndent("", "  ")
-				_ = out.Encode(q)
-			} else {
-				q.print(e)
-			}
-			return exitOK
+			return inspectWith(e, p, *asJSON, func(ctx context.Context, c *framework.Client) (finding, error) {
+				return survey(ctx, c, p)
+			})
 		}
 	},
+}
+
+// finding is what inspect found, printed for people or as JSON.
+type finding interface{ print(e *env) }
+
+// inspectWith connects, looks at p, and prints what it found.
+func inspectWith(e *env, p string, asJSON bool, look func(context.Context, *framework.Client) (finding, error)) int {
+	s, code := e.start()
+	if s == nil {
+		return code
+	}
+	defer s.close()
+	ctx, stop := s.interruptible(context.Background())
+	found, err := look(ctx, s.client)
+	if sig := stop(); sig != 0 {
+		return exitSignal + int(sig)
+	}
+	if err != nil {
+		return s.fail(zkError("inspecting %s: %v", p, err))
+	}
+	if asJSON {
+		out := json.NewEncoder(e.stdout)
+		out.SetIndent("", "  ")
+		_ = out.Encode(found)
+	} else {
+		found.print(e)
+	}
+	return exitOK
+}
+
+// inspectTree is inspect --tree.
+func inspectTree(e *env, pos []string, depth int, asJSON bool) int {
+	if len(pos) != 1 {
+		return e.fail(usageError("want one PATH"))
+	}
+	if err := framework.ValidatePath(pos[0]); err != nil {
+		return e.fail(usageError("invalid PATH %s", strings.TrimPrefix(err.Error(), framework.ErrInvalidPath.Error()+" ")))
+	}
+	return inspectWith(e, pos[0], asJSON, func(ctx context.Context, c *framework.Client) (finding, error) {
+		return summarize(ctx, c, pos[0], depth)
+	})
 }
 
 const (
@@ -84,8 +121,19 @@ const (
 // queue is what survey finds at a path.
 type queue struct {
 	Path         string        `json:"path"`
-	Recipe       string        `json:"recipe"` // mutex, rwlock, semaphore, latch, leases; "" when nobody takes part
+	Recipe       string        `json:"recipe"` // mutex, rwlock, semaphore, latch, leases, partition; "" when nobody takes part
 	Participants []participant `json:"participants"`
+	// A partition's members and items, in name order.
+	Members []string        `json:"members,omitempty"`
+	Items   []partitionItem `json:"items,omitempty"`
+}
+
+// partitionItem is one item of a partition, as its lock queue shows it.
+type partitionItem struct {
+	Name         string `json:"name"`
+	Owner        string `json:"owner"` // the holder's id, "" while nobody holds
+	FencingToken int64  `json:"fencing_token"`
+	Waiting      int    `json:"waiting"`
 }
 
 // participant is one node of the queue.
@@ -144,6 +192,9 @@ func survey(ctx context.Context, c *framework.Client, p string) (*queue, error) 
 	children, err := listChildren(ctx, c, p)
 	if err != nil {
 		return nil, err
+	}
+	if slices.Contains(children, "members") && slices.Contains(children, "items") {
+		return surveyPartition(ctx, c, q)
 	}
 	if slices.Contains(children, "leases") || slices.Contains(children, "locks") {
 		// A semaphore: PATH/leases holds the leases, PATH/locks queues who waits
@@ -220,6 +271,33 @@ func survey(ctx context.Context, c *framework.Client, p string) (*queue, error) 
 	return q, nil
 }
 
+// surveyPartition lists a partition's members, and each item's owner: the holder
+// of its lock, PATH/items/ITEM.
+func surveyPartition(ctx context.Context, c *framework.Client, q *queue) (*queue, error) {
+	q.Recipe = "partition"
+	members, err := listChildren(ctx, c, path.Join(q.Path, "members"))
+	if err != nil {
+		return nil, err
+	}
+	q.Members = slices.Sorted(slices.Values(members))
+	items, err := listChildren(ctx, c, path.Join(q.Path, "items"))
+	if err != nil {
+		return nil, err
+	}
+	for _, name := range slices.Sorted(slices.Values(items)) {
+		ps, err := readDir(ctx, c, path.Join(q.Path, "items", name), "lock")
+		if err != nil {
+			return nil, err
+		}
+		it := partitionItem{Name: name}
+		if len(ps) > 0 {
+			it.Owner, it.FencingToken, it.Waiting = ps[0].ID, ps[0].FencingToken, len(ps)-1
+		}
+		q.Items = append(q.Items, it)
+	}
+	return q, nil
+}
+
 // readDir reads the participants of one kind under dir, in queue order.
 func readDir(ctx context.Context, c *framework.Client, dir, kind string) ([]participant, error) {
 	names, err := listChildren(ctx, c, dir)
@@ -274,6 +352,10 @@ func read(ctx context.Context, c *framework.Client, dir string, ms []member) ([]
 }
 
 func (q *queue) print(e *env) {
+	if q.Recipe == "partition" {
+		q.printPartition(e)
+		return
+	}
 	if len(q.Participants) == 0 {
 		fmt.Fprintf(e.stdout, "%s: no participants\n", q.Path)
 		return
@@ -285,6 +367,24 @@ func (q *queue) print(e *env) {
 		rel := strings.TrimPrefix(p.Node, strings.TrimSuffix(q.Path, "/")+"/")
 		fmt.Fprintf(tw, "%d\t%s\t%s\t%s\t%s\t%s\t%d\t%s\n", i+1, p.State, p.Kind, p.ID, p.Session,
 			age(time.Duration(p.AgeSeconds*float64(time.Second))), p.FencingToken, rel)
+	}
+	_ = tw.Flush()
+}
+
+func (q *queue) printPartition(e *env) {
+	fmt.Fprintf(e.stdout, "%s: partition, %d members (%s), %d items with an owner or a queue\n",
+		q.Path, len(q.Members), strings.Join(q.Members, ", "), len(q.Items))
+	if len(q.Items) == 0 {
+		return
+	}
+	tw := tabwriter.NewWriter(e.stdout, 0, 4, 2, ' ', 0)
+	fmt.Fprintln(tw, "ITEM\tOWNER\tTOKEN\tWAITING")
+	for _, it := range q.Items {
+		owner := it.Owner
+		if owner == "" {
+			owner = "-"
+		}
+		fmt.Fprintf(tw, "%s\t%s\t%d\t%d\n", it.Name, owner, it.FencingToken, it.Waiting)
 	}
 	_ = tw.Flush()
 }

@@ -1,7 +1,9 @@
 // Command scheduler is zkrecipes' demo, run by `make demo`: three replicas of a
 // scheduler elect one poller, the poller's session is expired and another replica
-// takes over, then five workers add to a shared counter under a lock. It checks what
-// it shows, and exits non-zero if an invariant broke.
+// takes over; then the replicas share twelve jobs through the partitioner, one is
+// killed and its jobs move while the others' keep running, and a new one takes its
+// share; then five workers add to a shared counter under a lock. It checks what it
+// shows, and exits non-zero if an invariant broke.
 //
 // Without configuration it starts a throwaway ZooKeeper; with ZK_SERVERS set
 // (host:port,host:port) it uses that ensemble, under a fresh namespace.
@@ -20,6 +22,7 @@ import (
 	"github.com/zkrecipes/zkrecipes/framework"
 	"github.com/zkrecipes/zkrecipes/recipes/election"
 	"github.com/zkrecipes/zkrecipes/recipes/mutex"
+	"github.com/zkrecipes/zkrecipes/recipes/partition"
 	"github.com/zkrecipes/zkrecipes/zktest"
 )
 
@@ -47,7 +50,7 @@ func main() {
 }
 
 func run(ctx context.Context) error {
-	fmt.Println("zkrecipes demo: one scheduler poller among three replicas, then a counter under a lock")
+	fmt.Println("zkrecipes demo: one scheduler poller among three replicas, then jobs shared among them, then a counter under a lock")
 	servers, namespace, stop, err := zookeeper(ctx)
 	if err != nil {
 		return err
@@ -92,6 +95,10 @@ func run(ctx context.Context) error {
 		return fmt.Errorf("two replicas polled at once (%d times)", p.overlaps.Load())
 	}
 
+	if err := shareJobs(ctx, servers[0], namespace); err != nil {
+		return err
+	}
+
 	count, err := countUnderLock(ctx, servers, namespace)
 	if err != nil {
 		return err
@@ -99,7 +106,8 @@ func run(ctx context.Context) error {
 	if count != workers*increments {
 		return fmt.Errorf("the counter is %d, not %d: the lock let two writers in", count, workers*increments)
 	}
-	fmt.Printf("OK: one poller at a time; leadership moved from %s to %s after its session expired; the count is exact (%d).\n",
+	fmt.Printf("OK: one poller at a time; leadership moved from %s to %s after its session expired; "+
+		"every job ran on one replica at a time and moved only when it had to; the count is exact (%d).\n",
 		first, second, count)
 	return nil
 }
@@ -185,15 +193,19 @@ func (p *pollers) waitForPolls(ctx context.Context, not string, n int) (string, 
 	}
 }
 
+// replica is one replica's session, through a fault proxy that can silence it, and
+// what it runs: the poller's election, or its share of the jobs.
 type replica struct {
 	name      string
 	proxy     *zktest.Proxy
 	client    *framework.Client
 	selector  *election.Selector
+	jobs      *partition.Partitioner
 	closeOnce sync.Once
 }
 
-func startReplica(ctx context.Context, name, server, namespace string, p *pollers) (*replica, error) {
+// connect gives a replica its own session, through a proxy of its own.
+func connect(name, server, namespace string) (*replica, error) {
 	proxy, err := zktest.StartProxy(server)
 	if err != nil {
 		return nil, err
@@ -204,7 +216,14 @@ func startReplica(ctx context.Context, name, server, namespace string, p *poller
 		proxy.Close()
 		return nil, err
 	}
-	r := &replica{name: name, proxy: proxy, client: client}
+	return &replica{name: name, proxy: proxy, client: client}, nil
+}
+
+func startReplica(ctx context.Context, name, server, namespace string, p *pollers) (*replica, error) {
+	r, err := connect(name, server, namespace)
+	if err != nil {
+		return nil, err
+	}
 	// The poller: runs only while this replica leads, and stops as soon as its
 	// leadership may be lost (the Selector cancels ctx on Suspended).
 	lead := func(ctx context.Context) error {
@@ -223,7 +242,7 @@ func startReplica(ctx context.Context, name, server, namespace string, p *poller
 			}
 		}
 	}
-	r.selector, err = election.NewSelector(client, "/scheduler/poller", lead, election.WithID(name), election.AutoRequeue())
+	r.selector, err = election.NewSelector(r.client, "/scheduler/poller", lead, election.WithID(name), election.AutoRequeue())
 	if err == nil {
 		err = r.selector.Start(ctx)
 	}
@@ -234,12 +253,17 @@ func startReplica(ctx context.Context, name, server, namespace string, p *poller
 	return r, nil
 }
 
+// close stops what the replica runs and ends its session; a second close does
+// nothing. A silenced replica gives up after two seconds.
 func (r *replica) close() {
 	r.closeOnce.Do(func() {
-		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
 		defer cancel()
 		if r.selector != nil {
 			_ = r.selector.Close(ctx)
+		}
+		if r.jobs != nil {
+			_ = r.jobs.Close(ctx)
 		}
 		_ = r.client.Close()
 		_ = r.proxy.Close()

@@ -65,6 +65,22 @@ func (p *CuratorPeer) Send(t testing.TB, line string) {
 	require.NoError(t, err)
 }
 
+// Members asks a peer running `group` for the members its GroupMember sees: id ->
+// payload.
+func (p *CuratorPeer) Members(t testing.TB) map[string]string {
+	t.Helper()
+	p.Send(t, "members")
+	members := map[string]string{}
+	for {
+		line := p.Expect(t, "")
+		if line == "END" {
+			return members
+		}
+		id, payload, _ := strings.Cut(strings.TrimPrefix(line, "MEMBER "), " ")
+		members[id] = payload
+	}
+}
+
 // stop releases what the peer holds and waits for it to exit.
 func (p *CuratorPeer) stop() {
 	_, _ = io.WriteString(p.stdin, "release\n")

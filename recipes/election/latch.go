@@ -10,9 +10,6 @@ import (
 	"strings"
 	"sync"
 	"sync/atomic"
-	"time"
-
-	"github.com/cenkalti/backoff/v4"
 
 	"github.com/zkrecipes/zkrecipes/framework"
 	"github.com/zkrecipes/zkrecipes/recipes/internal/lockqueue"
@@ -110,14 +107,14 @@ func (l *Latch) Start(ctx context.Context) error {
 // run follows the election until ctx ends (Close) or the client closes.
 func (l *Latch) run(ctx context.Context, n *lockqueue.Node) {
 	defer close(l.done)
-	var pauses backoff.BackOff
+	pauses := &lockqueue.Pauses{Client: l.c}
 	for ctx.Err() == nil && l.c.Context().Err() == nil {
 		t := lockqueue.Track(l.c)
 		if n == nil {
 			var err error
 			if n, err = lockqueue.CreateNode(ctx, l.c, l.q.Path, latchName, l.id); err != nil {
 				t.Stop()
-				pauses = l.pause(ctx, pauses, err)
+				l.pause(ctx, pauses, err)
 				continue
 			}
 			l.mu.Lock()
@@ -131,10 +128,10 @@ func (l *Latch) run(ctx context.Context, n *lockqueue.Node) {
 				n.Delete(ctx, l.c) // an earlier session's node is nobody's: let it go now
 				n = nil
 			}
-			pauses = l.pause(ctx, pauses, err)
+			l.pause(ctx, pauses, err)
 			continue
 		}
-		pauses = nil
+		pauses.Reset()
 		l.setLeader(true, h.FencingToken(), h.Lost())
 		select {
 		case <-h.Lost(): // an error state, or the client closed
@@ -150,29 +147,12 @@ func (l *Latch) run(ctx context.Context, n *lockqueue.Node) {
 
 // pause waits between two failed attempts to follow the election, as the client's
 // retry policy says, and without end: a latch never gives up until Close.
-func (l *Latch) pause(ctx context.Context, b backoff.BackOff, err error) backoff.BackOff {
+func (l *Latch) pause(ctx context.Context, pauses *lockqueue.Pauses, err error) {
 	if ctx.Err() != nil {
-		return b
+		return
 	}
-	if b == nil {
-		b = l.c.RetryPolicy().NewBackOff()
-	}
-	d := b.NextBackOff()
-	if d == backoff.Stop {
-		b.Reset()
-		d = b.NextBackOff()
-		if d == backoff.Stop {
-			d = time.Second
-		}
-	}
-	l.c.Logger().Debug("zkrecipes: latch retrying", "path", l.q.Path, "error", err, "after", d)
-	t := time.NewTimer(d)
-	defer t.Stop()
-	select {
-	case <-t.C:
-	case <-ctx.Done():
-	}
-	return b
+	l.c.Logger().Debug("zkrecipes: latch retrying", "path", l.q.Path, "error", err)
+	pauses.Wait(ctx, nil)
 }
 
 func (l *Latch) setLeader(leader bool, token int64, term <-chan struct{}) {

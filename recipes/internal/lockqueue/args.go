@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 	"strconv"
+	"strings"
 
 	"github.com/zkrecipes/zkrecipes/framework"
 )
@@ -44,4 +45,19 @@ func Rename(err, notHeld, lost error, where string) error {
 		return fmt.Errorf("%w: %w", lost, err)
 	}
 	return fmt.Errorf("%s: %w", where, err)
+}
+
+// CheckName is the check of a name that a recipe makes one node of (a group
+// member's id, a partitioned item): one path segment, which ZooKeeper takes.
+func CheckName(name string) error {
+	if name == "" {
+		return errors.New("empty name")
+	}
+	if strings.Contains(name, "/") {
+		return fmt.Errorf("%q is not a node name: it holds a %q", name, "/")
+	}
+	if err := framework.ValidatePath("/" + name); err != nil {
+		return fmt.Errorf("%q is not a node name: %w", name, err)
+	}
+	return nil
 }

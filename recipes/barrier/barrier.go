@@ -1,0 +1,69 @@
+package barrier
+
+import (
+	"context"
+	"errors"
+	"fmt"
+
+	"github.com/go-zookeeper/zk"
+
+	"github.com/zkrecipes/zkrecipes/framework"
+)
+
+// Barrier holds processes back while its node exists: Curator's DistributedBarrier.
+type Barrier struct {
+	c    *framework.Client
+	path string
+}
+
+// New makes a Barrier on the node at path. Nothing is sent to ZooKeeper until a
+// method is called.
+func New(c *framework.Client, path string) (*Barrier, error) {
+	if err := checkArgs(c, path); err != nil {
+		return nil, err
+	}
+	return &Barrier{c: c, path: path}, nil
+}
+
+// Set raises the barrier: it makes its node (persistent, with container parents),
+// if it is not there yet.
+func (b *Barrier) Set(ctx context.Context) error {
+	_, err := b.c.Create(ctx, b.path, localAddress(), framework.CreatingParents())
+	if err != nil && !errors.Is(err, zk.ErrNodeExists) {
+		return fmt.Errorf("barrier: setting %s: %w", b.path, err)
+	}
+	return nil
+}
+
+// Remove lowers the barrier: every Wait returns. Removing a barrier that is not set
+// does nothing.
+func (b *Barrier) Remove(ctx context.Context) error {
+	err := b.c.Delete(ctx, b.path, -1)
+	if err != nil && !errors.Is(err, zk.ErrNoNode) {
+		return fmt.Errorf("barrier: removing %s: %w", b.path, err)
+	}
+	return nil
+}
+
+// Wait blocks until the barrier is not set: at once if it is not, else until it is
+// removed. It waits through lost connections and sessions; it returns early only
+// when ctx ends (an error wrapping ctx's), the client closes, or ZooKeeper refuses
+// to let it look (an ACL).
+func (b *Barrier) Wait(ctx context.Context) error {
+	w := newWaiter(b.c)
+	defer w.stop()
+	for {
+		ok, _, watch, err := b.c.ExistsW(ctx, b.path)
+		switch {
+		case err != nil:
+			err = w.failed(ctx, err)
+		case !ok:
+			return nil
+		default:
+			err = w.await(ctx, watch)
+		}
+		if err != nil {
+			return fmt.Errorf("barrier: waiting on %s: %w", b.path, err)
+		}
+	}
+}

@@ -1,0 +1,303 @@
+package cache
+
+import (
+	"context"
+	"fmt"
+	"log/slog"
+	"slices"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/zkrecipes/zkrecipes/framework"
+)
+
+// workers is how many reads the cache has in flight at most: enough to load a wide
+// tree at the speed of the connection, few enough to leave room for other work.
+const workers = 8
+
+// Cache is a local copy of a node, its children or its subtree, kept converging to
+// the server's. It is safe for concurrent use.
+type Cache struct {
+	c    *framework.Client
+	path string
+	o    options
+	log  *slog.Logger
+
+	// The copy and the listeners, read by any goroutine, changed by the loop.
+	mu        sync.RWMutex
+	nodes     map[string]*entry // every node known below the path, live or not
+	live      int               // nodes in the copy
+	listeners map[int]listener
+	nextID    int
+	emitted   int // events emitted so far
+
+	// The loop's own state: touched only on the loop's goroutine.
+	root       *entry
+	watches    *watchMux
+	epoch      atomic.Int64 // moves on Suspended and Lost; workers read it
+	lostEpoch  int64        // the epoch the last Lost began
+	unsettled  int          // reads needed before the copy is complete (Initialized, Synced)
+	syncing    bool         // Initialized or Synced is due once unsettled is 0
+	ready      bool         // Initialized was emitted
+	holding    bool         // after Lost: reads wait for a Sync of the new session
+	holdingNow atomic.Bool  // holding, for the workers
+	held       []task
+	failed     []failure // reads that failed on a connection error, to send again
+	retry      *time.Timer
+	retryArmed bool
+	stopped    bool // the client closed: no more reads
+
+	inbox    *fifo[func()] // work for the loop
+	tasks    *fifo[task]   // reads for the workers
+	outbox   *fifo[delivery]
+	ctx      context.Context // ends at Close
+	cancel   context.CancelFunc
+	running  sync.WaitGroup // the loop, the workers and the watch shards
+	delivery sync.WaitGroup // the goroutine that calls listeners
+	inside   atomic.Bool    // a listener is running
+	initDone chan struct{}  // closed once Initialized has been delivered
+
+	life      sync.Mutex
+	started   bool
+	closed    bool
+	stopState func()
+}
+
+type listener struct {
+	fn    func(Event)
+	after int // events emitted before it registered
+}
+
+type delivery struct {
+	ev Event
+	n  int
+}
+
+// New makes a cache of path and what lies below it (see Depth), for c. Nothing is
+// read until Start. path may be the root "/".
+func New(c *framework.Client, path string, opts ...Option) (*Cache, error) {
+	if c == nil {
+		return nil, fmt.Errorf("%w: nil client", ErrInvalid)
+	}
+	if err := framework.ValidatePath(path); err != nil {
+		return nil, fmt.Errorf("%w: %w", ErrInvalid, err)
+	}
+	o := defaultOptions()
+	for _, opt := range opts {
+		if opt == nil {
+			return nil, fmt.Errorf("%w: nil Option", ErrInvalid)
+		}
+		if err := opt(&o); err != nil {
+			return nil, fmt.Errorf("%w: %w", ErrInvalid, err)
+		}
+	}
+	ca := &Cache{
+		c:         c,
+		path:      path,
+		o:         o,
+		log:       c.Logger(),
+		nodes:     map[string]*entry{},
+		listeners: map[int]listener{},
+		inbox:     newFifo[func()](),
+		tasks:     newFifo[task](),
+		outbox:    newFifo[delivery](),
+		initDone:  make(chan struct{}),
+	}
+	ca.ctx, ca.cancel = context.WithCancel(context.Background())
+	ca.root = &entry{path: path}
+	ca.nodes[path] = ca.root
+	ca.watches = &watchMux{ctx: ca.ctx, running: &ca.running, fired: ca.fired}
+	return ca, nil
+}
+
+// Path is the path of the cached node.
+func (ca *Cache) Path() string { return ca.path }
+
+// Start begins watching, and returns once the first complete copy is loaded and
+// Initialized delivered to the listeners registered by then. If ctx ends first,
+// Start returns its error and the cache goes on loading in the background (Close
+// stops it). A second Start returns ErrStarted; Start after Close, ErrClosed. A
+// cache started before its client has a session waits for one.
+func (ca *Cache) Start(ctx context.Context) error {
+	ca.life.Lock()
+	switch {
+	case ca.closed:
+		ca.life.Unlock()
+		return ErrClosed
+	case ca.started:
+		ca.life.Unlock()
+		return ErrStarted
+	}
+	ca.started = true
+	ca.stopState = ca.c.Listen(func(s framework.ConnectionState) {
+		ca.inbox.push(func() { ca.connection(s) })
+	})
+	ca.running.Add(1 + workers)
+	go ca.loop()
+	for range workers {
+		go ca.work()
+	}
+	ca.delivery.Add(1)
+	go ca.deliver()
+	ca.inbox.push(func() {
+		ca.syncing = true
+		ca.want(ca.root, dataRead)
+	})
+	ca.life.Unlock()
+
+	select {
+	case <-ca.initDone:
+		return nil
+	case <-ctx.Done():
+		return fmt.Errorf("cache: start %s: %w", ca.path, ctx.Err())
+	case <-ca.ctx.Done():
+		return ErrClosed
+	}
+}
+
+// Close stops watching: no read is sent and no event delivered after it returns
+// (ZooKeeper keeps the watches already set until they fire or the session ends, and
+// the cache sets none again). The copy stays as it was: Get, Children, Len and Nodes
+// still answer from it. Close is idempotent, and may be called from a listener.
+func (ca *Cache) Close() error {
+	ca.life.Lock()
+	if ca.closed {
+		ca.life.Unlock()
+		return nil
+	}
+	ca.closed = true
+	stop := ca.stopState
+	ca.life.Unlock()
+	if stop != nil {
+		stop()
+	}
+	ca.cancel()
+	ca.running.Wait()
+	if ca.retry != nil {
+		ca.retry.Stop()
+	}
+	if !ca.inside.Load() { // else Close runs inside a listener: it cannot wait for itself
+		ca.delivery.Wait()
+	}
+	return nil
+}
+
+// Get returns the node at path (absolute, inside the cached tree) if the copy has
+// it.
+func (ca *Cache) Get(path string) (Node, bool) {
+	ca.mu.RLock()
+	defer ca.mu.RUnlock()
+	e := ca.nodes[path]
+	if e == nil || !e.live {
+		return Node{}, false
+	}
+	return e.node, true
+}
+
+// Children returns the names of the children of path that the copy has, sorted; nil
+// if the copy has no node at path.
+func (ca *Cache) Children(path string) []string {
+	ca.mu.RLock()
+	defer ca.mu.RUnlock()
+	e := ca.nodes[path]
+	if e == nil || !e.live {
+		return nil
+	}
+	names := make([]string, 0, len(e.kids))
+	for name, kid := range e.kids {
+		if kid.live {
+			names = append(names, name)
+		}
+	}
+	slices.Sort(names)
+	return names
+}
+
+// Len is the number of nodes in the copy.
+func (ca *Cache) Len() int {
+	ca.mu.RLock()
+	defer ca.mu.RUnlock()
+	return ca.live
+}
+
+// Nodes returns every node of the copy, sorted by path.
+func (ca *Cache) Nodes() []Node {
+	ca.mu.RLock()
+	out := make([]Node, 0, ca.live)
+	for _, e := range ca.nodes {
+		if e.live {
+			out = append(out, e.node)
+		}
+	}
+	ca.mu.RUnlock()
+	slices.SortFunc(out, func(a, b Node) int { return strings.Compare(a.Path, b.Path) })
+	return out
+}
+
+// Listen registers fn to hear every event emitted after this call, in order, on one
+// goroutine of the cache's, never two calls at once. Register before Start to hear
+// the copy being loaded. fn must not block for long: later events wait for it. stop
+// unregisters fn, and may be called from within fn. After Close, and for a nil fn,
+// Listen does nothing and returns a stop that does nothing.
+func (ca *Cache) Listen(fn func(Event)) (stop func()) {
+	ca.life.Lock()
+	closed := ca.closed
+	ca.life.Unlock()
+	if fn == nil || closed {
+		return func() {}
+	}
+	ca.mu.Lock()
+	id := ca.nextID
+	ca.nextID++
+	ca.listeners[id] = listener{fn: fn, after: ca.emitted}
+	ca.mu.Unlock()
+	return func() {
+		ca.mu.Lock()
+		delete(ca.listeners, id)
+		ca.mu.Unlock()
+	}
+}
+
+// emit queues ev for the listeners; ca.mu is held, so that a listener registered
+// at any moment hears exactly the events after the copy it could read then.
+func (ca *Cache) emit(ev Event) {
+	ca.emitted++
+	ca.outbox.push(delivery{ev: ev, n: ca.emitted})
+}
+
+// deliver calls the listeners, in order, until Close.
+func (ca *Cache) deliver() {
+	defer ca.delivery.Done()
+	for {
+		d, ok := ca.outbox.pop(ca.ctx.Done())
+		if !ok {
+			return
+		}
+		ca.mu.RLock()
+		ids := make([]int, 0, len(ca.listeners))
+		for id, l := range ca.listeners {
+			if l.after < d.n {
+				ids = append(ids, id)
+			}
+		}
+		slices.Sort(ids)
+		fns := make([]func(Event), len(ids))
+		for i, id := range ids {
+			fns[i] = ca.listeners[id].fn
+		}
+		ca.mu.RUnlock()
+		ca.inside.Store(true)
+		for _, fn := range fns {
+			if ca.ctx.Err() != nil {
+				break
+			}
+			fn(d.ev)
+		}
+		ca.inside.Store(false)
+		if d.ev.Type == Initialized {
+			close(ca.initDone)
+		}
+	}
+}

@@ -1,0 +1,42 @@
+// Package cache keeps a local copy of a ZooKeeper node, its children or its whole
+// subtree, and tells listeners how it changes: Apache Curator's CuratorCache,
+// TreeCache, PathChildrenCache and NodeCache in one type. Depth(0) follows one node,
+// Depth(1) a node and its children, and the default the whole subtree; WithoutData
+// keeps stats only; WithSelector leaves subtrees out.
+//
+// go-zookeeper has one-shot watches only, so the cache reads every node with a watch
+// and reads it again, with a new watch, each time the watch fires. That loop is easy
+// to get subtly wrong, and this package exists so that no recipe writes it twice
+// (the group and shared-value recipes follow their nodes through it):
+//
+//   - No update is missed. A node has at most one read of each kind (data, children)
+//     in flight, and a watch that fires meanwhile asks for another read after it, so
+//     a change made while a watch is being set again is read. A node deleted and
+//     created again between two reads is told apart by its czxid and reported as
+//     Deleted then Created, even when its version is the same; a node created after
+//     its parent's last listing joins the copy only once a listing of that parent
+//     shows it, so it is never filed under an earlier incarnation of its parent.
+//   - No impossible history. A listener never hears Changed or Deleted of a node it
+//     was not told exists, Created twice without a Deleted between, a version that
+//     goes back, or a child before its parent is created or after it is deleted.
+//     Stale answers (an older incarnation, older data) are ignored, never applied.
+//   - Connection faults. On Suspended the cache says so and keeps its copy; when the
+//     connection is back it reads every node again and says Synced. After a session
+//     loss (Lost) every watch is gone: the cache first Syncs the new session's
+//     server (which may lag the one it read from), then reads every node again and
+//     reports only the differences, as ordinary events, then Synced.
+//   - The cached node may not exist yet, or be deleted and come back: the cache
+//     watches for its creation (one existence watch) and follows it.
+//   - Cost. One data watch and one child watch per cached node at most (a second
+//     read while a watch is armed sets none), one read per watch that fired, plus
+//     the reads of each node newly seen; nothing is polled. Reads go through a few
+//     workers, and watches are waited on by one goroutine per 64: there is no
+//     goroutine per node. Close sets no watch again; ZooKeeper keeps those already
+//     set until they fire or the session ends (go-zookeeper cannot remove them).
+//   - A node an ACL refuses is reported once (an Error event wrapping ErrRefused)
+//     and left out, not asked for again in a loop.
+//
+// Listeners hear events in order, one at a time, on a goroutine of the cache's;
+// register them before Start to hear the copy being loaded. Get, Children, Len and
+// Nodes read the copy at any time, also after Close.
+package cache

@@ -1,0 +1,55 @@
+package cache_test
+
+import (
+	"context"
+	"fmt"
+
+	"github.com/zkrecipes/zkrecipes/framework"
+	"github.com/zkrecipes/zkrecipes/recipes/cache"
+	"github.com/zkrecipes/zkrecipes/zktest"
+)
+
+func ExampleCache() {
+	ctx := context.Background()
+	srv, err := zktest.StartServer(ctx) // a throwaway ZooKeeper; use your ensemble's addresses
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	defer srv.Close()
+	client, err := framework.New([]string{srv.Addr()})
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	defer client.Close()
+	_, _ = client.Create(ctx, "/config/db/url", []byte("postgres://primary"), framework.CreatingParents())
+
+	// Follow /config and everything below it.
+	config, err := cache.New(client, "/config")
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	defer config.Close()
+	changed := make(chan cache.Event, 10)
+	config.Listen(func(ev cache.Event) {
+		if ev.Type == cache.Changed {
+			changed <- ev
+		}
+	})
+	if err := config.Start(ctx); err != nil { // returns with the first complete copy
+		fmt.Println(err)
+		return
+	}
+	url, _ := config.Get("/config/db/url")
+	fmt.Printf("%d nodes; url = %s\n", config.Len(), url.Data)
+
+	// Another process moves the database; the copy follows.
+	_, _ = client.Set(ctx, "/config/db/url", []byte("postgres://replica"), -1)
+	ev := <-changed
+	fmt.Printf("%s: %s -> %s (version %d)\n", ev.Path, ev.Old.Data, ev.New.Data, ev.New.Stat.Version)
+	// Output:
+	// 3 nodes; url = postgres://primary
+	// /config/db/url: postgres://primary -> postgres://replica (version 1)
+}

@@ -1,0 +1,245 @@
+package cache
+
+import (
+	"fmt"
+	"math"
+	"runtime"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/go-zookeeper/zk"
+	"github.com/stretchr/testify/require"
+
+	"github.com/zkrecipes/zkrecipes/framework"
+	"github.com/zkrecipes/zkrecipes/zktest"
+)
+
+// changesOutside is what a writer does while the cache cannot hear, and the events
+// that difference must come back as.
+func changesOutside(t *testing.T, w *framework.Client, log *writes) []string {
+	t.Helper()
+	log.add("/storm/d0/new", 0, "new")
+	log.add("/storm/d1/n0", 1, "changed")
+	log.add("/storm/d1/n1", 1, "changed")
+	del(t, w, "/storm/d0/n0")
+	del(t, w, "/storm/d0/n1")
+	create(t, w, "/storm/d0/new", "new")
+	set(t, w, "/storm/d1/n0", "changed")
+	set(t, w, "/storm/d1/n1", "changed")
+	for n := range 10 {
+		del(t, w, fmt.Sprintf("/storm/d4/n%d", n))
+	}
+	del(t, w, "/storm/d4")
+	want := []string{"Deleted /storm/d0/n0", "Deleted /storm/d0/n1", "Created /storm/d0/new",
+		"Changed /storm/d1/n0", "Changed /storm/d1/n1", "Deleted /storm/d4"}
+	for n := range 10 {
+		want = append(want, fmt.Sprintf("Deleted /storm/d4/n%d", n))
+	}
+	return want
+}
+
+// nodeEvents keeps the events about nodes.
+func nodeEvents(evs []Event) []Event {
+	var out []Event
+	for _, ev := range evs {
+		if ev.Path != "" {
+			out = append(out, ev)
+		}
+	}
+	return out
+}
+
+func TestSessionExpiryRebuildsWithTheDifferencesOnly(t *testing.T) {
+	srv := zktest.NewServer(t)
+	proxy := zktest.NewProxy(t, srv.Addr())
+	ctx := testCtx(t)
+	w := &writes{set: map[string]bool{}}
+	writer := newClient(t, []string{srv.Addr()})
+	leaves := stormTree(t, writer, w)
+	c := newClient(t, []string{proxy.Addr()}, framework.WithSessionTimeout(2*time.Second))
+	ca, h := started(t, c, "/storm")
+	session := c.SessionID()
+
+	// Changes made while the session expires come back as their differences, not as
+	// the whole tree deleted and created again.
+	n := len(h.get())
+	expired := make(chan error, 1)
+	go func() { expired <- proxy.ExpireSession(ctx, c.NegotiatedSessionTimeout()) }()
+	h.waitFor(t, n, Suspended)
+	want := changesOutside(t, writer, w)
+	require.NoError(t, <-expired)
+	lost := h.waitFor(t, n, Lost)
+	synced := h.waitFor(t, lost, Synced)
+	require.NotEqual(t, session, c.SessionID(), "a new session")
+	require.ElementsMatch(t, want, brief(nodeEvents(h.get()[n:synced])))
+	requireConverges(t, ca, writer, math.MaxInt, true)
+	h.requireClean(t)
+
+	// Again, in the middle of a storm of changes.
+	leaves = leaves[20:40] // those changesOutside left alone
+	n = len(h.get())
+	stormDone := make(chan struct{})
+	go func() {
+		defer close(stormDone)
+		storm(t, []*framework.Client{writer, newClient(t, []string{srv.Addr()})}, leaves, 400, w)
+	}()
+	require.NoError(t, proxy.ExpireSession(ctx, c.NegotiatedSessionTimeout()))
+	<-stormDone
+	h.waitFor(t, h.waitFor(t, n, Lost), Synced)
+	requireConverges(t, ca, writer, math.MaxInt, true)
+	h.requireClean(t)
+	requireWritten(t, h, w)
+}
+
+func TestConnectionCutAndServerRestart(t *testing.T) {
+	// Sessions long enough to outlive a server's restart on a busy machine.
+	srv := zktest.NewServer(t, zktest.WithSessionTimeouts(400*time.Millisecond, time.Minute))
+	proxy := zktest.NewProxy(t, srv.Addr())
+	w := &writes{set: map[string]bool{}}
+	writer := newClient(t, []string{srv.Addr()})
+	stormTree(t, writer, w)
+	c := newClient(t, []string{proxy.Addr()}, framework.WithSessionTimeout(30*time.Second))
+	ca, h := started(t, c, "/storm")
+	session := c.SessionID()
+
+	// A cut connection, changes made meanwhile, the same session back.
+	n := len(h.get())
+	proxy.Cut()
+	h.waitFor(t, n, Suspended)
+	want := changesOutside(t, writer, w)
+	proxy.Restore()
+	synced := h.waitFor(t, n, Synced)
+	require.Equal(t, session, c.SessionID())
+	require.ElementsMatch(t, want, brief(nodeEvents(h.get()[n:synced])))
+	requireConverges(t, ca, writer, math.MaxInt, true)
+
+	// A server restart: nobody can change anything meanwhile, so nothing is reported
+	// but the connection's states; then changes are heard again.
+	n = len(h.get())
+	srv.Stop()
+	h.waitFor(t, n, Suspended)
+	require.NoError(t, srv.Start())
+	synced = h.waitFor(t, n, Synced)
+	require.Equal(t, []string{"Suspended", "Synced"}, brief(h.get()[n:synced+1]))
+	require.Equal(t, session, c.SessionID())
+	require.NoError(t, writer.WaitConnected(testCtx(t)))
+	n = len(h.get())
+	set(t, writer, "/storm/d2/n2", "after the restart")
+	h.waitEvents(t, n, "Changed /storm/d2/n2")
+	requireConverges(t, ca, writer, math.MaxInt, true)
+	h.requireClean(t)
+}
+
+func TestCloseLeavesNoWatchAndNoGoroutine(t *testing.T) {
+	srv := zktest.NewServer(t)
+	writer := newClient(t, []string{srv.Addr()})
+	create(t, writer, "/w", "")
+	var paths []string
+	for d := range 10 {
+		dir := fmt.Sprintf("/w/d%d", d)
+		create(t, writer, dir, "")
+		paths = append(paths, dir)
+		for n := range 30 {
+			p := fmt.Sprintf("%s/n%d", dir, n)
+			create(t, writer, p, "")
+			paths = append(paths, p)
+		}
+	}
+	paths = append(paths, "/w")
+	c := newClient(t, []string{srv.Addr()})
+	before := runtime.NumGoroutine()
+	ca, _ := started(t, c, "/w")
+	require.Equal(t, len(paths), ca.Len())
+	// No goroutine per node: 311 nodes and 622 watches, a few goroutines.
+	require.Less(t, runtime.NumGoroutine()-before, 40)
+	require.ElementsMatch(t, paths, watchesOf(t, srv, c.SessionID()), "watches on the cached nodes")
+	require.Equal(t, 2*len(paths), watchCount(t, srv), "a data and a child watch per node, on the whole server")
+
+	require.NoError(t, ca.Close())
+	// Every request the cache sent is answered once a Sync of the same session is;
+	// then fire every watch.
+	require.NoError(t, c.Sync(testCtx(t), "/w"))
+	for _, p := range paths {
+		set(t, writer, p, "fire the data watch")
+		create(t, writer, p+"/fire", "")
+		del(t, writer, p+"/fire")
+	}
+	require.Empty(t, watchesOf(t, srv, c.SessionID()), "no watch set again after Close")
+	require.Zero(t, watchCount(t, srv))
+	n, ok := ca.Get("/w/d0/n0")
+	require.True(t, ok, "the copy stays readable")
+	require.Empty(t, n.Data)
+	require.Equal(t, len(paths), ca.Len())
+}
+
+// watchCount is the number of watches on the server, data and child watches of
+// every session (mntr's zk_watch_count; wchc and wchs show data watches only).
+func watchCount(t *testing.T, srv *zktest.Server) int {
+	t.Helper()
+	out, err := srv.FourLetter(testCtx(t), "mntr")
+	require.NoError(t, err)
+	for _, line := range strings.Split(out, "\n") {
+		if f := strings.Fields(line); len(f) == 2 && f[0] == "zk_watch_count" {
+			n, err := strconv.Atoi(f[1])
+			require.NoError(t, err)
+			return n
+		}
+	}
+	t.Fatalf("no zk_watch_count in mntr: %s", out)
+	return 0
+}
+
+// watchesOf lists the paths the server holds data watches on for session.
+func watchesOf(t *testing.T, srv *zktest.Server, session int64) []string {
+	t.Helper()
+	out, err := srv.FourLetter(testCtx(t), "wchc")
+	require.NoError(t, err)
+	var watches []string
+	mine := false
+	for _, line := range strings.Split(out, "\n") {
+		switch {
+		case strings.HasPrefix(line, "0x"):
+			mine = line == fmt.Sprintf("0x%x", session)
+		case mine && strings.TrimSpace(line) != "":
+			watches = append(watches, strings.TrimSpace(line))
+		}
+	}
+	return watches
+}
+
+func TestACLRefusalIsReportedOnce(t *testing.T) {
+	srv := zktest.NewServer(t)
+	proxy := zktest.NewProxy(t, srv.Addr())
+	owner := newClient(t, []string{srv.Addr()},
+		framework.WithAuth("digest", []byte("alice:secret")), framework.WithACL(framework.FixedACL(zk.AuthACL(zk.PermAll)...)))
+	writer := newClient(t, []string{srv.Addr()})
+	create(t, writer, "/acl", "")
+	create(t, writer, "/acl/open", "")
+	create(t, owner, "/acl/private", "secret")
+	ca, h := started(t, newClient(t, []string{proxy.Addr()}), "/acl")
+	require.Equal(t, []string{"open"}, ca.Children("/acl"))
+	var errs []Event
+	for _, ev := range h.get() {
+		if ev.Type == Error {
+			errs = append(errs, ev)
+		}
+	}
+	require.Len(t, errs, 1)
+	require.Equal(t, "/acl/private", errs[0].Path)
+	require.ErrorIs(t, errs[0].Err, ErrRefused)
+	require.ErrorIs(t, errs[0].Err, zk.ErrNoAuth)
+
+	// A reconnection reads every node again, but not the refused one.
+	n := len(h.get())
+	proxy.Cut()
+	h.waitFor(t, n, Suspended)
+	proxy.Restore()
+	synced := h.waitFor(t, n, Synced)
+	require.Equal(t, []string{"Suspended", "Synced"}, brief(h.get()[n:synced+1]))
+	n = len(h.get())
+	set(t, writer, "/acl/open", "x")
+	set(t, owner, "/acl/private", "y")
+	h.waitEvents(t, n, "Changed /acl/open")
+}

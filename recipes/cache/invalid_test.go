@@ -1,0 +1,90 @@
+package cache
+
+import (
+	"context"
+	"errors"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/zkrecipes/zkrecipes/framework"
+	"github.com/zkrecipes/zkrecipes/internal/zkrtest"
+	"github.com/zkrecipes/zkrecipes/zktest"
+)
+
+// Bad input gets the documented error or no-op, at once: never a panic or a hang.
+func TestBadInput(t *testing.T) {
+	srv := zktest.NewServer(t)
+	c := newClient(t, []string{srv.Addr()})
+
+	_, err := New(nil, "/a")
+	require.ErrorIs(t, err, ErrInvalid)
+	require.ErrorContains(t, err, "nil client")
+	for _, p := range zkrtest.BadPaths {
+		if p == "/" {
+			continue // the root is a tree like any other
+		}
+		_, err := New(c, p)
+		require.ErrorIs(t, err, ErrInvalid, "%q", p)
+		require.ErrorIs(t, err, framework.ErrInvalidPath, "%q", p)
+	}
+	for name, opt := range map[string]Option{
+		"negative depth": Depth(-1),
+		"nil selector":   WithSelector(nil),
+		"nil Option":     nil,
+	} {
+		_, err := New(c, "/a", opt)
+		require.ErrorIs(t, err, ErrInvalid, name)
+	}
+
+	ca, err := New(c, "/a")
+	require.NoError(t, err)
+	require.NoError(t, ca.Close(), "Close before Start")
+	require.ErrorIs(t, ca.Start(context.Background()), ErrClosed)
+	require.NoError(t, ca.Close(), "Close is idempotent")
+	stop := ca.Listen(func(Event) { t.Error("a closed cache delivers nothing") })
+	stop()
+	ca.Listen(nil)()
+
+	ca, err = New(c, "/", Depth(1))
+	require.NoError(t, err)
+	t.Cleanup(func() { _ = ca.Close() })
+	require.NoError(t, ca.Start(testCtx(t)))
+	require.ErrorIs(t, ca.Start(testCtx(t)), ErrStarted)
+	_, ok := ca.Get("/zookeeper")
+	require.True(t, ok, "the root's children")
+	for _, p := range []string{"", "zookeeper", "/zookeeper/", "/nowhere", "/zookeeper/config"} {
+		_, ok := ca.Get(p)
+		require.False(t, ok, "%q", p)
+		require.Nil(t, ca.Children(p), "%q", p)
+	}
+
+	cancelled, cancel := context.WithCancel(context.Background())
+	cancel()
+	late, err := New(c, "/late")
+	require.NoError(t, err)
+	require.ErrorIs(t, late.Start(cancelled), context.Canceled, "Start stops with its context")
+	require.NoError(t, late.Close())
+}
+
+// A listener may close its cache, and stop itself, without a deadlock.
+func TestCloseAndStopFromAListener(t *testing.T) {
+	srv := zktest.NewServer(t)
+	c := newClient(t, []string{srv.Addr()})
+	ca, err := New(c, "/")
+	require.NoError(t, err)
+	var stop func()
+	stop = ca.Listen(func(Event) { stop() })
+	closed := make(chan struct{})
+	ca.Listen(func(ev Event) {
+		if ev.Type == Initialized {
+			require.NoError(t, ca.Close())
+			close(closed)
+		}
+	})
+	err = ca.Start(testCtx(t))
+	require.True(t, err == nil || errors.Is(err, ErrClosed), "%v", err)
+	<-closed
+	require.NoError(t, ca.Close())
+	require.Positive(t, ca.Len(), "the copy stays")
+}

@@ -1,0 +1,57 @@
+package cache
+
+import (
+	"errors"
+	"fmt"
+	"math"
+)
+
+// Option configures a Cache.
+type Option func(*options) error
+
+type options struct {
+	depth    int
+	noData   bool
+	selector func(path string) bool
+}
+
+func defaultOptions() options { return options{depth: math.MaxInt} }
+
+// Depth limits how far below the path the cache follows: 0 the node alone (Curator's
+// NodeCache), 1 the node and its children (PathChildrenCache), n nodes down to n
+// levels below it. Default: the whole subtree (TreeCache, CuratorCache). Negative is
+// an error.
+func Depth(n int) Option {
+	return func(o *options) error {
+		if n < 0 {
+			return fmt.Errorf("depth %d is negative", n)
+		}
+		o.depth = n
+		return nil
+	}
+}
+
+// WithoutData keeps stats only: Node.Data is nil, and the copy costs little memory
+// however large the data. Changes are still reported (by version). Default: data
+// kept.
+func WithoutData() Option {
+	return func(o *options) error {
+		o.noData = true
+		return nil
+	}
+}
+
+// WithSelector follows only the subtrees that follow accepts: it is asked once for
+// each node below the cache's path, with the node's path, before the node is read;
+// false leaves the node and everything under it out of the copy, with no read and no
+// watch. It runs on the cache's goroutine: it must not block, nor call the cache.
+// Default: every node.
+func WithSelector(follow func(path string) bool) Option {
+	return func(o *options) error {
+		if follow == nil {
+			return errors.New("nil selector")
+		}
+		o.selector = follow
+		return nil
+	}
+}

@@ -1,0 +1,229 @@
+package cache
+
+import (
+	"slices"
+
+	"github.com/go-zookeeper/zk"
+)
+
+// entry is a node the cache knows of: in the copy (live) or not yet, or no longer.
+// Its node and kids change under ca.mu; the rest belongs to the loop.
+type entry struct {
+	path, name string
+	parent     *entry
+	depth      int
+	node       Node
+	live       bool
+	kids       map[string]*entry
+	removed    bool // no longer in the tree: its reads' results are dropped
+	absent     bool // the root is missing: its data read is an existence check
+	refused    bool // an ACL refused a read: it is not read again
+	reads      [2]readState
+}
+
+// readKind is what a read of a node fetches, and what its watch watches.
+type readKind int
+
+const (
+	dataRead  readKind = iota // the data (with a data watch), or for a missing root its existence
+	childRead                 // the children's names (with a child watch)
+	syncRead                  // a Sync of the path after a session loss, before any other read
+)
+
+// readState tracks one kind of read of one node. A node has at most one read of a
+// kind in flight, so results apply in order; a change seen meanwhile asks for
+// another read after it.
+type readState struct {
+	armed     int   // watches set by our reads and not fired yet
+	pending   bool  // a read is queued or in flight
+	again     bool  // read again when it returns: a watch fired meanwhile
+	need      bool  // counted in unsettled: the copy is not complete without this read
+	needEpoch int64 // the read must be sent in this epoch or later
+}
+
+// follows reports whether the cache reads e's children.
+func (ca *Cache) follows(e *entry) bool { return e.depth < ca.o.depth }
+
+// gotData applies the result of a data read of e: its data, or that it is missing.
+// It returns false when the result tells nothing yet (a missing root that still
+// needs its existence checked).
+func (ca *Cache) gotData(e *entry, t task, r result) (answered bool) {
+	switch {
+	case t.probe && r.stat != nil:
+		e.absent = false // created meanwhile: read it
+		ca.dispatch(e, dataRead)
+		return false
+	case t.probe:
+		return true // missing, and watched for its creation
+	case r.stat == nil: // no node
+		ca.mu.Lock()
+		was := e.live
+		ca.vanish(e)
+		ca.mu.Unlock()
+		switch {
+		case e == ca.root:
+			e.absent = true
+			ca.dispatch(e, dataRead)
+			return false
+		case was && !e.parent.reads[childRead].pending:
+			// A listing of the parent made before our read may have shown a node of
+			// the same name created after it; read once more to know.
+			ca.dispatch(e, dataRead)
+			return false
+		}
+		return true
+	}
+	data := r.data
+	if ca.o.noData {
+		data = nil
+	}
+	n := Node{Path: e.path, Data: data, Stat: *r.stat}
+	ca.mu.Lock()
+	defer ca.mu.Unlock()
+	old := e.node
+	switch {
+	case e.live && n.Stat.Czxid == old.Stat.Czxid && n.Stat.Mzxid > old.Stat.Mzxid:
+		n.Stat = childFields(n.Stat, old.Stat)
+		e.node = n
+		if n.Stat.Version != old.Stat.Version {
+			ca.emit(Event{Type: Changed, Path: e.path, Old: old, New: n})
+		}
+		return true
+	case e.live && n.Stat.Czxid == old.Stat.Czxid:
+		e.node.Stat = childFields(old.Stat, n.Stat)
+		return true
+	case e.live && n.Stat.Czxid < old.Stat.Czxid:
+		return false // an older incarnation: a stale answer; the watch it set will fire
+	}
+	// A node seen for the first time, or deleted and created again since the last
+	// read: what was in the copy is gone.
+	ca.vanish(e)
+	if e.parent != nil && n.Stat.Czxid > e.parent.node.Stat.Pzxid {
+		// Created after the parent's children were last listed, so perhaps under a
+		// later incarnation of the parent: the listing its watch brings decides.
+		return true
+	}
+	ca.appear(e, n)
+	return true
+}
+
+// appear puts e in the copy as n, and asks for its children. ca.mu is held.
+func (ca *Cache) appear(e *entry, n Node) {
+	e.node = n
+	e.live = true
+	ca.live++
+	ca.emit(Event{Type: Created, Path: e.path, New: n})
+	if ca.follows(e) {
+		ca.want(e, childRead)
+	}
+}
+
+// gotChildren applies a listing of e's children: new names become entries to read,
+// names gone take their subtree out of the copy.
+func (ca *Cache) gotChildren(e *entry, r result) (answered bool) {
+	if !e.live || r.stat == nil {
+		// Not in the copy, or gone: the data read, armed or pending while e is live,
+		// says what happened.
+		return true
+	}
+	if r.stat.Czxid != e.node.Stat.Czxid {
+		if r.stat.Czxid < e.node.Stat.Czxid {
+			e.reads[childRead].again = true // a listing of an older incarnation
+		}
+		// A newer incarnation: the data read will see it, and list it again.
+		return false
+	}
+	ca.mu.Lock()
+	defer ca.mu.Unlock()
+	e.node.Stat = childFields(e.node.Stat, *r.stat)
+	listed := make(map[string]bool, len(r.names))
+	for _, name := range r.names {
+		listed[name] = true
+	}
+	for _, name := range sortedKeys(e.kids) {
+		kid := e.kids[name]
+		// A kid created after the listing was made is not in it, and stays.
+		if !listed[name] && (!kid.live || kid.node.Stat.Czxid <= r.stat.Pzxid) {
+			ca.remove(kid)
+		}
+	}
+	slices.Sort(r.names)
+	for _, name := range r.names {
+		if kid := e.kids[name]; kid != nil {
+			if !kid.live && !kid.refused && !kid.reads[dataRead].pending {
+				ca.want(kid, dataRead) // missing when last read, listed now
+			}
+			continue
+		}
+		p := join(e.path, name)
+		if ca.o.selector != nil && !ca.o.selector(p) {
+			continue
+		}
+		kid := &entry{path: p, name: name, parent: e, depth: e.depth + 1}
+		if e.kids == nil {
+			e.kids = map[string]*entry{}
+		}
+		e.kids[name] = kid
+		ca.nodes[p] = kid
+		ca.want(kid, dataRead)
+	}
+	return true
+}
+
+// vanish takes e's subtree and e out of the copy, children first, and forgets e's
+// children. ca.mu is held.
+func (ca *Cache) vanish(e *entry) {
+	for _, name := range sortedKeys(e.kids) {
+		ca.remove(e.kids[name])
+	}
+	if e.live {
+		e.live = false
+		ca.live--
+		ca.emit(Event{Type: Deleted, Path: e.path, Old: e.node})
+	}
+	e.node = Node{}
+	ca.settled(e, childRead) // a node out of the copy has no children to list
+}
+
+// remove takes a node below the root out of the tree. ca.mu is held.
+func (ca *Cache) remove(e *entry) {
+	ca.vanish(e)
+	delete(e.parent.kids, e.name)
+	delete(ca.nodes, e.path)
+	e.removed = true
+	ca.settled(e, dataRead)
+}
+
+// settled marks e's read of kind k as no longer needed for a complete copy.
+func (ca *Cache) settled(e *entry, k readKind) {
+	if rs := &e.reads[k]; rs.need {
+		rs.need = false
+		ca.unsettled--
+	}
+}
+
+// childFields is s with the child fields (Cversion, NumChildren, Pzxid) of from, if
+// from saw a later child change. A listing moves only these: its data fields may be
+// newer than the data the copy holds, and must wait for the data read.
+func childFields(s, from zk.Stat) zk.Stat {
+	if from.Cversion > s.Cversion {
+		s.Cversion, s.NumChildren, s.Pzxid = from.Cversion, from.NumChildren, from.Pzxid
+	}
+	return s
+}
+
+func sortedKeys(m map[string]*entry) []string {
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	slices.Sort(keys)
+	return keys
+}
+
+func join(parent, name string) string {
+	if parent == "/" {
+		return "/" + name
+	}
+	return parent + "/" + name
+}

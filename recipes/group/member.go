@@ -1,0 +1,172 @@
+package group
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"path"
+	"sync"
+
+	"github.com/zkrecipes/zkrecipes/framework"
+	"github.com/zkrecipes/zkrecipes/recipes/cache"
+	"github.com/zkrecipes/zkrecipes/recipes/internal/lockqueue"
+	"github.com/zkrecipes/zkrecipes/recipes/nodes"
+)
+
+var (
+	// ErrDuplicateID is returned by Start when another live session is a member
+	// under the same id.
+	ErrDuplicateID = errors.New("group: the id is taken by another member")
+	// ErrStarted is returned by a second Start.
+	ErrStarted = errors.New("group: already started")
+	// ErrClosed is returned after Close.
+	ErrClosed = errors.New("group: closed")
+	// ErrInvalid is wrapped by the errors for bad arguments.
+	ErrInvalid = errors.New("group: invalid argument")
+)
+
+// Member is this process's membership of the group at a path, and its view of the
+// others.
+type Member struct {
+	path, id string
+	node     *nodes.PersistentNode
+	members  *cache.Cache
+
+	mu      sync.Mutex
+	payload []byte
+	started bool
+	closed  bool
+}
+
+// New makes a member of the group at path with id, which must be unique in the
+// group and a valid node name, and payload as its data. Nothing is sent to
+// ZooKeeper until Start.
+func New(c *framework.Client, path, id string, payload []byte) (*Member, error) {
+	if err := lockqueue.CheckArgs(c, path); err != nil {
+		return nil, fmt.Errorf("%w: %w", ErrInvalid, err)
+	}
+	if err := lockqueue.CheckName(id); err != nil {
+		return nil, fmt.Errorf("%w: id: %w", ErrInvalid, err)
+	}
+	node, err := nodes.New(c, nodePath(path, id), payload, nodes.Ephemeral())
+	if err != nil {
+		return nil, fmt.Errorf("%w: %w", ErrInvalid, err)
+	}
+	members, err := cache.New(c, path, cache.Depth(1))
+	if err != nil {
+		return nil, fmt.Errorf("%w: %w", ErrInvalid, err)
+	}
+	return &Member{path: path, id: id, node: node, members: members, payload: bytes.Clone(payload)}, nil
+}
+
+func nodePath(p, id string) string { return path.Join(p, id) }
+
+// Start joins the group and loads the member list; it returns once both are done,
+// or when ctx ends (an error wrapping ctx's, and nothing left on the server). A
+// live member of another session under our id makes it fail with ErrDuplicateID.
+// From then on our node is kept in place through faults, and the list follows the
+// group, until Close. A failed Start closes the Member: make a new one to try again.
+func (m *Member) Start(ctx context.Context) error {
+	m.mu.Lock()
+	switch {
+	case m.closed:
+		m.mu.Unlock()
+		return ErrClosed
+	case m.started:
+		m.mu.Unlock()
+		return ErrStarted
+	}
+	m.started = true
+	m.mu.Unlock()
+
+	err := m.node.Start(ctx)
+	if errors.Is(err, nodes.ErrNodeExists) {
+		err = fmt.Errorf("%w: %q in %s: %w", ErrDuplicateID, m.id, m.path, err)
+	}
+	if err == nil {
+		err = m.members.Start(ctx)
+	}
+	if err != nil {
+		_ = m.Close(ctx)
+		return fmt.Errorf("group: joining %s: %w", m.path, err)
+	}
+	return nil
+}
+
+// Members is the group as this member sees it: id -> payload, ourselves always
+// included. After a join, a leave or a session loss it is right again within the
+// session timeout and a second.
+func (m *Member) Members() map[string][]byte {
+	members := map[string][]byte{}
+	for _, id := range m.members.Children(m.path) {
+		if n, ok := m.members.Get(nodePath(m.path, id)); ok {
+			members[id] = n.Data
+		}
+	}
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if _, ok := members[m.id]; !ok && !m.closed {
+		// Our node is on its way back after a session loss: we are still a member.
+		members[m.id] = bytes.Clone(m.payload)
+	}
+	return members
+}
+
+// Listen calls fn with the members (as Members gives them) after every change of the
+// group seen, in order, from one goroutine, never two calls at once. stop ends the
+// calls; it does not wait for one under way.
+func (m *Member) Listen(fn func(map[string][]byte)) (stop func()) {
+	return m.members.Listen(func(e cache.Event) {
+		switch e.Type {
+		case cache.Created, cache.Changed, cache.Deleted:
+			if path.Dir(e.Path) != m.path {
+				return // the group's own node, not a member
+			}
+		case cache.Initialized:
+		default: // the connection's news: the members change only by the events above
+			return
+		}
+		fn(m.Members())
+	})
+}
+
+// SetPayload gives our node new data, and returns once the node holds it, or when
+// ctx ends (an error wrapping ctx's; the payload is kept and written once the node
+// can be reached).
+func (m *Member) SetPayload(ctx context.Context, payload []byte) error {
+	m.mu.Lock()
+	if m.closed {
+		m.mu.Unlock()
+		return ErrClosed
+	}
+	m.payload = bytes.Clone(payload)
+	m.mu.Unlock()
+	if err := m.node.SetData(ctx, payload); err != nil {
+		return fmt.Errorf("group: setting the payload of %q: %w", m.id, err)
+	}
+	return nil
+}
+
+// ID is this member's id.
+func (m *Member) ID() string { return m.id }
+
+// Close leaves the group: our node is deleted (in the background if the
+// connection is down) and the list stops following it. A second Close does nothing.
+func (m *Member) Close(ctx context.Context) error {
+	m.mu.Lock()
+	if m.closed {
+		m.mu.Unlock()
+		return nil
+	}
+	m.closed = true
+	m.mu.Unlock()
+	err := m.members.Close()
+	if err2 := m.node.Close(ctx); err2 != nil && !errors.Is(err2, nodes.ErrClosed) {
+		err = errors.Join(err, err2)
+	}
+	if err != nil {
+		return fmt.Errorf("group: leaving %s: %w", m.path, err)
+	}
+	return nil
+}

@@ -1,0 +1,52 @@
+package nodes_test
+
+import (
+	"context"
+	"fmt"
+
+	"github.com/zkrecipes/zkrecipes/framework"
+	"github.com/zkrecipes/zkrecipes/recipes/nodes"
+	"github.com/zkrecipes/zkrecipes/zktest"
+)
+
+func ExamplePersistentNode() {
+	ctx := context.Background()
+	srv, err := zktest.StartServer(ctx) // a throwaway ZooKeeper; use your ensemble's addresses
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	defer srv.Close()
+	client, err := framework.New([]string{srv.Addr()})
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	defer client.Close()
+
+	// Announce this replica for as long as it runs, through disconnections and
+	// session losses.
+	node, err := nodes.New(client, "/services/api/replica-1", []byte("10.0.0.7:8080"))
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	if err := node.Start(ctx); err != nil {
+		fmt.Println(err)
+		return
+	}
+	fmt.Println("announced at", node.Path())
+	if err := node.SetData(ctx, []byte("10.0.0.7:8081")); err != nil {
+		fmt.Println(err)
+		return
+	}
+	data, _, _ := client.Get(ctx, node.Path())
+	fmt.Println("now", string(data))
+	_ = node.Close(ctx)
+	ok, _, _ := client.Exists(ctx, "/services/api/replica-1")
+	fmt.Println("still there after Close:", ok)
+	// Output:
+	// announced at /services/api/replica-1
+	// now 10.0.0.7:8081
+	// still there after Close: false
+}

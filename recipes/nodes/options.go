@@ -1,0 +1,90 @@
+package nodes
+
+import (
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/zkrecipes/zkrecipes/framework"
+	"github.com/zkrecipes/zkrecipes/recipes/internal/lockqueue"
+)
+
+var (
+	// ErrInvalid is wrapped by the errors for bad arguments.
+	ErrInvalid = errors.New("nodes: invalid argument")
+	// ErrClosed is returned after Close.
+	ErrClosed = errors.New("nodes: closed")
+	// ErrStarted is returned by a second Start.
+	ErrStarted = errors.New("nodes: already started")
+	// ErrNodeExists is wrapped by the error of a Start that found the path taken by a
+	// node that is not ours: another session's ephemeral node (the error names the
+	// session), or a persistent node this PersistentNode did not make. Such a node is
+	// never overwritten or deleted.
+	ErrNodeExists = errors.New("nodes: the path holds a node that is not ours")
+)
+
+// maxTTL is ZooKeeper's largest TTL: 40 bits of milliseconds.
+const maxTTL = (1<<40 - 1) * time.Millisecond
+
+// Option sets the kind of node a PersistentNode keeps.
+type Option func(*options)
+
+type options struct {
+	ephemeral, persistent, sequential, protected bool
+	ttl                                          time.Duration
+	ttlSet                                       bool
+}
+
+// Ephemeral keeps an ephemeral node: it goes with the session that made it, and the
+// PersistentNode makes it again in the next session. This is the default.
+func Ephemeral() Option { return func(o *options) { o.ephemeral = true } }
+
+// Persistent keeps a persistent node, which outlives sessions (Close still deletes
+// it). Default: Ephemeral.
+func Persistent() Option { return func(o *options) { o.persistent = true } }
+
+// Sequential appends the server's ten-digit sequence number to the name at the first
+// create; later re-creates keep that name, as Curator's do. It needs Protected: a
+// sequential create whose reply is lost with the connection cannot be found again
+// otherwise, and would leave a second node. Default off.
+func Sequential() Option { return func(o *options) { o.sequential = true } }
+
+// Protected names the node _c_<uuid>-<name> (Curator's protected mode), so that a
+// first create whose reply was lost is found again by its uuid. Default off.
+func Protected() Option { return func(o *options) { o.protected = true } }
+
+// TTL keeps a persistent node with a time to live: the server deletes it once it
+// has had no children and no change for d, and the PersistentNode makes it again,
+// as it would after any deletion. The server must allow TTL nodes
+// (zookeeper.extendedTypesEnabled=true); Start fails with an error wrapping
+// framework.ErrTTLDisabled where it does not. Default: no TTL.
+func TTL(d time.Duration) Option {
+	return func(o *options) { o.ttl, o.ttlSet = d, true }
+}
+
+func newOptions(c *framework.Client, path string, opts []Option) (options, error) {
+	var o options
+	if err := lockqueue.CheckArgs(c, path); err != nil {
+		return o, fmt.Errorf("%w: %w", ErrInvalid, err)
+	}
+	for _, opt := range opts {
+		if opt == nil {
+			return o, fmt.Errorf("%w: nil Option", ErrInvalid)
+		}
+		opt(&o)
+	}
+	var problem string
+	switch {
+	case o.ephemeral && (o.persistent || o.ttlSet):
+		problem = "Ephemeral with Persistent or TTL: a node is one or the other"
+	case o.ttlSet && (o.ttl < time.Millisecond || o.ttl > maxTTL):
+		problem = fmt.Sprintf("TTL %v is not between 1ms and %v", o.ttl, maxTTL)
+	case o.sequential && !o.protected:
+		problem = "Sequential needs Protected: a sequential create whose reply is lost cannot be found again, and would leave a second node"
+	}
+	if problem != "" {
+		return o, fmt.Errorf("%w: %s", ErrInvalid, problem)
+	}
+	o.ephemeral = !o.persistent && !o.ttlSet
+	return o, nil
+}

@@ -1,0 +1,69 @@
+// Package partition shares a set of items (jobs, shards, queues) among the live
+// members of a group, each item owned by exactly one member at a time, the share of
+// each member balanced, and as few items as possible moved when a member joins or
+// leaves.
+//
+// A Partitioner is one member. It joins the group at path/members/<id> (the group
+// recipe's GroupMember), follows the members and the items (a fixed set, or the
+// children of another path with ItemsFrom) and, per item, a lock at
+// path/items/<item> with the mutex's node names (Curator's InterProcessMutex's), so
+// `zkr inspect path` shows who owns what and a Curator InterProcessMutex on an
+// item's path respects the owner. From what it sees it computes who should own each
+// item (Assign), and for every item that is its own it runs a goroutine: take the
+// item's lock, then run work(ctx, item) while holding it.
+//
+// # The life of an item
+//
+//   - Exclusive: work runs only while its member holds the item's lock, so two
+//     members whose sessions are alive never run one item's work at once, whatever
+//     their views of the group. The ctx given to work ends at once when the lock may
+//     be lost (its Lost closes: with the default error policy, already when the
+//     connection is suspended), and when the item moves to another member or leaves
+//     the set. Item.FencingToken grows with every owner, for stores that can refuse
+//     a stale writer.
+//   - Handed over once work has returned: the lock is released only then. A work
+//     that ignores its ctx keeps its item, and nobody takes it until it returns or
+//     its member's session ends.
+//   - Work that returns while the item is still ours (with an error or not) is
+//     logged (through the client's logger, at Warn for an error) and run again
+//     after a pause (WithRestartPause, one second by default), with the same token:
+//     the item stays owned and is not handed over for it. A hold lost meanwhile is
+//     taken again with a new lock node, and a new token.
+//   - Complete: an item whose owner is gone has a new one within the session
+//     timeout (the old owner's lock node goes with its session) plus the time the
+//     old work takes to return; items created or deleted under ItemsFrom start or
+//     stop as soon as the change is seen.
+//
+// Members that briefly see different groups may each compute that an item is
+// theirs: both queue on its lock, one holds it, and the other gives up its place
+// once its view catches up. Nothing but the locks decides who runs what.
+//
+// # Who owns what
+//
+// Assign decides. Its answer depends on the items, the members and the items'
+// current owners, and on nothing else, so members that see the same state agree.
+//
+// Why the current owners: no rule of the items and members alone can be balanced to
+// the item and move only what it must. Two items over members {a, b} go one to each;
+// over {a, b, c} two of the three members get one. If c is the one left without,
+// the change {a, c} → {a, b, c} can keep everything in place and yet must move an
+// item, and so on for every choice. Measured over 1000 random memberships (1 to 200
+// items, 2 to 51 members), rendezvous hashing capped for balance, which is the best
+// such rule we tried, moved 1.8× the fewest possible items on a join and 1.7× on a
+// leave, 11× on the worst single join (`go test -run TestAssignMovesTheFewest -v
+// ./recipes/partition/`). Taking the current owners, Assign keeps every item where
+// it is while its owner is a member and within its share, which moves exactly the
+// fewest possible (the same test checks it on every change), and places only the
+// rest by rendezvous hashing, so that a start from nothing spreads items evenly and
+// is the same everywhere.
+//
+// Every other item keeps running without a pause while a member joins or leaves:
+// kazoo's SetPartitioner instead releases every item on every change and allocates
+// them all again (its round-robin split also moves most items when a member comes),
+// so all work stops whenever one replica joins or leaves.
+//
+// While a change is under way, items pass from one owner to the next one at a time.
+// The shares do not move with them: ⌈I/M⌉ goes first to the members that own that
+// many already, which only the members meant to keep them stay at, so every member
+// that looks in between sees the same destination for every item.
+package partition

@@ -1,0 +1,371 @@
+package partition
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"maps"
+	"path"
+	"slices"
+	"sync"
+	"time"
+
+	"github.com/zkrecipes/zkrecipes/framework"
+	"github.com/zkrecipes/zkrecipes/recipes/cache"
+	"github.com/zkrecipes/zkrecipes/recipes/group"
+	"github.com/zkrecipes/zkrecipes/recipes/internal/lockqueue"
+	"github.com/zkrecipes/zkrecipes/recipes/mutex"
+)
+
+// Item is an item whose work runs here.
+type Item struct {
+	Name         string
+	FencingToken int64 // grows with every owner of this item
+}
+
+// lockNames are the names of the mutex's nodes (Curator's InterProcessMutex's).
+var lockNames = []string{"lock-"}
+
+// Partitioner is this process's membership of a partitioned set: it runs work for
+// the items it owns.
+type Partitioner struct {
+	c    *framework.Client
+	path string
+	work func(ctx context.Context, it Item) error
+	o    options
+
+	member *group.Member // path/members/<id>
+	locks  *cache.Cache  // path/items: each item's lock queue, whose holder owns it
+	source *cache.Cache  // ItemsFrom's path, or nil
+
+	wake chan struct{}
+
+	mu      sync.Mutex
+	runs    map[string]*run // an item we own or are acquiring, until its goroutine ends
+	started bool
+	closed  bool
+	stop    context.CancelFunc // ends the reconciling loop
+	stopped chan struct{}      // closed when the loop has ended
+	endRuns context.CancelFunc // ends every run
+}
+
+// run is one item's goroutine: it acquires the item's lock, runs work while it
+// holds it, and releases it once work has returned.
+type run struct {
+	cancel context.CancelFunc // the item is moving, gone, or we are closing
+	done   chan struct{}
+
+	mu   sync.Mutex
+	held bool
+}
+
+func (r *run) setHeld(h bool) {
+	r.mu.Lock()
+	r.held = h
+	r.mu.Unlock()
+}
+
+func (r *run) isHeld() bool {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return r.held
+}
+
+// New makes this process a member of the partitioned set at path. work runs, on a
+// goroutine of its own, for each item this member owns; its ctx ends when the item
+// may be lost or is moving to another member, and the item is handed over once
+// work has returned. Options: WithID(id) (default host:pid); Items(names ...string),
+// a fixed set; ItemsFrom(path), the children of another path, followed as they come
+// and go (one of the two is required); WithRestartPause. Nothing is sent to
+// ZooKeeper until Start.
+func New(c *framework.Client, path string, work func(ctx context.Context, it Item) error, opts ...Option) (*Partitioner, error) {
+	o, err := newOptions(c, path, opts)
+	if err != nil {
+		return nil, err
+	}
+	if work == nil {
+		return nil, fmt.Errorf("%w: nil work", ErrInvalid)
+	}
+	p := &Partitioner{c: c, path: path, work: work, o: o, wake: make(chan struct{}, 1), runs: map[string]*run{}}
+	if p.member, err = group.New(c, p.membersPath(), o.id, nil); err != nil {
+		return nil, fmt.Errorf("%w: %w", ErrInvalid, err)
+	}
+	if p.locks, err = cache.New(c, p.itemsPath(), cache.Depth(2)); err != nil {
+		return nil, fmt.Errorf("%w: %w", ErrInvalid, err)
+	}
+	if o.itemsFrom != "" {
+		if p.source, err = cache.New(c, o.itemsFrom, cache.Depth(1), cache.WithoutData()); err != nil {
+			return nil, fmt.Errorf("%w: %w", ErrInvalid, err)
+		}
+	}
+	return p, nil
+}
+
+func (p *Partitioner) membersPath() string { return path.Join(p.path, "members") }
+func (p *Partitioner) itemsPath() string   { return path.Join(p.path, "items") }
+
+// Start joins the set and returns once this member is in the group and its views
+// (members, items, owners) are loaded, without waiting for items: their work
+// starts in the background as they come to this member. If ctx ends first, Start
+// returns an error wrapping ctx's and leaves nothing behind. Another live member
+// under our id makes it fail with an error wrapping group.ErrDuplicateID. A failed
+// Start closes the Partitioner: make a new one to try again.
+func (p *Partitioner) Start(ctx context.Context) error {
+	p.mu.Lock()
+	switch {
+	case p.closed:
+		p.mu.Unlock()
+		return ErrClosed
+	case p.started:
+		p.mu.Unlock()
+		return ErrStarted
+	}
+	p.started = true
+	p.mu.Unlock()
+
+	poke := func() {
+		select {
+		case p.wake <- struct{}{}:
+		default:
+		}
+	}
+	var stops []func()
+	stops = append(stops, p.member.Listen(func(map[string][]byte) { poke() }))
+	stops = append(stops, p.locks.Listen(func(cache.Event) { poke() }))
+	if p.source != nil {
+		stops = append(stops, p.source.Listen(func(cache.Event) { poke() }))
+	}
+	err := p.locks.Start(ctx)
+	if err == nil && p.source != nil {
+		err = p.source.Start(ctx)
+	}
+	if err == nil {
+		err = p.member.Start(ctx)
+	}
+	if err != nil {
+		for _, stop := range stops {
+			stop()
+		}
+		_ = p.closeViews(ctx)
+		p.mu.Lock()
+		p.closed = true
+		p.mu.Unlock()
+		return fmt.Errorf("partition: starting %s: %w", p.path, err)
+	}
+
+	loopCtx, stop := context.WithCancel(context.Background())
+	runsCtx, endRuns := context.WithCancel(context.Background())
+	p.mu.Lock()
+	p.stop, p.stopped, p.endRuns = stop, make(chan struct{}), endRuns
+	p.mu.Unlock()
+	go func() {
+		defer close(p.stopped)
+		defer func() {
+			for _, stop := range stops {
+				stop()
+			}
+		}()
+		for {
+			p.reconcile(runsCtx, poke)
+			select {
+			case <-p.wake:
+			case <-loopCtx.Done():
+				return
+			case <-p.c.Context().Done():
+				return // a closed client: nothing can be owned any more
+			}
+		}
+	}()
+	return nil
+}
+
+// reconcile starts the runs of the items assigned to us that have none (their
+// contexts derived from ctx), and ends those of the items that are not ours any
+// more.
+func (p *Partitioner) reconcile(ctx context.Context, poke func()) {
+	items := p.items()
+	members := slices.Collect(maps.Keys(p.member.Members()))
+	target := Assign(items, members, p.owners(items))
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	for name, r := range p.runs {
+		if target[name] != p.o.id {
+			r.cancel()
+		}
+	}
+	for name, owner := range target {
+		if owner != p.o.id || p.runs[name] != nil {
+			continue
+		}
+		runCtx, cancel := context.WithCancel(ctx)
+		r := &run{cancel: cancel, done: make(chan struct{})}
+		p.runs[name] = r
+		go func() {
+			defer func() {
+				cancel()
+				p.mu.Lock()
+				delete(p.runs, name)
+				p.mu.Unlock()
+				close(r.done)
+				poke() // the item may be ours again
+			}()
+			p.runItem(runCtx, name, r)
+		}()
+	}
+}
+
+// items is the set shared now.
+func (p *Partitioner) items() []string {
+	if p.source == nil {
+		return p.o.items
+	}
+	return p.source.Children(p.o.itemsFrom)
+}
+
+// owners maps each item to the id of the holder of its lock, as the cache sees the
+// lock queues: the first participant in sequence order.
+func (p *Partitioner) owners(items []string) map[string]string {
+	owners := make(map[string]string, len(items))
+	for _, name := range items {
+		lock := path.Join(p.itemsPath(), name)
+		queue := lockqueue.SortChildren(p.locks.Children(lock), lockNames)
+		if len(queue) == 0 {
+			continue
+		}
+		if n, ok := p.locks.Get(path.Join(lock, queue[0])); ok {
+			owners[name] = string(n.Data)
+		}
+	}
+	return owners
+}
+
+// runItem takes the item's lock and runs work while it holds it, until ctx ends (the
+// item is moving or gone, or we are closing); a lock lost on the way is taken
+// again.
+func (p *Partitioner) runItem(ctx context.Context, name string, r *run) {
+	log := p.c.Logger().With("partition", p.path, "item", name, "member", p.o.id)
+	m, err := mutex.New(p.c, path.Join(p.itemsPath(), name), mutex.WithID(p.o.id))
+	if err != nil { // the names were checked: New cannot refuse them
+		log.Error("zkrecipes: partition: cannot make the item's lock", "error", err)
+		return
+	}
+	pauses := &lockqueue.Pauses{Client: p.c}
+	for ctx.Err() == nil {
+		if err := m.Acquire(ctx); err != nil {
+			if ctx.Err() != nil || errors.Is(err, framework.ErrClosed) {
+				return
+			}
+			log.Warn("zkrecipes: partition: acquiring the item's lock; will retry", "error", err)
+			pauses.Wait(ctx, nil)
+			continue
+		}
+		pauses.Reset()
+		r.setHeld(true)
+		p.hold(ctx, m, name, log)
+		r.setHeld(false)
+		release, cancel := context.WithTimeout(context.WithoutCancel(ctx), 10*time.Second)
+		err := m.Release(release)
+		cancel()
+		if err != nil && !errors.Is(err, mutex.ErrLost) {
+			log.Warn("zkrecipes: partition: releasing the item's lock", "error", err)
+		}
+	}
+}
+
+// hold runs work while m is held: it returns once work has returned after ctx ended
+// or the lock was lost. Work that returns while the item is still ours runs again
+// after the restart pause.
+func (p *Partitioner) hold(ctx context.Context, m *mutex.Mutex, name string, log *slog.Logger) {
+	workCtx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	go func() { // a lock that may be lost ends the work at once
+		select {
+		case <-m.Lost():
+			cancel()
+		case <-workCtx.Done():
+		}
+	}()
+	it := Item{Name: name, FencingToken: m.FencingToken()}
+	for {
+		err := p.work(workCtx, it)
+		if workCtx.Err() != nil {
+			return
+		}
+		if err != nil {
+			log.Warn("zkrecipes: partition: work returned an error while the item is ours; running it again after the pause", "error", err, "pause", p.o.pause)
+		} else {
+			log.Info("zkrecipes: partition: work returned while the item is ours; running it again after the pause", "pause", p.o.pause)
+		}
+		select {
+		case <-time.After(p.o.pause):
+		case <-workCtx.Done():
+			return
+		}
+	}
+}
+
+// Owned lists, sorted, the items whose lock this member holds and whose work runs
+// here now (or is about to run again after returning).
+func (p *Partitioner) Owned() []string {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	var owned []string
+	for name, r := range p.runs {
+		if r.isHeld() {
+			owned = append(owned, name)
+		}
+	}
+	slices.Sort(owned)
+	return owned
+}
+
+// ID is this member's id.
+func (p *Partitioner) ID() string { return p.o.id }
+
+// Close leaves the set: it leaves the group (so the others take our items at once),
+// ends every work's ctx, and releases each item once its work has returned. It
+// returns once all is done, or when ctx ends first: then with an error wrapping
+// ctx's, and the items whose work has not returned yet are released in the
+// background when it does. A second Close does nothing.
+func (p *Partitioner) Close(ctx context.Context) error {
+	p.mu.Lock()
+	if p.closed {
+		p.mu.Unlock()
+		return nil
+	}
+	p.closed = true
+	stop, stopped, endRuns := p.stop, p.stopped, p.endRuns
+	p.mu.Unlock()
+	if stop == nil { // never started
+		return p.closeViews(ctx)
+	}
+	stop()
+	<-stopped // no new runs from here on
+	// Leave first, so that the others queue for our items while our works end.
+	err := p.member.Close(ctx)
+	endRuns()
+	p.mu.Lock()
+	runs := slices.Collect(maps.Values(p.runs))
+	p.mu.Unlock()
+	for _, r := range runs {
+		select {
+		case <-r.done:
+		case <-ctx.Done():
+			err = errors.Join(err, fmt.Errorf("partition: closing %s: work still running, its item is released when it returns: %w", p.path, ctx.Err()))
+		}
+		if ctx.Err() != nil {
+			break
+		}
+	}
+	return errors.Join(err, p.closeViews(ctx))
+}
+
+// closeViews closes the group membership and the caches.
+func (p *Partitioner) closeViews(ctx context.Context) error {
+	err := errors.Join(p.member.Close(ctx), p.locks.Close())
+	if p.source != nil {
+		err = errors.Join(err, p.source.Close())
+	}
+	return err
+}
