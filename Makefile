@@ -1,6 +1,6 @@
 GO ?= go
 
-.PHONY: all deps test vet fmt-check demo curator-peer fuzz chaos oldest-go
+.PHONY: all deps test vet fmt-check demo curator-peer fuzz chaos soak oldest-go
 
 all: test
 
@@ -50,15 +50,17 @@ test: deps curator-peer fmt-check vet oldest-go
 # against ZooKeeper run once, with the race detector, on the current Go. Keep the go
 # line a release's full name (1.25.0, not 1.25): it names the toolchain here.
 GO_OLDEST := $(shell sed -n 's/^go //p' go.mod)
-NO_ZOOKEEPER_TESTS := ^(Test(Sequence|SortChildren.*|Rules|HoldContext|UnmeasuredAllocatesNothing|Assign.*|TookVersion|Validate.*|Namespace.*|ParentPath.*|Protected.*|Retry.*|IsRetryable|Proxy(Forwards|CutAndRestore|Blackhole|SetTarget|Close|ExpireSession|ConcurrentFaults)|NewProxyCleanup|StartProxyRejectsBadTarget|ChaosChecksCatchViolations)|Fuzz.*)$$
+NO_ZOOKEEPER_TESTS := ^(Test(Sequence|SortChildren.*|Rules|HoldContext|UnmeasuredAllocatesNothing|Assign.*|TookVersion|Validate.*|Namespace.*|ParentPath.*|Protected.*|Retry.*|IsRetryable|Proxy(Forwards|CutAndRestore|Blackhole|SetTarget|Close|ExpireSession|ConcurrentFaults)|NewProxyCleanup|StartProxyRejectsBadTarget|ChaosChecksCatchViolations|LivenessAndSoakChecksCatchViolations)|Fuzz.*)$$
 oldest-go:
 	GOTOOLCHAIN=go$(GO_OLDEST) $(GO) vet ./...
 	GOTOOLCHAIN=go$(GO_OLDEST) $(GO) test -count=1 -run '$(NO_ZOOKEEPER_TESTS)' \
 		./recipes/internal/lockqueue ./recipes/internal/nodewrite ./recipes/partition ./framework ./zktest ./integration
 
 # Every recipe at work on a three-server ensemble under faults (connections cut,
-# sessions expired, servers and the leader killed), checked for what the recipes
-# promise; prints a report and fails on any violation. make chaos DURATION=10m.
+# sessions expired, servers and the leader killed, a server or the leader cut off from
+# the others, the quorum lost, a holder process paused past its session), checked for
+# what the recipes promise, and for liveness once the faults stop; prints a report and
+# fails on any violation. make chaos DURATION=10m.
 #
 # Without the race detector, unlike every other test: go-zookeeper v1.0.4 races on
 # Conn.lastZxid between its receive loop and its re-sending of watches after a
@@ -66,8 +68,17 @@ oldest-go:
 # triggered it in 2 of 13 runs of 30-40 s. GOFLAGS=-race make chaos to see.
 DURATION ?= 2m
 CHAOS_TIMEOUT ?= 2h
+CHAOS_FLAGS ?=
 chaos: deps
-	$(GO) test -count=1 -v -timeout $(CHAOS_TIMEOUT) -run '^TestChaos$$' ./integration -chaos.duration=$(DURATION)
+	$(GO) test -count=1 -v -timeout $(CHAOS_TIMEOUT) -run '^TestChaos$$' ./integration -chaos.duration=$(DURATION) $(CHAOS_FLAGS)
+
+# The chaos run as a soak: faults throughout, and every 10 s a sample of the clients'
+# goroutines and live heap and the servers' watches (wchs) and nodes. Fails on a curve
+# that grows from the run's first third to its second and again to its last; prints
+# each curve as a sparkline and draws them in build/soak.svg. make soak DURATION=1h.
+soak:
+	@mkdir -p build
+	$(MAKE) --no-print-directory chaos DURATION=$(DURATION) CHAOS_FLAGS="-chaos.sample=10s -chaos.plot=$(CURDIR)/build/soak.svg"
 
 # The fuzz targets: paths and namespaces, Curator's protected names, the sequence at
 # the end of a node's name, and a lock path's listing (foreign nodes, kazoo's and

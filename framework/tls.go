@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"net"
+	"strings"
 	"time"
 )
 
@@ -37,6 +38,8 @@ func handshake(ctx context.Context, conn net.Conn, cfg *tls.Config, addr string,
 	case errors.Is(err, io.EOF):
 		// A plaintext port reads the ClientHello as a huge request and hangs up.
 		return nil, fmt.Errorf("TLS handshake with %s: the server closed the connection (is it a TLS port?): %w", addr, err)
+	case refusedBare(cfg, err):
+		return nil, fmt.Errorf("TLS handshake with %s: the server wants a client certificate and the tls.Config has none: %w", addr, err)
 	}
 	return nil, fmt.Errorf("TLS handshake with %s: %w", addr, err)
 }
@@ -48,4 +51,16 @@ func noAnswer(addr string, withTLS bool, seen int, err error) error {
 		return fmt.Errorf("%s closed the connection without answering (if it is a TLS port, use WithTLS): %w", addr, err)
 	}
 	return fmt.Errorf("no connect response from %s: %w", addr, err)
+}
+
+// refusedBare reports whether err is the server's alert to a client that presented
+// no certificate, as a server that requires one (ZooKeeper's ssl.clientAuth=need)
+// sends: bad_certificate, or TLS 1.3's certificate_required.
+func refusedBare(cfg *tls.Config, err error) bool {
+	var alert *net.OpError
+	if len(cfg.Certificates) > 0 || cfg.GetClientCertificate != nil || !errors.As(err, &alert) || alert.Op != "remote error" {
+		return false
+	}
+	msg := alert.Err.Error()
+	return strings.HasSuffix(msg, "bad certificate") || strings.HasSuffix(msg, "certificate required")
 }

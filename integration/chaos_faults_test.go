@@ -183,16 +183,17 @@ func (f *faults) victim(rng *rand.Rand) *chaosClient {
 	return f.clients[rng.IntN(len(f.clients))]
 }
 
-// serverFaults kills a server, the leader half of the time, and starts it again.
+// serverFaults kills a server, the leader half of the time, and starts it again; or
+// makes an ensemble fault (a partition, a lost quorum).
 func (f *faults) serverFaults(ctx context.Context, rng *rand.Rand) {
 	for pause(ctx, between(rng, time.Second, 3*time.Second)) {
-		i, kind := rng.IntN(3), "server stopped and started"
-		if rng.Float64() < 0.5 {
-			if l := f.e.Leader(); l >= 0 {
-				i, kind = l, "leader stopped and started"
+		if f.ensembleFault(ctx, rng) {
+			if f.err != nil {
+				return
 			}
+			continue
 		}
-		f.count(kind)
+		i := f.target(rng, "server stopped and started", "leader stopped and started")
 		f.e.Stop(i)
 		down := time.Now()
 		if f.e.Leader() == -1 {
@@ -206,6 +207,19 @@ func (f *faults) serverFaults(ctx context.Context, rng *rand.Rand) {
 			return
 		}
 	}
+}
+
+// target picks a server for a fault, the leader half of the time, and counts the
+// fault as kind, or as leaderKind when it is the leader.
+func (f *faults) target(rng *rand.Rand, kind, leaderKind string) int {
+	i := rng.IntN(3)
+	if rng.Float64() < 0.5 {
+		if l := f.e.Leader(); l >= 0 {
+			i, kind = l, leaderKind
+		}
+	}
+	f.count(kind)
+	return i
 }
 
 // awaitLeader records how long the ensemble went without a leader, since down.

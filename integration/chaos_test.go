@@ -31,12 +31,14 @@ const chaosSessionTimeout = 2 * time.Second
 // TestChaos runs every recipe on a three-server ensemble while faults come and go,
 // and checks what the recipes promise: never two live holders where one is allowed,
 // fencing tokens that only grow, Lost closing within the session timeout and a
-// second of a session's loss, no grant on a dead session's node; caches that hear no
-// impossible history and hold the server's tree soon after the faults stop; items of a
-// partition whose works never overlap and that each have one owner again once the
-// faults stop; group members whose views are exact again once the faults stop; and once
-// every client is closed, no node and no goroutine left behind. It prints what it did
-// and found.
+// second of a session's loss (or of a paused process's SIGCONT), no grant on a dead
+// session's node; caches that hear no impossible history and hold the server's tree
+// soon after the faults stop; items of a partition whose works never overlap and that
+// each have one owner again once the faults stop; group members whose views are exact
+// again once the faults stop; once the faults stop, every waiter through within the
+// liveness limit; and once every client is closed, no node and no goroutine left
+// behind. With -chaos.sample it is a soak, failing on growth that does not level off.
+// It prints what it did and found.
 func TestChaos(t *testing.T) {
 	seed := *chaosSeed
 	if seed == 0 {
@@ -96,17 +98,52 @@ func TestChaos(t *testing.T) {
 	cw, err := newCacheWatch(ctx, cacheClients[0], cacheClients[1:])
 	require.NoError(t, err)
 
+	paused := startPausedProcess(t, e, ws[0]) // on the mutex's path
+
 	began := time.Now()
+	// The faults run for the duration; the workloads until every fault is undone and
+	// the liveness limit has passed, so that the waiters caught by the last faults
+	// show whether they get through.
 	runCtx, stop := context.WithTimeout(ctx, *chaosDuration)
 	defer stop()
+	workCtx, endWork := context.WithCancel(ctx)
+	defer endWork()
+	for _, w := range ws {
+		w.calm = runCtx.Done()
+	}
 	f := &faults{e: e, clients: clients}
-	var wg sync.WaitGroup
-	wg.Go(func() { f.run(runCtx, seed) })
-	wg.Go(func() { cw.write(runCtx, rand.New(rand.NewPCG(seed, 3))) })
+	var wg, faulting sync.WaitGroup
+	faulting.Go(func() { f.run(runCtx, seed) })
+	faulting.Go(func() { paused.run(runCtx, f, rand.New(rand.NewPCG(seed, 5)), ids) })
+	faulting.Go(func() { cw.write(runCtx, rand.New(rand.NewPCG(seed, 3))) })
+	var soak *sampler
+	if *chaosSample > 0 {
+		soak = newSampler(e, *chaosSample)
+		wg.Go(func() { soak.run(runCtx) })
+	}
+	var lastFault time.Time
+	wg.Go(func() {
+		faulting.Wait()
+		lastFault = time.Now()
+		// The caches, the partition and the group settle while the locks' waiters
+		// show that they get through.
+		var settling sync.WaitGroup
+		settling.Go(func() {
+			cw.settle(ctx, e)
+			cw.close(ctx)
+			pr.settle(ctx, lastFault)
+			pr.close(ctx)
+			gw.settle(ctx, lastFault)
+			gw.close(ctx)
+		})
+		pause(ctx, livenessLimit)
+		endWork()
+		settling.Wait()
+	})
 	for k, w := range ws {
 		for i := range w.clients {
 			rng := rand.New(rand.NewPCG(seed, uint64(100*(k+1)+i)))
-			wg.Go(func() { w.work(runCtx, i, rng, ids) })
+			wg.Go(func() { w.work(workCtx, i, rng, ids) })
 		}
 	}
 	for i := range counters.clients {
@@ -118,16 +155,12 @@ func TestChaos(t *testing.T) {
 		wg.Go(func() { shares.work(runCtx, i, rng) })
 	}
 	wg.Wait()
-	ran := time.Since(began)
-	stopped := time.Now()
+	ran := lastFault.Sub(began)
 	require.NoError(t, counters.finish(ctx))
 	require.NoError(t, shares.finish(ctx))
-	cw.settle(ctx, e)
-	cw.close(ctx)
-	pr.settle(ctx, stopped)
-	pr.close(ctx)
-	gw.settle(ctx, stopped)
-	gw.close(ctx)
+	if soak != nil && *chaosPlot != "" {
+		require.NoError(t, soak.plot(*chaosPlot))
+	}
 
 	// Every acquisition is over, released, cancelled or failed, and the clients are
 	// still open: no lock, lease or election node may remain once background deletes
@@ -136,13 +169,19 @@ func TestChaos(t *testing.T) {
 	require.NoError(t, err)
 	// Every client closed: nothing at all, the servers deleting the empty containers.
 	closeAll()
+	paused.close()
 	leftovers, err := nodesLeft(ctx, e, func(*zk.Stat) bool { return true })
 	require.NoError(t, err)
 	// The servers restarted during the run wait for their processes, as the first did.
-	leaked := goleak.Find(ignore, goleak.IgnoreAnyFunction("github.com/zkrecipes/zkrecipes/zktest.(*member).launch.func1"))
+	// So do the proxies between the servers, which listen again after a fault and
+	// carry the servers' connections to each other.
+	leaked := goleak.Find(ignore, goleak.IgnoreAnyFunction("github.com/zkrecipes/zkrecipes/zktest.(*member).launch.func1"),
+		goleak.IgnoreAnyFunction("github.com/zkrecipes/zkrecipes/zktest.(*Proxy).acceptLoop"),
+		goleak.IgnoreAnyFunction("github.com/zkrecipes/zkrecipes/zktest.(*Proxy).serve"),
+		goleak.IgnoreAnyFunction("github.com/zkrecipes/zkrecipes/zktest.(*Proxy).serve.func1"))
 
-	r := report{seed: seed, ran: ran, faults: f, workloads: append(ws, pr.items...), counter: counters, shared: shares,
-		caches: cw, partition: pr, group: gw, clients: clients, orphans: orphans, leftovers: leftovers, leaked: leaked}
+	r := report{seed: seed, ran: ran, faults: f, workloads: append(ws, pr.items...), counter: counters, shared: shares, caches: cw, partition: pr, group: gw, clients: clients,
+		orphans: orphans, leftovers: leftovers, leaked: leaked, lastFault: lastFault, paused: paused, soak: soak}
 	t.Log("\n" + r.String())
 	require.NoError(t, f.err)
 	require.Zero(t, r.violations(), "violations; see the report above")
@@ -204,9 +243,12 @@ type report struct {
 	partition *partitionRun
 	group     *groupWatch
 	clients   []*chaosClient
-	leftovers []string // nodes left once the clients were closed
-	orphans   []string // ephemeral nodes left while they were open, all work over
-	leaked    error    // goleak's verdict
+	leftovers []string       // nodes left once the clients were closed
+	orphans   []string       // ephemeral nodes left while they were open, all work over
+	leaked    error          // goleak's verdict
+	lastFault time.Time      // when the last fault was undone
+	paused    *pausedProcess // the holder process paused now and then
+	soak      *sampler       // nil unless sampling (-chaos.sample)
 	problems  []string
 	// clientLosts are the sessions each client gave up, read once the run is over.
 	clientLosts map[*chaosClient][]sessionLost
@@ -250,6 +292,9 @@ func (r *report) check() {
 	for _, p := range r.caches.problems {
 		r.problems = append(r.problems, "cache: "+p)
 	}
+	r.problems = append(r.problems, stuck(r.workloads, r.lastFault)...)
+	r.problems = append(r.problems, r.paused.violations...)
+	r.problems = append(r.problems, r.soak.problems()...)
 	for _, n := range r.orphans {
 		r.problems = append(r.problems, "left behind by the clients, every acquisition over: "+n)
 	}
@@ -365,6 +410,9 @@ func (r *report) String() string {
 	b.WriteString(r.caches.report())
 	b.WriteString(r.partition.report())
 	b.WriteString(r.group.report())
+	b.WriteString(r.paused.String())
+	b.WriteString(livenessLine(r.workloads, r.lastFault))
+	b.WriteString(r.soak.String())
 	leaked := "none"
 	if r.leaked != nil {
 		leaked = "some (see below)"

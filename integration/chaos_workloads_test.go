@@ -8,6 +8,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/zkrecipes/zkrecipes/integration/internal/holds"
 	"github.com/zkrecipes/zkrecipes/recipes/election"
 	"github.com/zkrecipes/zkrecipes/recipes/mutex"
 	"github.com/zkrecipes/zkrecipes/recipes/rwlock"
@@ -16,12 +17,7 @@ import (
 
 // held is what every recipe gives a holder: the mutex, either side of the rwlock, a
 // semaphore lease, and (through leadership) a leader latch.
-type held interface {
-	Lost() <-chan struct{}
-	FencingToken() int64
-	Node() string
-	Release(ctx context.Context) error
-}
+type held = holds.Held
 
 // A workload is one recipe at one path, used by its own clients in a loop of
 // acquire, work, release, and the record of what they believed.
@@ -36,8 +32,13 @@ type workload struct {
 	// acquire is client i's next acquisition, and its kind.
 	acquire func(ctx context.Context, i int, rng *rand.Rand) (held, string, error)
 
+	// calm closes when the fault schedule ends: holds end at once from then on, so
+	// that the waiters go through (the liveness check).
+	calm <-chan struct{}
+
 	mu         sync.Mutex
 	holds      []*hold
+	attempts   []attempt
 	failures   map[string]int
 	violations []string
 }
@@ -186,9 +187,13 @@ func (ld *leadership) Release(ctx context.Context) error {
 func (w *workload) work(ctx context.Context, i int, rng *rand.Rand, ids *idSource) {
 	cc := w.clients[i]
 	for ctx.Err() == nil {
-		actx, cancel := context.WithTimeout(ctx, 10*time.Second)
+		// Not cut short when the run ends: an acquisition under way then must still
+		// end, holding or by its own deadline (the liveness check).
+		actx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 10*time.Second)
+		asked := time.Now()
 		hd, kind, err := w.acquire(actx, i, rng)
 		cancel()
+		w.attempted(asked, err)
 		if err != nil {
 			switch {
 			case ctx.Err() != nil:
@@ -203,7 +208,7 @@ func (w *workload) work(ctx context.Context, i int, rng *rand.Rand, ids *idSourc
 			session: cc.c.SessionID()}
 		lostAt := watchLost(hd.Lost())
 		cc.holding.Store(true)
-		w.checkGrant(ctx, h, hd.Lost())
+		w.checkGrant(context.WithoutCancel(ctx), h, hd.Lost())
 		w.hold(h, hd.Lost(), rng)
 		h.end = time.Now()
 		cc.holding.Store(false)
@@ -264,7 +269,8 @@ func (w *workload) checkGrant(ctx context.Context, h *hold, lost <-chan struct{}
 }
 
 // hold writes to the register every few milliseconds for the hold's planned length,
-// stopping at once when Lost closes, as a worker would that is never told otherwise.
+// stopping at once when Lost closes, as a worker would that is never told otherwise,
+// or when the faults are over.
 func (w *workload) hold(h *hold, lost <-chan struct{}, rng *rand.Rand) {
 	length := between(rng, 5*time.Millisecond, 40*time.Millisecond)
 	if rng.Float64() < 0.1 { // long enough to outlast a session timeout
@@ -277,6 +283,8 @@ func (w *workload) hold(h *hold, lost <-chan struct{}, rng *rand.Rand) {
 		case <-lost:
 			return
 		case <-deadline.C:
+			return
+		case <-w.calm:
 			return
 		case <-time.After(between(rng, 2*time.Millisecond, 10*time.Millisecond)):
 		}

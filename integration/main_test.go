@@ -1,6 +1,7 @@
 package integration
 
 import (
+	"os"
 	"testing"
 
 	"go.uber.org/goleak"
@@ -8,7 +9,19 @@ import (
 	"github.com/zkrecipes/zkrecipes/internal/zkrtest"
 )
 
-func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
+func TestMain(m *testing.M) { goleak.VerifyTestMain(removingBuilt{m}) }
+
+// removingBuilt removes the programs the tests built once they have all run.
+type removingBuilt struct{ *testing.M }
+
+func (m removingBuilt) Run() int {
+	defer func() {
+		if holderDir != "" {
+			_ = os.RemoveAll(holderDir)
+		}
+	}()
+	return m.M.Run()
+}
 
 const wait = zkrtest.Wait
 

@@ -1,6 +1,8 @@
 package integration
 
 import (
+	"context"
+	"crypto/tls"
 	"testing"
 	"time"
 
@@ -40,4 +42,31 @@ func TestMutexOverTLS(t *testing.T) {
 
 	plain := newClient(t, []string{srv.Addr()}) // the same server, the same data
 	require.Empty(t, zkrtest.Children(t, plain, "/tls/mutex"), "no node left")
+}
+
+// With mutual TLS, a client without a certificate is refused and says why; one with
+// the authority's client certificate works.
+func TestMutualTLS(t *testing.T) {
+	srv := zktest.NewServer(t, zktest.WithClientAuth())
+	ctx := testCtx(t)
+
+	bare, err := framework.New([]string{srv.SecureAddr()}, framework.WithTLS(srv.ClientTLSConfig()))
+	require.NoError(t, err)
+	defer bare.Close()
+	wctx, cancel := context.WithTimeout(ctx, 3*time.Second)
+	defer cancel()
+	err = bare.WaitConnected(wctx)
+	require.ErrorIs(t, err, context.DeadlineExceeded)
+	require.ErrorContains(t, err, "the server wants a client certificate and the tls.Config has none: remote error: tls: bad certificate")
+
+	certPEM, keyPEM := srv.ClientCertPEM()
+	cert, err := tls.X509KeyPair(certPEM, keyPEM)
+	require.NoError(t, err)
+	cfg := srv.ClientTLSConfig()
+	cfg.Certificates = []tls.Certificate{cert}
+	c := newClient(t, []string{srv.SecureAddr()}, framework.WithTLS(cfg))
+	m, err := mutex.New(c, "/mtls/mutex")
+	require.NoError(t, err)
+	require.NoError(t, m.Acquire(ctx))
+	require.NoError(t, m.Release(ctx))
 }

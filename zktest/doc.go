@@ -7,7 +7,9 @@
 // needs one line. Faults are real too: Stop and Start restart a member on the same
 // port with the same data, and a Proxy between client and server cuts or black-holes
 // connections, or holds a client away long enough for the server to expire its
-// session (Proxy.ExpireSession).
+// session (Proxy.ExpireSession). An ensemble's members reach each other through
+// proxies of zktest's too, so that Ensemble.Isolate can cut one off from the others,
+// the leader or a follower, while its clients still reach it; Heal ends it.
 //
 // Servers are tuned for tests: a 200 ms tick, so session timeouts from 400 ms to 4 s
 // are allowed and expire quickly; no admin server; every four-letter word that the
@@ -16,7 +18,8 @@
 //
 // WithTLS adds a secure client port to every server (SecureAddr), with a certificate
 // for 127.0.0.1 and localhost signed by a throwaway authority that ClientTLSConfig
-// trusts; the plain port keeps serving. The certificates are made with Go's crypto
+// trusts; the plain port keeps serving. WithClientAuth also requires clients to
+// present a certificate (mutual TLS); ClientCertPEM is one the servers accept. The certificates are made with Go's crypto
 // and handed to ZooKeeper as PEM files, so no keystore tool is needed.
 //
 // When ZooKeeper is not installed, NewServer fails the test with the command that

@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"net"
 	"os"
-	"strconv"
 	"sync"
 	"testing"
 	"time"
@@ -17,6 +16,7 @@ import (
 // data directory.
 type Ensemble struct {
 	ms        []*member
+	routes    *routes // nil for one member
 	closeOnce sync.Once
 }
 
@@ -44,11 +44,11 @@ func StartEnsemble(ctx context.Context, n int, opts ...Option) (*Ensemble, error
 	if cfg.clientPort != 0 && n > 1 {
 		return nil, fmt.Errorf("zktest: WithClientPort is for a standalone server, not an ensemble of %d", n)
 	}
-	ms, err := startMembers(ctx, cfg, java, n)
+	ms, rs, err := startMembers(ctx, cfg, java, n)
 	if err != nil {
 		return nil, err
 	}
-	return &Ensemble{ms: ms}, nil
+	return &Ensemble{ms: ms, routes: rs}, nil
 }
 
 // Addrs are the client addresses of every member, running or not, in member order.
@@ -84,13 +84,23 @@ func (e *Ensemble) ClientTLSConfig() *tls.Config { return e.ms[0].tls.clientConf
 // certificates, for tools that read a CA file, or nil without WithTLS.
 func (e *Ensemble) CACertPEM() []byte { return e.ms[0].tls.caCertPEM() }
 
+// ClientCertPEM is a client certificate and its private key, PEM, signed by the
+// members' certificate authority, for WithClientAuth; nil without WithTLS.
+func (e *Ensemble) ClientCertPEM() (cert, key []byte) { return e.ms[0].tls.clientCertPEM() }
+
 // Stop kills member i, as a crash would.
-func (e *Ensemble) Stop(i int) { e.ms[i].stop() }
+func (e *Ensemble) Stop(i int) {
+	e.ms[i].stop()
+	_ = e.routes.setStopped(i, true) // closing routes cannot fail
+}
 
 // Start restarts member i on its ports with its data and returns once it serves again,
 // which needs a quorum of the ensemble to be running.
 func (e *Ensemble) Start(i int) error {
 	if err := e.ms[i].launch(); err != nil {
+		return err
+	}
+	if err := e.routes.setStopped(i, false); err != nil {
 		return err
 	}
 	return e.ms[i].waitServing(context.Background())
@@ -112,6 +122,19 @@ func (e *Ensemble) Leader() int {
 	return -1
 }
 
+// Isolate cuts member i off from the other members, as a network partition would,
+// until Heal: the connections that carry their quorum and election traffic close,
+// and new ones are refused. Clients still reach every member. A member cut off from
+// a majority stops serving (it closes its clients' connections and refuses new
+// sessions until it rejoins a quorum); the majority elects a leader among itself if
+// it has to, and serves on. Isolating a second member leaves no majority.
+func (e *Ensemble) Isolate(i int) { _ = e.routes.setIsolated(i, true) } // closing routes cannot fail
+
+// Heal ends every Isolate: the members reach each other again, and an isolated one
+// rejoins the quorum (as a follower, or by an election). An error says that a route
+// could not listen on its port again.
+func (e *Ensemble) Heal() error { return e.routes.heal() }
+
 // FourLetter sends a four-letter word to member i.
 func (e *Ensemble) FourLetter(ctx context.Context, i int, word string) (string, error) {
 	return fourLetter(ctx, e.ms[i].addr(), word)
@@ -122,60 +145,63 @@ func (e *Ensemble) Close() error {
 	var err error
 	e.closeOnce.Do(func() {
 		err = closeMembers(e.ms)
+		e.routes.close()
 	})
 	return err
 }
 
-// startMembers starts n servers (an ensemble when n > 1) and waits until all serve.
-// A lost race for a port is retried with fresh ports.
-func startMembers(ctx context.Context, cfg config, java string, n int) ([]*member, error) {
+// startMembers starts n servers (an ensemble when n > 1, its members linked by
+// routes) and waits until all serve. A lost race for a port is retried with fresh
+// ports.
+func startMembers(ctx context.Context, cfg config, java string, n int) ([]*member, *routes, error) {
 	var certs *serverTLS
 	if cfg.tls {
 		var err error
-		if certs, err = newServerTLS(); err != nil {
-			return nil, err
+		if certs, err = newServerTLS(cfg.clientAuth); err != nil {
+			return nil, nil, err
 		}
 	}
 	const attempts = 3
 	for attempt := 1; ; attempt++ {
-		ms, err := tryStartMembers(ctx, cfg, java, n, certs)
+		ms, rs, err := tryStartMembers(ctx, cfg, java, n, certs)
 		if err == nil {
-			return ms, nil
+			return ms, rs, nil
 		}
 		bindFailed := false
 		for _, m := range ms {
 			bindFailed = bindFailed || m.bindFailed()
 		}
 		_ = closeMembers(ms)
+		rs.close()
 		// A fixed client port is checked before each try, so with TLS a bind that
 		// failed may be the free secure port's lost race, worth another try.
 		if bindFailed && cfg.clientPort != 0 && !cfg.tls {
-			return nil, fmt.Errorf("zktest: port %d is in use: %w", cfg.clientPort, err)
+			return nil, nil, fmt.Errorf("zktest: port %d is in use: %w", cfg.clientPort, err)
 		}
 		if !bindFailed || attempt == attempts || ctx.Err() != nil {
-			return nil, err
+			return nil, nil, err
 		}
 	}
 }
 
-func tryStartMembers(ctx context.Context, cfg config, java string, n int, certs *serverTLS) ([]*member, error) {
+func tryStartMembers(ctx context.Context, cfg config, java string, n int, certs *serverTLS) ([]*member, *routes, error) {
 	if cfg.clientPort != 0 {
 		// A server already there would answer our readiness probes for the new one.
 		l, err := net.Listen("tcp", loopback(cfg.clientPort))
 		if err != nil {
-			return nil, fmt.Errorf("zktest: port %d is in use: %w", cfg.clientPort, err)
+			return nil, nil, fmt.Errorf("zktest: port %d is in use: %w", cfg.clientPort, err)
 		}
 		l.Close()
 	}
 	ports, err := allocatePorts(cfg, n)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	ms := make([]*member, 0, n)
 	for i := range n {
 		dir, err := os.MkdirTemp("", "zktest-")
 		if err != nil {
-			return ms, fmt.Errorf("zktest: %w", err)
+			return ms, nil, fmt.Errorf("zktest: %w", err)
 		}
 		myid := 0
 		if n > 1 {
@@ -183,26 +209,29 @@ func tryStartMembers(ctx context.Context, cfg config, java string, n int, certs 
 		}
 		ms = append(ms, newMember(cfg, java, dir, myid, ports[i], certs))
 	}
-	var peers []string
+	var rs *routes
 	if n > 1 {
-		for _, m := range ms {
-			peers = append(peers, "server."+strconv.Itoa(m.myid)+"=127.0.0.1:"+
-				strconv.Itoa(m.peerPort)+":"+strconv.Itoa(m.electPort))
+		if rs, err = newRoutes(ms); err != nil {
+			return ms, nil, err
 		}
 	}
-	for _, m := range ms {
+	for i, m := range ms {
+		var peers []string
+		if rs != nil {
+			peers = rs.peerLines(i, ms)
+		}
 		if err := m.writeConfig(peers); err != nil {
-			return ms, err
+			return ms, rs, err
 		}
 		if err := m.launch(); err != nil {
-			return ms, err
+			return ms, rs, err
 		}
 	}
 	var errs []error
 	for _, m := range ms {
 		errs = append(errs, m.waitServing(ctx))
 	}
-	return ms, errors.Join(errs...)
+	return ms, rs, errors.Join(errs...)
 }
 
 // allocatePorts finds free ports for n members: a client port (unless fixed), a secure

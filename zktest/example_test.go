@@ -5,6 +5,7 @@ import (
 	"crypto/tls"
 	"fmt"
 	"strings"
+	"time"
 
 	"github.com/zkrecipes/zkrecipes/zktest"
 )
@@ -98,4 +99,53 @@ func ExampleProxy() {
 	// Output:
 	// true <nil>
 	// true
+}
+
+// With mutual TLS the secure port wants the client's certificate too: ClientCertPEM
+// is one it accepts (zkr takes the two PEM files as --tls-cert and --tls-key).
+func ExampleWithClientAuth() {
+	srv, err := zktest.StartServer(context.Background(), zktest.WithClientAuth())
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	defer srv.Close()
+	certPEM, keyPEM := srv.ClientCertPEM()
+	cert, err := tls.X509KeyPair(certPEM, keyPEM)
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	cfg := srv.ClientTLSConfig()
+	cfg.Certificates = []tls.Certificate{cert}
+	conn, err := tls.Dial("tcp", srv.SecureAddr(), cfg)
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	defer conn.Close()
+	fmt.Println("accepted:", len(conn.ConnectionState().PeerCertificates) > 0)
+	// Output: accepted: true
+}
+
+// Cut the leader off from the other two: they elect one of themselves, while the
+// isolated member stops serving its clients until Heal.
+func ExampleEnsemble_Isolate() {
+	e, err := zktest.StartEnsemble(context.Background(), 3)
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	defer e.Close()
+	old := e.Leader()
+	e.Isolate(old)
+	deadline := time.Now().Add(time.Minute)
+	for l := e.Leader(); (l < 0 || l == old) && time.Now().Before(deadline); l = e.Leader() {
+		time.Sleep(20 * time.Millisecond) // an election takes a fraction of a second
+	}
+	fmt.Println("a new leader:", e.Leader() != old)
+	fmt.Println(e.Heal())
+	// Output:
+	// a new leader: true
+	// <nil>
 }

@@ -57,7 +57,8 @@ func (m *member) secureAddr() string {
 
 func loopback(port int) string { return net.JoinHostPort("127.0.0.1", strconv.Itoa(port)) }
 
-// writeConfig writes zoo.cfg; peers holds the server.N lines of an ensemble.
+// writeConfig writes zoo.cfg; peers holds the server.N lines of an ensemble, as this
+// member sees them (its own real ports, the others' through the routes).
 func (m *member) writeConfig(peers []string) error {
 	dataDir := filepath.Join(m.dir, "data")
 	if err := os.MkdirAll(dataDir, 0o755); err != nil {

@@ -17,6 +17,7 @@ type config struct {
 	heapMB            int
 	clientPort        int
 	tls               bool
+	clientAuth        bool
 }
 
 func defaultConfig() config {
@@ -60,6 +61,13 @@ func WithClientPort(port int) Option { return func(c *config) { c.clientPort = p
 // TLS needs ZooKeeper's Netty connection factory, which the server then uses on both
 // ports. Default: no TLS.
 func WithTLS() Option { return func(c *config) { c.tls = true } }
+
+// WithClientAuth is WithTLS with mutual TLS: the secure port refuses a client that
+// presents no certificate signed by the servers' certificate authority
+// (ssl.clientAuth=need). ClientCertPEM is such a certificate; ClientTLSConfig still
+// presents none, so that a test can try both. The plain port keeps serving, unchecked.
+// Default: no client certificate asked for.
+func WithClientAuth() Option { return func(c *config) { c.tls, c.clientAuth = true, true } }
 
 // WithHeapMB sets the JVM's maximum heap in MiB. Default 256.
 func WithHeapMB(mb int) Option { return func(c *config) { c.heapMB = mb } }

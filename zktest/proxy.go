@@ -7,6 +7,7 @@ import (
 	"net"
 	"sync"
 	"sync/atomic"
+	"syscall"
 	"testing"
 	"time"
 )
@@ -37,7 +38,8 @@ const copyBufSize = 32 << 10
 // Only connections made through the proxy are affected: a client whose server
 // list also names the server directly can reconnect around it.
 type Proxy struct {
-	ln     net.Listener
+	ln     net.Listener // replaced by admit after refuse
+	addr   string
 	ctx    context.Context // cancelled by Close; aborts dials in progress
 	cancel context.CancelFunc
 	wg     sync.WaitGroup // the accept loop and every connection goroutine
@@ -47,8 +49,21 @@ type Proxy struct {
 	mode   proxyMode
 	pairs  map[*proxyPair]struct{}
 	closed bool
+	// refusing: the listener is closed, so connections are refused as by a port
+	// nobody listens on (an ensemble's route to a stopped or isolated member).
+	refusing bool
 
 	dropped atomic.Int64 // bytes dropped while black-holed; lets tests wait without sleeping
+
+	// redial, when set (under mu), is how long a refused dial is tried again: the
+	// client's connect has succeeded, so a refusal would reach it as a dropped
+	// connection where the real thing would have refused, or accepted a moment later.
+	redial time.Duration
+
+	// greet, when set (under mu), passes the first bytes of each new connection on to the target
+	// itself, possibly changed (the ensemble's election routes rewrite an address), before
+	// the copying begins.
+	greet func(client, upstream net.Conn) error
 }
 
 // proxyPair is one client connection and its upstream connection to the target
@@ -83,13 +98,14 @@ func StartProxy(target string) (*Proxy, error) {
 	ctx, cancel := context.WithCancel(context.Background())
 	p := &Proxy{
 		ln:     ln,
+		addr:   ln.Addr().String(),
 		ctx:    ctx,
 		cancel: cancel,
 		target: target,
 		pairs:  make(map[*proxyPair]struct{}),
 	}
 	p.wg.Add(1)
-	go p.acceptLoop()
+	go p.acceptLoop(ln)
 	return p, nil
 }
 
@@ -103,7 +119,7 @@ func checkTarget(target string) error {
 
 // Addr returns the proxy's address, "127.0.0.1:port". Give it to clients in
 // place of the target's address.
-func (p *Proxy) Addr() string { return p.ln.Addr().String() }
+func (p *Proxy) Addr() string { return p.addr }
 
 // SetTarget makes later connections go to target, for switching between
 // ensemble members. Connections already open keep their old target. An
@@ -194,7 +210,10 @@ func (p *Proxy) Close() error {
 		return nil
 	}
 	p.closed = true
-	err := p.ln.Close()
+	var err error
+	if !p.refusing {
+		err = p.ln.Close()
+	}
 	p.closeAllLocked()
 	p.cancel()
 	p.mu.Unlock()
@@ -231,10 +250,10 @@ func (p *Proxy) currentMode() proxyMode {
 	return p.mode
 }
 
-func (p *Proxy) acceptLoop() {
+func (p *Proxy) acceptLoop(ln net.Listener) {
 	defer p.wg.Done()
 	for {
-		c, err := p.ln.Accept()
+		c, err := ln.Accept()
 		if err != nil {
 			if errors.Is(err, net.ErrClosed) {
 				return
@@ -255,7 +274,7 @@ func (p *Proxy) serve(c net.Conn) {
 	pr := &proxyPair{client: c}
 
 	p.mu.Lock()
-	if p.closed || p.mode == modeCut {
+	if p.closed || p.mode == modeCut || p.refusing {
 		p.mu.Unlock()
 		_ = c.Close()
 		return
@@ -273,8 +292,7 @@ func (p *Proxy) serve(c net.Conn) {
 
 	// Registered before dialing, so Cut and Close reach this connection while
 	// the dial is in progress; Close also aborts the dial through p.ctx.
-	var d net.Dialer
-	up, err := d.DialContext(p.ctx, "tcp", target)
+	up, err := p.dial(pr, target)
 	if err != nil {
 		p.closePair(pr)
 		return
@@ -287,7 +305,14 @@ func (p *Proxy) serve(c net.Conn) {
 		return
 	}
 	pr.upstream = up
+	greet := p.greet
 	p.mu.Unlock()
+	if greet != nil {
+		if err := greet(c, up); err != nil {
+			p.closePair(pr)
+			return
+		}
+	}
 
 	p.wg.Add(1)
 	go func() {
@@ -315,6 +340,70 @@ func (p *Proxy) pipe(pr *proxyPair, src, dst net.Conn) {
 		}
 		if err != nil {
 			return
+		}
+	}
+}
+
+// asRoute makes the proxy one of an ensemble's routes: greet passes on the first
+// bytes of every later connection, and a refused dial is tried again for redial.
+func (p *Proxy) asRoute(greet func(client, upstream net.Conn) error, redial time.Duration) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.greet, p.redial = greet, redial
+}
+
+// refuse closes the listener, so that new connections are refused at once, and
+// closes the open ones, until admit.
+func (p *Proxy) refuse() {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.refusing || p.closed {
+		return
+	}
+	p.refusing = true
+	_ = p.ln.Close()
+	p.closeAllLocked()
+}
+
+// admit listens again, on the same port.
+func (p *Proxy) admit() error {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if !p.refusing || p.closed {
+		return nil
+	}
+	ln, err := net.Listen("tcp", p.addr)
+	if err != nil {
+		return fmt.Errorf("zktest: proxy listen again: %w", err)
+	}
+	p.ln, p.refusing = ln, false
+	p.wg.Add(1)
+	go p.acceptLoop(ln)
+	return nil
+}
+
+// dial connects to target for pr, trying again every few milliseconds for redial
+// while the target refuses, until pr is closed or the proxy is.
+func (p *Proxy) dial(pr *proxyPair, target string) (net.Conn, error) {
+	p.mu.Lock()
+	until := time.Now().Add(p.redial)
+	p.mu.Unlock()
+	var d net.Dialer
+	for {
+		up, err := d.DialContext(p.ctx, "tcp", target)
+		if err == nil || time.Now().After(until) || !errors.Is(err, syscall.ECONNREFUSED) {
+			return up, err
+		}
+		p.mu.Lock()
+		_, open := p.pairs[pr]
+		p.mu.Unlock()
+		if !open {
+			return nil, err
+		}
+		select {
+		case <-time.After(20 * time.Millisecond):
+		case <-p.ctx.Done():
+			return nil, err
 		}
 	}
 }

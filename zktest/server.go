@@ -34,7 +34,7 @@ func StartServer(ctx context.Context, opts ...Option) (*Server, error) {
 	if err != nil {
 		return nil, err
 	}
-	ms, err := startMembers(ctx, cfg, java, 1)
+	ms, _, err := startMembers(ctx, cfg, java, 1)
 	if err != nil {
 		return nil, err
 	}
@@ -56,6 +56,12 @@ func (s *Server) ClientTLSConfig() *tls.Config { return s.m.tls.clientConfig() }
 // CACertPEM is the PEM certificate of the authority that signed the server's
 // certificate, for tools that read a CA file, or nil without WithTLS.
 func (s *Server) CACertPEM() []byte { return s.m.tls.caCertPEM() }
+
+// ClientCertPEM is a client certificate and its private key, PEM, signed by the
+// server's certificate authority: with WithClientAuth, the secure port accepts a
+// client that presents it (tls.X509KeyPair makes a tls.Certificate of the two). Nil
+// without WithTLS.
+func (s *Server) ClientCertPEM() (cert, key []byte) { return s.m.tls.clientCertPEM() }
 
 // Stop kills the server process, as a crash would. Its port and data are kept for Start.
 func (s *Server) Stop() { s.m.stop() }

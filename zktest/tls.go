@@ -25,9 +25,15 @@ type serverTLS struct {
 	ca      *x509.Certificate
 	caPEM   []byte // the CA's certificate: ZooKeeper's trust store, and what clients trust
 	certPEM []byte // the server's private key (PKCS#8), its certificate, then the CA's
+	// clientAuth: the server requires a client certificate signed by the CA, such as
+	// client (ssl.clientAuth=need).
+	clientAuth bool
+	client     tls.Certificate
+	clientCert []byte // PEM, the client's certificate
+	clientKey  []byte // PEM, its private key (PKCS#8)
 }
 
-func newServerTLS() (*serverTLS, error) {
+func newServerTLS(clientAuth bool) (*serverTLS, error) {
 	now := time.Now()
 	ca, caKey, err := newCert(&x509.Certificate{
 		SerialNumber:          big.NewInt(1),
@@ -41,29 +47,43 @@ func newServerTLS() (*serverTLS, error) {
 	if err != nil {
 		return nil, err
 	}
-	cert, key, err := newCert(&x509.Certificate{
-		SerialNumber: big.NewInt(2),
-		Subject:      pkix.Name{CommonName: "localhost"},
-		NotBefore:    ca.NotBefore,
-		NotAfter:     ca.NotAfter,
-		KeyUsage:     x509.KeyUsageDigitalSignature,
-		// Client auth too, so that a test may turn on ssl.clientAuth with the same files.
-		ExtKeyUsage: []x509.ExtKeyUsage{x509.ExtKeyUsageServerAuth, x509.ExtKeyUsageClientAuth},
-		IPAddresses: []net.IP{net.IPv4(127, 0, 0, 1), net.IPv6loopback},
-		DNSNames:    []string{"localhost"},
-	}, ca, caKey)
+	// The server's certificate serves for client auth too, as ZooKeeper's servers use
+	// theirs toward each other; the client's is made the same way, for 127.0.0.1,
+	// which ZooKeeper checks against the client's address (ssl.hostnameVerification).
+	leaf := func(serial int64, name string) (certPEM, keyPEM []byte, err error) {
+		cert, key, err := newCert(&x509.Certificate{
+			SerialNumber: big.NewInt(serial),
+			Subject:      pkix.Name{CommonName: name},
+			NotBefore:    ca.NotBefore,
+			NotAfter:     ca.NotAfter,
+			KeyUsage:     x509.KeyUsageDigitalSignature,
+			ExtKeyUsage:  []x509.ExtKeyUsage{x509.ExtKeyUsageServerAuth, x509.ExtKeyUsageClientAuth},
+			IPAddresses:  []net.IP{net.IPv4(127, 0, 0, 1), net.IPv6loopback},
+			DNSNames:     []string{"localhost"},
+		}, ca, caKey)
+		if err != nil {
+			return nil, nil, err
+		}
+		pkcs8, err := x509.MarshalPKCS8PrivateKey(key)
+		if err != nil {
+			return nil, nil, fmt.Errorf("zktest: %w", err)
+		}
+		return pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: cert.Raw}),
+			pem.EncodeToMemory(&pem.Block{Type: "PRIVATE KEY", Bytes: pkcs8}), nil
+	}
+	s := &serverTLS{ca: ca, caPEM: pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: ca.Raw}), clientAuth: clientAuth}
+	cert, key, err := leaf(2, "localhost")
 	if err != nil {
 		return nil, err
 	}
-	pkcs8, err := x509.MarshalPKCS8PrivateKey(key)
-	if err != nil {
+	s.certPEM = append(append(key, cert...), s.caPEM...)
+	if s.clientCert, s.clientKey, err = leaf(3, "zktest client"); err != nil {
+		return nil, err
+	}
+	if s.client, err = tls.X509KeyPair(s.clientCert, s.clientKey); err != nil {
 		return nil, fmt.Errorf("zktest: %w", err)
 	}
-	caPEM := pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: ca.Raw})
-	certPEM := pem.EncodeToMemory(&pem.Block{Type: "PRIVATE KEY", Bytes: pkcs8})
-	certPEM = append(certPEM, pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: cert.Raw})...)
-	certPEM = append(certPEM, caPEM...)
-	return &serverTLS{ca: ca, caPEM: caPEM, certPEM: certPEM}, nil
+	return s, nil
 }
 
 // newCert makes a key and a certificate for it from tmpl, signed by parentKey, or
@@ -87,7 +107,7 @@ func newCert(tmpl, parent *x509.Certificate, parentKey *ecdsa.PrivateKey) (*x509
 	return cert, key, nil
 }
 
-// clientConfig trusts the CA, and nothing else.
+// clientConfig trusts the CA, and nothing else; it presents no certificate.
 func (s *serverTLS) clientConfig() *tls.Config {
 	if s == nil {
 		return nil
@@ -95,6 +115,22 @@ func (s *serverTLS) clientConfig() *tls.Config {
 	pool := x509.NewCertPool()
 	pool.AddCert(s.ca)
 	return &tls.Config{RootCAs: pool, MinVersion: tls.VersionTLS12}
+}
+
+// clientCertConfig is clientConfig presenting the client certificate.
+func (s *serverTLS) clientCertConfig() *tls.Config {
+	cfg := s.clientConfig()
+	if cfg != nil {
+		cfg.Certificates = []tls.Certificate{s.client}
+	}
+	return cfg
+}
+
+func (s *serverTLS) clientCertPEM() (cert, key []byte) {
+	if s == nil {
+		return nil, nil
+	}
+	return append([]byte(nil), s.clientCert...), append([]byte(nil), s.clientKey...)
 }
 
 func (s *serverTLS) caCertPEM() []byte {
@@ -117,6 +153,10 @@ func (s *serverTLS) configLines(dir string, securePort int) ([]string, error) {
 	if err := os.WriteFile(trustStore, s.caPEM, 0o644); err != nil {
 		return nil, fmt.Errorf("zktest: %w", err)
 	}
+	clientAuth := "none"
+	if s.clientAuth {
+		clientAuth = "need"
+	}
 	return []string{
 		"secureClientPort=" + fmt.Sprint(securePort),
 		"secureClientPortAddress=127.0.0.1",
@@ -125,7 +165,7 @@ func (s *serverTLS) configLines(dir string, securePort int) ([]string, error) {
 		"ssl.keyStore.type=PEM",
 		"ssl.trustStore.location=" + trustStore,
 		"ssl.trustStore.type=PEM",
-		"ssl.clientAuth=none",
+		"ssl.clientAuth=" + clientAuth,
 	}, nil
 }
 
@@ -139,7 +179,10 @@ func (m *member) tlsServes(ctx context.Context) bool {
 	if m.tls == nil {
 		return true
 	}
-	d := tls.Dialer{Config: m.tls.clientConfig()}
+	// With TLS 1.3 the client's side of a handshake ends before the server has checked
+	// the client's certificate, so without one the probe could not tell a server that
+	// refuses it from one that is not ready; it always presents one.
+	d := tls.Dialer{Config: m.tls.clientCertConfig()}
 	conn, err := d.DialContext(ctx, "tcp", m.secureAddr())
 	if err != nil {
 		return false

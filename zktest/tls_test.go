@@ -82,3 +82,27 @@ func TestTLSEnsemble(t *testing.T) {
 	_, err := conn.Create("/ensemble-tls", nil, 0, zk.WorldACL(zk.PermAll))
 	require.NoError(t, err)
 }
+
+// With WithClientAuth the secure port takes a client with the certificate that
+// ClientCertPEM gives, and refuses one without.
+func TestClientAuth(t *testing.T) {
+	s := NewServer(t, WithClientAuth())
+	certPEM, keyPEM := s.ClientCertPEM()
+	cert, err := tls.X509KeyPair(certPEM, keyPEM)
+	require.NoError(t, err)
+	withCert := s.ClientTLSConfig()
+	withCert.Certificates = []tls.Certificate{cert}
+	conn := connectTLS(t, []string{s.SecureAddr()}, withCert)
+	_, err = conn.Create("/mutual", nil, 0, zk.WorldACL(zk.PermAll))
+	require.NoError(t, err)
+
+	// Without one, TLS 1.3's handshake ends on the client's side before the server
+	// has looked; its refusal comes with the first read.
+	tc, err := tls.Dial("tcp", s.SecureAddr(), s.ClientTLSConfig())
+	if err == nil {
+		_ = tc.SetDeadline(time.Now().Add(zkWait))
+		_, err = tc.Read(make([]byte, 1))
+		_ = tc.Close()
+	}
+	require.ErrorContains(t, err, "bad certificate")
+}

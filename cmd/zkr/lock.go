@@ -36,7 +36,9 @@ prints our node on stdout and holds until SIGINT, SIGTERM or SIGHUP.
 
 If the hold may be lost while CMD runs (ZooKeeper expired our session, or the
 connection dropped, after which ZooKeeper may give the lock to another), CMD gets
-SIGTERM, SIGKILL after --grace, and zkr exits 76. When stdin is not a terminal
+SIGTERM, SIGKILL after --grace, and zkr exits 76. When CMD exits, zkr asks
+ZooKeeper whether the hold outlived it (zkr may have been paused meanwhile, with
+CMD) and exits 76 if not. When stdin is not a terminal
 (cron, scripts), CMD runs in a process group of its own and signals go to the
 whole group, so that nothing a shell started keeps working without the lock.
 `
@@ -438,6 +440,13 @@ func (s *session) hold(h *held, argv []string, grace time.Duration) (code int, l
 	for {
 		select {
 		case <-c.done:
+			// The child may have run on while zkr was paused (SIGSTOP, a VM pause)
+			// past its session: a lost hold whose Lost zkr has not yet heard of. Its
+			// work is reported only if the hold outlived it.
+			if !s.stillHeld(h) {
+				s.errorf("lost %s while %s ran (it has exited with %d, but not under the lock)", h.what, argv[0], c.exitCode())
+				return exitLost, true
+			}
 			return c.exitCode(), false
 		case sig := <-s.sigs:
 			c.signal(sig.(syscall.Signal))
@@ -446,6 +455,31 @@ func (s *session) hold(h *held, argv []string, grace time.Duration) (code int, l
 			c.stop(grace)
 			return exitLost, true
 		}
+	}
+}
+
+// stillHeld asks the server whether h is still held: its node still exists and
+// belongs to zkr's session, so no one else can have held it meanwhile. One round
+// trip, bounded by the session timeout; no answer counts as lost.
+func (s *session) stillHeld(h *held) bool {
+	select {
+	case <-h.lost:
+		return false
+	default:
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), s.sessionTimeout)
+	defer cancel()
+	session := s.client.SessionID()
+	ok, st, err := s.client.Exists(ctx, h.node)
+	if err != nil || !ok || st.EphemeralOwner != session {
+		s.log.Debug("zkr: the hold did not outlive the child", "node", h.node, "error", err)
+		return false
+	}
+	select {
+	case <-h.lost:
+		return false
+	default:
+		return true
 	}
 }
 

@@ -29,6 +29,29 @@ func TestLockOverTLS(t *testing.T) {
 	require.Contains(t, stderr, "certificate signed by unknown authority")
 }
 
+// With mutual TLS, zkr takes the lock given --tls-cert and --tls-key, and without
+// them says that the server wants a client certificate.
+func TestLockOverMutualTLS(t *testing.T) {
+	t.Parallel()
+	srv := zktest.NewServer(t, zktest.WithClientAuth())
+	dir := t.TempDir()
+	ca, cert, key := filepath.Join(dir, "ca.pem"), filepath.Join(dir, "cert.pem"), filepath.Join(dir, "key.pem")
+	certPEM, keyPEM := srv.ClientCertPEM()
+	require.NoError(t, os.WriteFile(ca, srv.CACertPEM(), 0o600))
+	require.NoError(t, os.WriteFile(cert, certPEM, 0o600))
+	require.NoError(t, os.WriteFile(key, keyPEM, 0o600))
+	env := []string{"ZK_SERVERS=" + srv.SecureAddr()}
+
+	code, stdout, stderr := runZkr(t, env, args("--tls-ca", ca, "--tls-cert", cert, "--tls-key", key,
+		"lock", "/mtls/job", sh(`echo "held $ZKR_LOCK_NODE"`))...)
+	require.Equal(t, 0, code, stderr)
+	require.Contains(t, stdout, "held /mtls/job/")
+
+	code, _, stderr = runZkr(t, env, "--tls-ca", ca, "--connect-timeout", "2s", "lock", "/mtls/job", "--", "true")
+	require.Equal(t, exitZooKeeper, code, stderr)
+	require.Contains(t, stderr, "the server wants a client certificate")
+}
+
 func TestTLSFlagErrors(t *testing.T) {
 	t.Parallel()
 	dir := t.TempDir()

@@ -1,7 +1,6 @@
 package zkrtest
 
 import (
-	"bufio"
 	"io"
 	"os"
 	"os/exec"
@@ -35,19 +34,8 @@ func StartCuratorPeer(t testing.TB, args ...string) *CuratorPeer {
 	cp := classes + ":/usr/share/java/curator-recipes.jar:/usr/share/java/slf4j-nop.jar"
 	cmd := exec.Command("java", append([]string{"-Xmx128m", "-XX:+UseSerialGC", "-cp", cp, "CuratorPeer"}, args...)...)
 	cmd.Stderr = os.Stderr
-	stdin, err := cmd.StdinPipe()
-	require.NoError(t, err)
-	stdout, err := cmd.StdoutPipe()
-	require.NoError(t, err)
-	require.NoError(t, cmd.Start())
-	p := &CuratorPeer{cmd: cmd, stdin: stdin, lines: make(chan string, 100)}
-	go func() {
-		defer close(p.lines)
-		s := bufio.NewScanner(stdout)
-		for s.Scan() {
-			p.lines <- s.Text()
-		}
-	}()
+	stdin, lines := StartLines(t, cmd)
+	p := &CuratorPeer{cmd: cmd, stdin: stdin, lines: lines}
 	t.Cleanup(p.stop)
 	return p
 }
