@@ -116,10 +116,13 @@ demo:
 # member, into BENCHMARKS-ensemble.md.
 BENCH_ARGS ?= -out BENCHMARKS.md -plot bench/benchmarks.png
 BENCH_ENSEMBLE_ARGS ?= -ensemble 3 -out BENCHMARKS-ensemble.md -plot '' -analysis '' -save build/bench-ensemble.json
+# The cache and group scenarios (issues 13 and 14), not in the default set.
+BENCH_RECIPES_ARGS ?= -only cache-load,cache-propagation,cache-storm,group-join -out BENCHMARKS-recipes.md -plot '' -analysis '' -save build/bench-recipes.json
 .PHONY: bench build/bench
 bench: deps curator-peer build/bench
 	build/bench $(BENCH_ARGS)
 	build/bench $(BENCH_ENSEMBLE_ARGS)
+	build/bench $(BENCH_RECIPES_ARGS)
 
 build/bench:
 	cd bench && $(GO) build -o ../build/bench .

@@ -420,6 +420,7 @@ public final class CuratorPeer {
         private final String connect;
         private final BufferedReader in = new BufferedReader(new InputStreamReader(System.in, StandardCharsets.UTF_8));
         private final List<CuratorFramework> clients = new ArrayList<>();
+        private final List<AutoCloseable> recipes = new ArrayList<>(); // closed before the clients
 
         Bench(String connect) {
             this.connect = connect;
@@ -458,6 +459,10 @@ public final class CuratorPeer {
                 } catch (Exception e) {
                     say("ERROR " + e.toString().replace('\n', ' '));
                 } finally {
+                    for (AutoCloseable c : recipes) {
+                        c.close();
+                    }
+                    recipes.clear();
                     for (CuratorFramework c : clients) {
                         c.close();
                     }
@@ -564,8 +569,176 @@ public final class CuratorPeer {
                     CuratorFramework[] cs = sessions(n + 1);
                     return () -> queue(cs, path, waiters);
                 }
+                case "cache-load":
+                case "cache-propagation":
+                case "cache-storm":
+                case "group-join":
+                    return recipeTrial(f);
                 default:
                     throw new IllegalArgumentException("unknown workload " + f[0]);
+            }
+        }
+
+        // recipeTrial prepares the cache and group workloads (bench/internal/driver/cache.go):
+        //   cache-load PATH F1 F2 F3          a tree of F1 nodes with F2 children with F3 children
+        //                                     is made, then a CuratorCache of it loads; nanos is the
+        //                                     time until initialized, heap the JVM's used heap after
+        //                                     System.gc(), per cached node, before and after
+        //   cache-propagation PATH N          a second session sets PATH/n0 N times; lat is each
+        //                                     set until the cache's listener hears its version
+        //   cache-storm PATH NODES N          a second session sets NODES nodes N times, round
+        //                                     robin; nanos is until the copy has every last version
+        //   group-join PATH N                 a second session joins N GroupMembers one at a time;
+        //                                     lat is each until the first member's view has it
+        private Trial recipeTrial(String[] f) throws Exception {
+            String path = f[1];
+            CuratorFramework[] cs = sessions(2);
+            switch (f[0]) {
+                case "cache-load": {
+                    int[] fanout = {Integer.parseInt(f[2]), Integer.parseInt(f[3]), Integer.parseInt(f[4])};
+                    int nodes = makeTree(cs[1], path, fanout) + 1;
+                    return () -> {
+                        long heap0 = usedHeap();
+                        long start = System.nanoTime();
+                        CuratorCache cache = startCache(cs[0], path, null);
+                        long nanos = System.nanoTime() - start;
+                        long heap1 = usedHeap();
+                        if (cache.size() != nodes) {
+                            throw new IOException("the cache holds " + cache.size() + " nodes, not " + nodes);
+                        }
+                        String r = json(nodes, nodes, 0, 0, nanos, null);
+                        return r.substring(0, r.length() - 1) + ",\"heap\":" + (double) (heap1 - heap0) / nodes + "}";
+                    };
+                }
+                case "cache-propagation": {
+                    int n = Integer.parseInt(f[2]);
+                    makeTree(cs[1], path, new int[] {10});
+                    String p = path + "/n0";
+                    java.util.concurrent.LinkedBlockingQueue<Integer> heard = new java.util.concurrent.LinkedBlockingQueue<>();
+                    startCache(cs[0], path, (before, after) -> {
+                        if (after.getPath().equals(p)) {
+                            heard.add(after.getStat().getVersion());
+                        }
+                    });
+                    return () -> {
+                        long[] lat = new long[n];
+                        long start = System.nanoTime();
+                        for (int i = 0; i < n; i++) {
+                            long t0 = System.nanoTime();
+                            Stat st = cs[1].setData().forPath(p, Integer.toString(i).getBytes(StandardCharsets.UTF_8));
+                            for (Integer v; (v = heard.poll(30, TimeUnit.SECONDS)) == null || v < st.getVersion(); ) {
+                                if (v == null) {
+                                    throw new IOException("no change heard within 30 s");
+                                }
+                            }
+                            lat[i] = System.nanoTime() - t0;
+                        }
+                        return json(n, n, 0, 0, System.nanoTime() - start, lat);
+                    };
+                }
+                case "cache-storm": {
+                    int nodes = Integer.parseInt(f[2]), n = Integer.parseInt(f[3]);
+                    makeTree(cs[1], path, new int[] {nodes});
+                    CuratorCache cache = startCache(cs[0], path, null);
+                    return () -> {
+                        java.util.Map<String, Integer> last = new java.util.HashMap<>();
+                        long start = System.nanoTime();
+                        for (int i = 0; i < n; i++) {
+                            String p = path + "/n" + (i % nodes);
+                            last.put(p, cs[1].setData().forPath(p, Integer.toString(i).getBytes(StandardCharsets.UTF_8)).getVersion());
+                        }
+                        pollUntil(() -> last.entrySet().stream().allMatch(e -> cache.get(e.getKey())
+                                .map(d -> d.getStat().getVersion() == e.getValue()).orElse(false)));
+                        return json(n, n, 0, 0, System.nanoTime() - start, null);
+                    };
+                }
+                case "group-join": {
+                    int n = Integer.parseInt(f[2]);
+                    GroupMember watcher = new GroupMember(cs[0], path, "watcher");
+                    recipes.add(watcher);
+                    watcher.start();
+                    return () -> {
+                        long[] lat = new long[n];
+                        long start = System.nanoTime();
+                        for (int i = 0; i < n; i++) {
+                            String id = "m" + i;
+                            long t0 = System.nanoTime();
+                            GroupMember m = new GroupMember(cs[1], path, id);
+                            m.start();
+                            pollUntil(() -> watcher.getCurrentMembers().containsKey(id));
+                            lat[i] = System.nanoTime() - t0;
+                            m.close();
+                            pollUntil(() -> !watcher.getCurrentMembers().containsKey(id));
+                        }
+                        return json(n, n, 0, 0, System.nanoTime() - start, lat);
+                    };
+                }
+                default:
+                    throw new IllegalArgumentException("unknown workload " + f[0]);
+            }
+        }
+
+        private CuratorCache startCache(CuratorFramework c, String path,
+                java.util.function.BiConsumer<ChildData, ChildData> onChange) throws Exception {
+            CuratorCache cache = CuratorCache.build(c, path);
+            recipes.add(cache);
+            CountDownLatch initialized = new CountDownLatch(1);
+            org.apache.curator.framework.recipes.cache.CuratorCacheListenerBuilder b = CuratorCacheListener.builder().forInitialized(initialized::countDown);
+            if (onChange != null) {
+                b = b.forChanges(onChange::accept);
+            }
+            cache.listenable().addListener(b.build());
+            cache.start();
+            if (!initialized.await(120, TimeUnit.SECONDS)) {
+                throw new IOException("the cache did not initialize within 120 s");
+            }
+            return cache;
+        }
+
+        // makeTree makes path and below it fanout[0] children n0.., each with fanout[1]
+        // children, and so on, 64 bytes each, in transactions of 500; it returns how many.
+        private static int makeTree(CuratorFramework c, String path, int[] fanout) throws Exception {
+            byte[] data = new byte[64];
+            c.create().creatingParentsIfNeeded().forPath(path);
+            List<String> level = List.of(path);
+            int made = 0;
+            for (int f : fanout) {
+                List<String> next = new ArrayList<>();
+                List<org.apache.curator.framework.api.transaction.CuratorOp> batch = new ArrayList<>();
+                for (String parent : level) {
+                    for (int i = 0; i < f; i++) {
+                        String p = parent + "/n" + i;
+                        batch.add(c.transactionOp().create().forPath(p, data));
+                        next.add(p);
+                        if (batch.size() == 500) {
+                            c.transaction().forOperations(batch);
+                            batch.clear();
+                        }
+                    }
+                }
+                if (!batch.isEmpty()) {
+                    c.transaction().forOperations(batch);
+                }
+                made += next.size();
+                level = next;
+            }
+            return made;
+        }
+
+        private static long usedHeap() {
+            Runtime rt = Runtime.getRuntime();
+            System.gc();
+            System.gc();
+            return rt.totalMemory() - rt.freeMemory();
+        }
+
+        private static void pollUntil(java.util.function.BooleanSupplier done) throws Exception {
+            long end = System.nanoTime() + TimeUnit.SECONDS.toNanos(120);
+            while (!done.getAsBoolean()) {
+                if (System.nanoTime() > end) {
+                    throw new IOException("not within 120 s");
+                }
+                java.util.concurrent.locks.LockSupport.parkNanos(100_000);
             }
         }
 

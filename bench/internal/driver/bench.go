@@ -58,7 +58,7 @@ func Run(ctx context.Context, cfg Config) (*Report, error) {
 	b.warmUp(ctx, cfg.WarmupTime)
 	var ran []scenario
 	for _, s := range scenarios(cfg.Settings) {
-		if len(cfg.Only) > 0 && !slices.Contains(cfg.Only, s.id) {
+		if (len(cfg.Only) > 0 || s.optional) && !slices.Contains(cfg.Only, s.id) {
 			continue
 		}
 		b.scenario(ctx, s, cfg.Runs)

@@ -174,6 +174,7 @@ type peerResult struct {
 	Writes int     `json:"writes"`
 	Nanos  int64   `json:"nanos"`
 	Lat    []int64 `json:"lat"`
+	Heap   float64 `json:"heap"`
 }
 
 func (t *curatorTrial) Run(ctx context.Context, queued func(context.Context) error) (result, error) {
@@ -210,7 +211,7 @@ func (t *curatorTrial) run(ctx context.Context, queued func(context.Context) err
 	if err := json.Unmarshal([]byte(strings.TrimPrefix(line, "RESULT ")), &pr); err != nil {
 		return result{}, fmt.Errorf("curator peer: bad result %q: %w", line, err)
 	}
-	r := result{Ops: pr.Ops, Total: pr.Total, Reads: pr.Reads, Writes: pr.Writes, Elapsed: time.Duration(pr.Nanos)}
+	r := result{Ops: pr.Ops, Total: pr.Total, Reads: pr.Reads, Writes: pr.Writes, Elapsed: time.Duration(pr.Nanos), Heap: pr.Heap}
 	for _, ns := range pr.Lat {
 		r.Latencies = append(r.Latencies, time.Duration(ns))
 	}

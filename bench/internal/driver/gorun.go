@@ -69,6 +69,9 @@ type goTrial struct {
 }
 
 func (g *goContender) Prepare(ctx context.Context, w workload) (trial, error) {
+	if t, ok, err := g.prepareRecipe(ctx, w); ok {
+		return t, err
+	}
 	if !g.supports(w.Kind) {
 		return nil, errUnsupported
 	}

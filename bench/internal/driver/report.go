@@ -307,6 +307,7 @@ func (r *Report) goals() []goal {
 	check("latch hand-over ≤ 0.8× Curator's (p50)", []string{"handover-p50"},
 		func(rw row) (float64, bool) { v := rw.ratio(recipesName, curatorName); return v, v <= 0.8 },
 		func(_ string, v float64) string { return fmt.Sprintf("%.2f× Curator's p50", v) })
+	recipeGoals(check)
 	return gs
 }
 

@@ -40,6 +40,8 @@ type scenario struct {
 	work    workload // without its path, which each trial gets anew
 	who     []string // the contenders it applies to
 	metrics []metric
+	// optional scenarios run only when -only names them.
+	optional bool
 }
 
 // metric turns a trial's measurement into one figure of the table.
@@ -174,6 +176,7 @@ func scenarios(s Settings) []scenario {
 				value: func(m measurement) float64 { return m.Heap / 1024 }},
 		},
 	})
+	list = append(list, recipeScenarios(s)...)
 	if s.Members > 1 {
 		for i := range list {
 			list[i].metrics = append(list[i].metrics, memberMetrics(list[i], s.Members)...)

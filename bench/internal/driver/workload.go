@@ -47,6 +47,7 @@ type workload struct {
 	Rounds   int
 	Settle   time.Duration
 	Waiters  int
+	Nodes    int // cached nodes written to (cache-storm)
 }
 
 // sessions is how many ZooKeeper sessions the workload uses.
@@ -74,6 +75,7 @@ type result struct {
 	Writes    int             // write-side acquisitions (rwlock)
 	Elapsed   time.Duration   // the timed window, or the drain of a queue
 	Latencies []time.Duration // per cycle, or per hand-over
+	Heap      float64         // bytes of heap per cached node (cache-load), 0 when unknown
 }
 
 // contender is one way of doing the work: the raw operations, go-zookeeper's lock,
@@ -119,5 +121,5 @@ func (w workload) command() (string, error) {
 	case queue:
 		return fmt.Sprintf("queue %s %d %d", w.Path, w.Waiters, w.Sessions), nil
 	}
-	return "", fmt.Errorf("%w: %s", errUnsupported, w.Kind)
+	return recipeCommand(w)
 }
