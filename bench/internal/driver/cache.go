@@ -45,8 +45,10 @@ const pollEvery = 100 * time.Microsecond
 func recipeScenarios(s Settings) []scenario {
 	nodes := treeSize()
 	return []scenario{{
-		id:       "cache-load",
-		title:    fmt.Sprintf("Cache initial load: a %d-node tree, 3 levels, until initialized", nodes),
+		id: "cache-load",
+		title: fmt.Sprintf("Cache initial load: a %d-node tree, 3 levels, 64 bytes a node, until initialized; "+
+			"heap per node is ours after a collection, less before the load, and the peer JVM's used heap after System.gc() "+
+			"with the copy, less after CuratorCache.close() (a reading before the load still held the previous trial's copy)", nodes),
 		work:     workload{Kind: cacheLoad},
 		who:      []string{recipesName, curatorName},
 		optional: true,
