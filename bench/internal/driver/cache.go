@@ -132,6 +132,7 @@ type recipeTrial struct {
 	admin  *zk.Conn // the writer: a plain session, as a user's other process would be
 	reader *zk.Conn // the limit's reader
 	s      *recipesSession
+	joiner *recipesSession // group-join's second session, as the peer's
 	cache  *cache.Cache
 	member *group.Member
 }
@@ -193,7 +194,14 @@ func (t *recipeTrial) prepare(ctx context.Context, g *goContender) error {
 		if t.member, err = group.New(t.s.c, t.w.Path, "watcher", nil); err != nil {
 			return err
 		}
-		return t.member.Start(ctx)
+		if err := t.member.Start(ctx); err != nil {
+			return err
+		}
+		j, err := g.dial(ctx, g.addr)
+		if err != nil {
+			return err
+		}
+		t.joiner = j.(*recipesSession)
 	}
 	return nil
 }
@@ -212,8 +220,10 @@ func (t *recipeTrial) Close() {
 			c.Close()
 		}
 	}
-	if t.s != nil {
-		t.s.Close()
+	for _, s := range []*recipesSession{t.joiner, t.s} {
+		if s != nil {
+			s.Close()
+		}
 	}
 }
 
@@ -351,7 +361,7 @@ func (t *recipeTrial) join(ctx context.Context) (result, error) {
 	for i := range lat {
 		id := fmt.Sprintf("m%d", i)
 		t0 := time.Now()
-		m, err := group.New(t.s.c, t.w.Path, id, nil)
+		m, err := group.New(t.joiner.c, t.w.Path, id, nil)
 		if err != nil {
 			return result{}, err
 		}
