@@ -583,7 +583,7 @@ public final class CuratorPeer {
         //   cache-load PATH F1 F2 F3          a tree of F1 nodes with F2 children with F3 children
         //                                     is made, then a CuratorCache of it loads; nanos is the
         //                                     time until initialized, heap the JVM's used heap after
-        //                                     System.gc(), per cached node, loaded less closed (cache and client)
+        //                                     System.gc(), per cached node, loaded less the lower of before and closed
         //   cache-propagation PATH N          a second session sets PATH/n0 N times; lat is each
         //                                     set until the cache's listener hears its version
         //   cache-storm PATH NODES N          a second session sets NODES nodes N times, round
@@ -598,20 +598,21 @@ public final class CuratorPeer {
                     int[] fanout = {Integer.parseInt(f[2]), Integer.parseInt(f[3]), Integer.parseInt(f[4])};
                     int nodes = makeTree(cs[1], path, fanout) + 1;
                     return () -> {
+                        long before = usedHeap();
                         long start = System.nanoTime();
                         CuratorCache cache = startCache(cs[0], path, null);
                         long nanos = System.nanoTime() - start;
                         if (cache.size() != nodes) {
                             throw new IOException("the cache holds " + cache.size() + " nodes, not " + nodes);
                         }
-                        // The heap with the copy, less the heap once the cache and its client
-                        // are closed (one more request, the session's close): a reading before
-                        // the load still held the previous trial's copy, and one after only
-                        // cache.close() sometimes still held this one.
+                        // The heap with the copy, less the lower of the readings before the
+                        // load and after closing the cache and its client (the session's close
+                        // adds requests): either sometimes still holds a copy, the previous
+                        // trial's or this one, that the JVM lets go of only later.
                         long heap1 = usedHeap();
                         cache.close();
                         cs[0].close();
-                        long heap0 = usedHeap();
+                        long heap0 = Math.min(before, usedHeap());
                         String r = json(nodes, nodes, 0, 0, nanos, null);
                         return r.substring(0, r.length() - 1) + ",\"heap\":" + (double) (heap1 - heap0) / nodes + "}";
                     };

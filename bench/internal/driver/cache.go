@@ -48,7 +48,8 @@ func recipeScenarios(s Settings) []scenario {
 		id: "cache-load",
 		title: fmt.Sprintf("Cache initial load: a %d-node tree, 3 levels, 64 bytes a node, until initialized; "+
 			"heap per node is ours after a collection, less before the load, and the peer JVM's used heap after System.gc() "+
-			"with the copy, less after closing the cache and its client (a reading before the load could still hold the previous trial's copy; the close adds 2 requests)", nodes),
+			"with the copy, less the lower of its readings before the load and after closing the cache and its client "+
+			"(either sometimes still holds a copy, the previous trial's or this one's; the close adds 2 requests)", nodes),
 		work:     workload{Kind: cacheLoad},
 		who:      []string{recipesName, curatorName},
 		optional: true,
