@@ -69,6 +69,7 @@ func run(servers, recipe, path string, session time.Duration, policy string) err
 		return err
 	}
 	var h holds.Held
+	var token int64
 	var released chan struct{} // closed before our own Release, which closes Lost too
 	in := bufio.NewScanner(os.Stdin)
 	for in.Scan() {
@@ -84,9 +85,13 @@ func run(servers, recipe, path string, session time.Duration, policy string) err
 			}
 			released = make(chan struct{})
 			go reportLost(h.Lost(), released)
-			say("held %d %s", h.FencingToken(), h.Node())
+			// The token of the grant, kept: a latch's FencingToken reads 0 once it
+			// no longer leads, and a write decided on while holding carries the
+			// grant's token whatever happened since.
+			token = h.FencingToken()
+			say("held %d %s", token, h.Node())
 		case cmd == "write" && h != nil:
-			say("write %d", h.FencingToken())
+			say("write %d", token)
 		case cmd == "release" && h != nil:
 			close(released)
 			ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
