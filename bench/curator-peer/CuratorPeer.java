@@ -408,9 +408,13 @@ public final class CuratorPeer {
     //     semaphore PATH SESSIONS LEASES MILLIS one lease of an InterProcessSemaphoreV2 at a time
     //     handover PATH ROUNDS SETTLE_MS        two sessions hand a LeaderLatch over ROUNDS times
     //     queue PATH WAITERS SESSIONS           WAITERS threads queue behind a holder, then drain
+    //     counter PATH SESSIONS MILLIS          each session loops on add(1) of a DistributedAtomicLong
+    //                                           at PATH/count promoted to a lock at PATH/lock
+    //     and the cache and group workloads of recipeTrial
     //   peer:   SET (its sessions are connected)   driver: go
     //   peer:   QUEUED (queue only)                driver: drain
     //   peer:   RESULT {"ops":..,"total":..,"reads":..,"writes":..,"nanos":..,"lat":[..]}
+    //           (counter: and "failed", the adds that did not succeed)
     //   driver: close                              peer: CLOSED (its sessions are closed)
     // A failure prints ERROR <message>, then closes the sessions and prints CLOSED.
     // A timed workload counts in ops (and reads or writes) the acquisitions made before
@@ -574,6 +578,17 @@ public final class CuratorPeer {
                 case "cache-storm":
                 case "group-join":
                     return recipeTrial(f);
+                case "counter": {
+                    int n = Integer.parseInt(f[2]);
+                    long millis = Long.parseLong(f[3]);
+                    CuratorFramework[] cs = sessions(n);
+                    List<DistributedAtomicLong> counters = new ArrayList<>();
+                    for (CuratorFramework c : cs) {
+                        counters.add(new DistributedAtomicLong(c, path + "/count", counterRetry(),
+                                PromotedToLock.builder().lockPath(path + "/lock").retryPolicy(counterRetry()).build()));
+                    }
+                    return () -> adds(counters, millis);
+                }
                 default:
                     throw new IllegalArgumentException("unknown workload " + f[0]);
             }
@@ -809,6 +824,51 @@ public final class CuratorPeer {
                 throw failure.get();
             }
             return json(ops.get(), total.get(), reads.get(), writes.get(), millis * 1_000_000L, null);
+        }
+
+        // counterRetry is the counter's retry policy, for its optimistic tries and under
+        // its lock: the same schedule as the default of zkrecipes' counter.
+        private static org.apache.curator.RetryPolicy counterRetry() {
+            return new org.apache.curator.retry.BoundedExponentialBackoffRetry(10, 1000, 10);
+        }
+
+        // adds runs every counter in a thread of its own, adding 1 in a loop, for millis;
+        // an add that did not succeed (the retries ran out) is counted in failed.
+        private static String adds(List<DistributedAtomicLong> counters, long millis) throws Exception {
+            AtomicBoolean stop = new AtomicBoolean();
+            AtomicLong ops = new AtomicLong(), total = new AtomicLong(), failed = new AtomicLong();
+            AtomicReference<Exception> failure = new AtomicReference<>();
+            List<Thread> threads = new ArrayList<>();
+            long deadline = System.nanoTime() + millis * 1_000_000L;
+            for (DistributedAtomicLong counter : counters) {
+                Thread t = new Thread(() -> {
+                    try {
+                        while (!stop.get()) {
+                            if (!counter.add(1L).succeeded()) {
+                                failed.incrementAndGet();
+                                continue;
+                            }
+                            total.incrementAndGet();
+                            if (System.nanoTime() < deadline) {
+                                ops.incrementAndGet();
+                            }
+                        }
+                    } catch (Exception e) {
+                        failure.compareAndSet(null, e);
+                        stop.set(true);
+                    }
+                });
+                threads.add(t);
+                t.start();
+            }
+            Thread.sleep(millis);
+            stop.set(true);
+            join(threads);
+            if (failure.get() != null) {
+                throw failure.get();
+            }
+            String r = json(ops.get(), total.get(), 0, 0, millis * 1_000_000L, null);
+            return r.substring(0, r.length() - 1) + ",\"failed\":" + failed.get() + "}";
         }
 
         private static void join(List<Thread> threads) throws Exception {
