@@ -1,13 +1,13 @@
 package driver
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
 	"maps"
 	"math/rand/v2"
 	"slices"
-	"sort"
 	"strings"
 	"sync"
 	"time"
@@ -344,7 +344,7 @@ func (t *partitionTrial) settle(ctx context.Context) ([]itemEvent, error) {
 			quiet.Reset(partitionQuiet)
 		case <-quiet.C:
 			if t.balanced() {
-				sort.SliceStable(log, func(i, j int) bool { return log[i].at < log[j].at })
+				slices.SortStableFunc(log, func(a, b itemEvent) int { return cmp.Compare(a.at, b.at) })
 				return log, nil
 			}
 			quiet.Reset(partitionQuiet)

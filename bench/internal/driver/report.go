@@ -501,12 +501,25 @@ func (r *Report) Markdown(out, plot, analysis string) string {
 	for i, s := range r.scenarios {
 		w("%d. `%s`: %s; contenders: %s.\n", i+1, s.id, s.title, strings.Join(s.who, ", "))
 	}
-	w("\nA timed run counts the acquisitions made before its deadline; then every participant finishes the cycle it is in, ")
-	w("and those acquisitions count in the requests' divisor too. Participants hold for no time: acquire, then release at once. ")
-	w("Watches are counted once every waiter waits: all of them by `wchs`, those on the lock's nodes by `wchp`; ")
-	w("Curator's client also watches `/zookeeper/config` once per session (its EnsembleTracker), which the first ")
-	w("figure counts and the second leaves out. Goroutines and heap (live, after a collection) are ")
-	w("this process's, so only for the Go contenders, and divided by the waiters. Before the first scenario the contenders ")
+	w("\n")
+	if slices.ContainsFunc(r.scenarios, func(s scenario) bool { return !s.optional }) {
+		w("A timed run counts the acquisitions made before its deadline; then every participant finishes the cycle it is in, ")
+		w("and those acquisitions count in the requests' divisor too. Participants hold for no time: acquire, then release at once. ")
+		w("Watches are counted once every waiter waits: all of them by `wchs`, those on the lock's nodes by `wchp`; ")
+		w("Curator's client also watches `/zookeeper/config` once per session (its EnsembleTracker), which the first ")
+		w("figure counts and the second leaves out. Goroutines and heap (live, after a collection) are ")
+		w("this process's, so only for the Go contenders, and divided by the waiters. ")
+	}
+	if slices.ContainsFunc(r.scenarios, func(s scenario) bool { return s.work.Kind == counterAdds }) {
+		w("A counter's timed run counts the adds applied before its deadline; then every session finishes the add it is in, ")
+		w("and every add applied counts in the requests' and CPU's divisor. ")
+	}
+	if slices.ContainsFunc(r.scenarios, func(s scenario) bool { return s.work.Kind == partitionJoin }) {
+		w("A partition's figures are per measured change: an item is paused from the moment its member stops its work ")
+		w("(or leaves, or loses its session) until another, or the same, member starts it again; the work-seconds lost are ")
+		w("the sum of those pauses. The requests are the servers' count from just before the change until it has stopped moving. ")
+	}
+	w("Before the first scenario the contenders ")
 	w("take turns at an untimed warm-up (300 cycles, then 8 contending sessions for a second) for at least %v: ", r.Settings.WarmupTime)
 	w("the server keeps getting faster for tens of seconds after it starts.\n\n")
 
