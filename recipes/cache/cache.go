@@ -35,7 +35,6 @@ type Cache struct {
 
 	// The loop's own state: touched only on the loop's goroutine.
 	root       *entry
-	watches    *watchMux
 	epoch      atomic.Int64 // moves on Suspended and Lost; workers read it
 	lostEpoch  int64        // the epoch the last Lost began
 	unsettled  int          // reads needed before the copy is complete (Initialized, Synced)
@@ -54,7 +53,7 @@ type Cache struct {
 	outbox   *fifo[delivery]
 	ctx      context.Context // ends at Close
 	cancel   context.CancelFunc
-	running  sync.WaitGroup // the loop, the workers and the watch shards
+	running  sync.WaitGroup // the loop and the workers
 	delivery sync.WaitGroup // the goroutine that calls listeners
 	inside   atomic.Bool    // a listener is running
 	initDone chan struct{}  // closed once Initialized has been delivered
@@ -63,6 +62,7 @@ type Cache struct {
 	started   bool
 	closed    bool
 	stopState func()
+	stopWatch func()
 }
 
 type listener struct {
@@ -108,7 +108,6 @@ func New(c *framework.Client, path string, opts ...Option) (*Cache, error) {
 	ca.ctx, ca.cancel = context.WithCancel(context.Background())
 	ca.root = &entry{path: path}
 	ca.nodes[path] = ca.root
-	ca.watches = &watchMux{ctx: ca.ctx, running: &ca.running, fired: ca.fired}
 	return ca, nil
 }
 
@@ -131,6 +130,7 @@ func (ca *Cache) Start(ctx context.Context) error {
 		return ErrStarted
 	}
 	ca.started = true
+	ca.stopWatch = ca.c.OnWatchEvent(ca.heard)
 	ca.stopState = ca.c.Listen(func(s framework.ConnectionState) {
 		ca.inbox.push(func() { ca.connection(s) })
 	})
@@ -168,10 +168,12 @@ func (ca *Cache) Close() error {
 		return nil
 	}
 	ca.closed = true
-	stop := ca.stopState
+	stops := []func(){ca.stopState, ca.stopWatch}
 	ca.life.Unlock()
-	if stop != nil {
-		stop()
+	for _, stop := range stops {
+		if stop != nil {
+			stop()
+		}
 	}
 	ca.cancel()
 	ca.running.Wait()

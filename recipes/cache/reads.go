@@ -101,8 +101,8 @@ func (ca *Cache) refresh(e *entry, k readKind) {
 }
 
 // dispatch sends a read of e. It sets a watch unless one set by an earlier read is
-// still armed: a second would be the same watch on the server, and would fire twice
-// here.
+// still armed: a second would be the same watch on the server, and one more channel
+// for go-zookeeper to keep until it fires.
 func (ca *Cache) dispatch(e *entry, k readKind) {
 	if e.refused || e.removed || ca.stopped {
 		return
@@ -114,7 +114,7 @@ func (ca *Cache) dispatch(e *entry, k readKind) {
 		ca.held = append(ca.held, t)
 		return
 	}
-	t.watch = rs.armed == 0
+	t.watch = !rs.armed
 	ca.tasks.push(t)
 }
 
@@ -144,7 +144,7 @@ func (ca *Cache) hold(t task) {
 		ca.held = append(ca.held, t)
 		return
 	}
-	t.watch = t.e.reads[t.kind].armed == 0
+	t.watch = !t.e.reads[t.kind].armed
 	ca.tasks.push(t)
 }
 
@@ -182,10 +182,10 @@ func (ca *Cache) done(t task, r result) {
 	}
 	e, rs := t.e, &t.e.reads[t.kind]
 	rs.pending = false
-	if r.watch != nil && !e.removed {
-		rs.armed++
-		ca.watches.add(watch{ch: r.watch, e: e, kind: t.kind})
+	if r.watch != nil && !rs.firedDuring {
+		rs.armed = true
 	}
+	rs.firedDuring = false
 	if e.removed {
 		return
 	}
@@ -236,24 +236,6 @@ func (ca *Cache) refuse(e *entry, err error) {
 	}
 	e.refused = true
 	ca.say(Event{Type: Error, Path: e.path, Err: fmt.Errorf("%w: %s: %w", ErrRefused, e.path, err)})
-}
-
-// fired is called by the watch shards when a watch fires, or ends with the session.
-func (ca *Cache) fired(w watch, ev zk.Event) {
-	ca.inbox.push(func() {
-		w.shard.n--
-		e := w.e
-		e.reads[w.kind].armed--
-		switch {
-		case e.removed:
-		case w.kind == dataRead:
-			ca.refresh(e, dataRead)
-		case ev.Type == zk.EventNodeDeleted:
-			// The node is gone: its data watch fired too, and its read will say so.
-		case e.live && ca.follows(e):
-			ca.refresh(e, childRead)
-		}
-	})
 }
 
 // connection follows the client's connection states.

@@ -2,24 +2,29 @@ package cache
 
 import (
 	"slices"
+	"strings"
 
 	"github.com/go-zookeeper/zk"
 )
 
 // entry is a node the cache knows of: in the copy (live) or not yet, or no longer.
-// Its node and kids change under ca.mu; the rest belongs to the loop.
+// Its node and kids change under ca.mu; the rest belongs to the loop. There is one
+// per cached node, so its small fields sit together (the name is the path's end).
 type entry struct {
-	path, name string
-	parent     *entry
-	depth      int
-	node       Node
-	live       bool
-	kids       map[string]*entry
-	removed    bool // no longer in the tree: its reads' results are dropped
-	absent     bool // the root is missing: its data read is an existence check
-	refused    bool // an ACL refused a read: it is not read again
-	reads      [2]readState
+	path    string
+	parent  *entry
+	node    Node
+	kids    map[string]*entry
+	reads   [2]readState
+	depth   int32
+	live    bool
+	removed bool // no longer in the tree: its reads' results are dropped
+	absent  bool // the root is missing: its data read is an existence check
+	refused bool // an ACL refused a read: it is not read again
 }
+
+// name is the last element of e's path.
+func (e *entry) name() string { return e.path[strings.LastIndexByte(e.path, '/')+1:] }
 
 // readKind is what a read of a node fetches, and what its watch watches.
 type readKind int
@@ -34,15 +39,16 @@ const (
 // kind in flight, so results apply in order; a change seen meanwhile asks for
 // another read after it.
 type readState struct {
-	armed     int   // watches set by our reads and not fired yet
-	pending   bool  // a read is queued or in flight
-	again     bool  // read again when it returns: a watch fired meanwhile
-	need      bool  // counted in unsettled: the copy is not complete without this read
-	needEpoch int64 // the read must be sent in this epoch or later
+	armed       bool  // a watch set by our reads is on the server, not fired yet
+	firedDuring bool  // a notification came while a read was pending: it sets no armed
+	pending     bool  // a read is queued or in flight
+	again       bool  // read again when it returns: a watch fired meanwhile
+	need        bool  // counted in unsettled: the copy is not complete without this read
+	needEpoch   int64 // the read must be sent in this epoch or later
 }
 
 // follows reports whether the cache reads e's children.
-func (ca *Cache) follows(e *entry) bool { return e.depth < ca.o.depth }
+func (ca *Cache) follows(e *entry) bool { return int(e.depth) < ca.o.depth }
 
 // gotData applies the result of a data read of e: its data, or that it is missing.
 // It returns false when the result tells nothing yet (a missing root that still
@@ -159,7 +165,7 @@ func (ca *Cache) gotChildren(e *entry, r result) (answered bool) {
 		if ca.o.selector != nil && !ca.o.selector(p) {
 			continue
 		}
-		kid := &entry{path: p, name: name, parent: e, depth: e.depth + 1}
+		kid := &entry{path: p, parent: e, depth: e.depth + 1}
 		if e.kids == nil {
 			e.kids = map[string]*entry{}
 		}
@@ -188,7 +194,7 @@ func (ca *Cache) vanish(e *entry) {
 // remove takes a node below the root out of the tree. ca.mu is held.
 func (ca *Cache) remove(e *entry) {
 	ca.vanish(e)
-	delete(e.parent.kids, e.name)
+	delete(e.parent.kids, e.name())
 	delete(ca.nodes, e.path)
 	e.removed = true
 	ca.settled(e, dataRead)
