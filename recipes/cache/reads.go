@@ -115,27 +115,59 @@ func (ca *Cache) dispatch(e *entry, k readKind) {
 		return
 	}
 	t.watch = !rs.armed
-	ca.tasks.push(t)
+	ca.send(t)
 }
 
-// work sends reads, one at a time, until Close.
-func (ca *Cache) work() {
+// send hands t to a reader: a new one while fewer than maxReads are running, else
+// the next that finishes its read. Called on the loop only.
+func (ca *Cache) send(t task) {
+	r := &ca.readers
+	r.mu.Lock()
+	if r.running == maxReads {
+		r.queue = append(r.queue, t)
+		r.mu.Unlock()
+		return
+	}
+	r.running++
+	r.mu.Unlock()
+	ca.running.Add(1) // the loop holds a count of its own: Close's Wait has not ended
+	go ca.reader(t)
+}
+
+// reader sends t, then the queued reads one at a time, and ends when none is left
+// or the cache is closed: an idle cache has no reader.
+func (ca *Cache) reader(t task) {
 	defer ca.running.Done()
+	r := &ca.readers
 	for {
-		t, ok := ca.tasks.pop(ca.ctx.Done())
-		if !ok {
+		ca.sendOne(t)
+		r.mu.Lock()
+		if len(r.queue) == 0 || ca.ctx.Err() != nil {
+			r.running--
+			r.mu.Unlock()
 			return
 		}
-		// Stamp before looking at holding: Lost sets holding first, then moves the
-		// epoch, so a read that escapes the hold has an epoch before the Lost.
-		t.epoch = ca.epoch.Load()
-		if t.kind != syncRead && ca.holdingNow.Load() {
-			ca.inbox.push(func() { ca.hold(t) })
-			continue
+		t = r.queue[0]
+		r.queue[0] = task{}
+		r.queue = r.queue[1:]
+		if len(r.queue) == 0 {
+			r.queue = nil // let go of the array a burst grew
 		}
-		r := ca.read(t)
-		ca.inbox.push(func() { ca.done(t, r) })
+		r.mu.Unlock()
 	}
+}
+
+// sendOne sends a read and hands its result to the loop.
+func (ca *Cache) sendOne(t task) {
+	// Stamp before looking at holding: Lost sets holding first, then moves the
+	// epoch, so a read that escapes the hold has an epoch before the Lost.
+	t.epoch = ca.epoch.Load()
+	if t.kind != syncRead && ca.holdingNow.Load() {
+		ca.inbox.push(func() { ca.hold(t) })
+		return
+	}
+	r := ca.read(t)
+	ca.inbox.push(func() { ca.done(t, r) })
 }
 
 // hold keeps a read back until the new session's Sync, or sends it if that is done.
@@ -145,7 +177,7 @@ func (ca *Cache) hold(t task) {
 		return
 	}
 	t.watch = !t.e.reads[t.kind].armed
-	ca.tasks.push(t)
+	ca.send(t)
 }
 
 // read sends one request. A missing node is a result (stat nil), not an error.
@@ -251,7 +283,7 @@ func (ca *Cache) connection(s framework.ConnectionState) {
 		ca.holdingNow.Store(true)
 		ca.lostEpoch = ca.epoch.Add(1)
 		ca.say(Event{Type: Lost})
-		ca.tasks.push(task{e: ca.root, kind: syncRead})
+		ca.send(task{e: ca.root, kind: syncRead})
 	case framework.Connected, framework.Reconnected:
 		ca.retryFailed()
 		if s == framework.Reconnected {
@@ -277,7 +309,7 @@ func (ca *Cache) resync() {
 func (ca *Cache) synced(t task, err error) {
 	switch {
 	case err == nil && t.epoch < ca.lostEpoch:
-		ca.tasks.push(task{e: ca.root, kind: syncRead}) // sent before the latest Lost
+		ca.send(task{e: ca.root, kind: syncRead}) // sent before the latest Lost
 	case err == nil:
 		ca.holding = false
 		ca.holdingNow.Store(false)
@@ -315,7 +347,7 @@ func (ca *Cache) retryFailed() {
 	for _, f := range failed {
 		switch {
 		case f.kind == syncRead:
-			ca.tasks.push(task{e: ca.root, kind: syncRead})
+			ca.send(task{e: ca.root, kind: syncRead})
 		case !f.e.reads[f.kind].pending:
 			ca.dispatch(f.e, f.kind)
 		}
