@@ -37,8 +37,8 @@ type Cache struct {
 
 	// The loop's own state: touched only on the loop's goroutine.
 	root       *entry
-	epoch      atomic.Int64 // moves on Suspended and Lost; readers read it
-	lostEpoch  int64        // the epoch the last Lost began
+	epoch      atomic.Int32 // moves on Suspended and Lost; readers read it
+	lostEpoch  int32        // the epoch the last Lost began
 	unsettled  int          // reads needed before the copy is complete (Initialized, Synced)
 	syncing    bool         // Initialized or Synced is due once unsettled is 0
 	ready      bool         // Initialized was emitted
@@ -200,7 +200,7 @@ func (ca *Cache) Get(path string) (Node, bool) {
 	if e == nil || !e.live {
 		return Node{}, false
 	}
-	return e.node, true
+	return e.copy(), true
 }
 
 // Children returns the names of the children of path that the copy has, sorted; nil
@@ -235,7 +235,7 @@ func (ca *Cache) Nodes() []Node {
 	out := make([]Node, 0, ca.live)
 	for _, e := range ca.nodes {
 		if e.live {
-			out = append(out, e.node)
+			out = append(out, e.copy())
 		}
 	}
 	ca.mu.RUnlock()

@@ -22,7 +22,7 @@ type task struct {
 	kind  readKind
 	watch bool  // set a watch with the read
 	probe bool  // the root is missing: check its existence
-	epoch int64 // the epoch when a worker took it, just before sending it
+	epoch int32 // the epoch when a reader took it, just before sending it
 }
 
 // result is what a read returned. stat is nil when the node does not exist.
