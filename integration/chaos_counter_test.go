@@ -4,8 +4,10 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"maps"
 	"math"
 	"math/rand/v2"
+	"slices"
 	"sync"
 	"time"
 
@@ -14,37 +16,50 @@ import (
 	"github.com/zkrecipes/zkrecipes/recipes/counter"
 )
 
-// counterWorkload adds to one counter from several clients under the faults, half of
+// counterWorkload adds to counters from several clients under the faults, half of
 // them promoted to a lock, and records every call: its times, what it asked and what
 // it was told. The history must be linearizable for a 64-bit counter.
+//
+// The clients move to a new counter every counterEpoch, and each counter's history
+// is checked on its own: linearizability is a property of each object, and a
+// history's check grows far faster than its length once unknown outcomes hold calls
+// open to its end (one counter over a 10-minute soak took the checker past 23 GiB).
 type counterWorkload struct {
-	path     string
-	clients  []*chaosClient
-	counters []*counter.Counter
-	began    time.Time
+	clients []*chaosClient
+	opts    [][]counter.Option // client i's
+	began   time.Time
 
-	mu       sync.Mutex
-	history  []porcupine.Operation
-	outcomes map[string]int
-	checked  porcupine.CheckResult
-	took     time.Duration
+	mu        sync.Mutex
+	histories map[int][]porcupine.Operation // by epoch: one counter's calls
+	calls     int
+	outcomes  map[string]int
+	checked   porcupine.CheckResult
+	took      time.Duration
 }
 
+const counterEpoch = 20 * time.Second
+
 func newCounterWorkload(clients []*chaosClient) (*counterWorkload, error) {
-	w := &counterWorkload{path: "/chaos/counter", clients: clients, began: time.Now(), outcomes: map[string]int{}}
+	w := &counterWorkload{clients: clients, began: time.Now(), histories: map[int][]porcupine.Operation{}, outcomes: map[string]int{}}
 	for i, cc := range clients {
 		var opts []counter.Option
 		if i%2 == 1 {
 			opts = append(opts, counter.PromotedToLock("/chaos/counter-lock"))
 		}
-		n, err := counter.New(cc.c, w.path, opts...)
-		if err != nil {
+		w.opts = append(w.opts, opts)
+		if _, err := w.counter(cc, 0, opts); err != nil {
 			return nil, err
 		}
-		w.counters = append(w.counters, n)
 	}
 	return w, nil
 }
+
+// counter is the epoch's counter, through client cc.
+func (w *counterWorkload) counter(cc *chaosClient, epoch int, opts []counter.Option) (*counter.Counter, error) {
+	return counter.New(cc.c, fmt.Sprintf("/chaos/counter-%d", epoch), opts...)
+}
+
+func (w *counterWorkload) epoch() int { return int(time.Since(w.began) / counterEpoch) }
 
 // The history's operations: an add, a compare-and-set, a read.
 type (
@@ -102,11 +117,21 @@ var counterModel = porcupine.Model{
 // work runs client i's calls until ctx ends: mostly adds, some compare-and-sets from
 // the last value it saw, some reads.
 func (w *counterWorkload) work(ctx context.Context, i int, rng *rand.Rand) {
-	cc, n := w.clients[i], w.counters[i]
+	cc := w.clients[i]
+	var n *counter.Counter
+	epoch := -1
 	var last int64     // the last value this client saw
 	var prevCall int64 // when its previous call began
 	session := cc.c.SessionID()
 	for ctx.Err() == nil {
+		if e := w.epoch(); e != epoch {
+			var err error
+			if n, err = w.counter(cc, e, w.opts[i]); err != nil {
+				w.classify("new counter", err)
+				return
+			}
+			epoch, last = e, 0
+		}
 		octx, cancel := context.WithTimeout(ctx, 10*time.Second)
 		call := w.now()
 		// A read sees at least what its own session has seen; a new session may
@@ -159,7 +184,8 @@ func (w *counterWorkload) work(ctx context.Context, i int, rng *rand.Rand) {
 			op.Return = math.MaxInt64
 		}
 		w.mu.Lock()
-		w.history = append(w.history, op)
+		w.histories[epoch] = append(w.histories[epoch], op)
+		w.calls++
 		w.mu.Unlock()
 		pause(ctx, between(rng, 0, 10*time.Millisecond))
 	}
@@ -198,23 +224,45 @@ func (w *counterWorkload) classify(kind string, err error) (failed, unknown bool
 	return failed, unknown
 }
 
-// finish reads the final value with an add of 0, a conditional write and so a
-// linearizable read, after every other call but the open ones; checks the history;
-// and deletes the counter, which the run must not leave behind.
+// finish reads each counter's final value with an add of 0, a conditional write and
+// so a linearizable read, after every other call but the open ones; checks each
+// counter's history; and deletes the counters, which the run must not leave behind.
 func (w *counterWorkload) finish(ctx context.Context) error {
-	octx, cancel := context.WithTimeout(ctx, wait)
-	defer cancel()
-	call := w.now()
-	r, err := w.counters[0].Add(octx, 0)
-	if err != nil {
-		return fmt.Errorf("counter: the final read: %w", err)
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	cc := w.clients[0]
+	w.checked = porcupine.Ok
+	for _, epoch := range slices.Sorted(maps.Keys(w.histories)) {
+		n, err := w.counter(cc, epoch, nil)
+		if err != nil {
+			return err
+		}
+		octx, cancel := context.WithTimeout(ctx, wait)
+		call := w.now()
+		r, err := n.Add(octx, 0)
+		if err != nil {
+			cancel()
+			return fmt.Errorf("counter: the final read of %s: %w", n.Path(), err)
+		}
+		history := append(w.histories[epoch], porcupine.Operation{ClientId: len(w.clients), Input: addInput{0}, Call: call,
+			Output: addOutput{pre: r.Pre, post: r.Post}, Return: w.now()})
+		began := time.Now()
+		switch porcupine.CheckOperationsTimeout(counterModel, history, time.Minute) {
+		case porcupine.Illegal:
+			w.checked = porcupine.Illegal
+		case porcupine.Unknown:
+			if w.checked == porcupine.Ok {
+				w.checked = porcupine.Unknown
+			}
+		}
+		w.took += time.Since(began)
+		err = cc.c.Delete(octx, n.Path(), -1)
+		cancel()
+		if err != nil {
+			return fmt.Errorf("counter: delete %s: %w", n.Path(), err)
+		}
 	}
-	w.history = append(w.history, porcupine.Operation{ClientId: len(w.clients), Input: addInput{0}, Call: call,
-		Output: addOutput{pre: r.Pre, post: r.Post}, Return: w.now()})
-	began := time.Now()
-	w.checked = porcupine.CheckOperationsTimeout(counterModel, w.history, 5*time.Minute)
-	w.took = time.Since(began)
-	return w.clients[0].c.Delete(octx, w.path, -1)
+	return nil
 }
 
 // problems are the violations: a history that is not linearizable, or that the
@@ -224,15 +272,15 @@ func (w *counterWorkload) problems() []string {
 	case porcupine.Ok:
 		return nil
 	case porcupine.Illegal:
-		return []string{fmt.Sprintf("counter: the history of %d calls is not linearizable", len(w.history))}
+		return []string{fmt.Sprintf("counter: the history of one of the %d counters is not linearizable", len(w.histories))}
 	}
-	return []string{fmt.Sprintf("counter: the checker could not decide on %d calls within its time limit", len(w.history))}
+	return []string{fmt.Sprintf("counter: the checker could not decide on the history of one of the %d counters within its time limit", len(w.histories))}
 }
 
 func (w *counterWorkload) String() string {
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	verdict := map[porcupine.CheckResult]string{porcupine.Ok: "linearizable", porcupine.Illegal: "NOT linearizable", porcupine.Unknown: "undecided"}[w.checked]
-	return fmt.Sprintf("counter: %d calls by %d clients (%s); history %s (porcupine, %v)",
-		len(w.history), len(w.clients), sortedCounts(w.outcomes), verdict, w.took.Round(time.Millisecond))
+	return fmt.Sprintf("counter: %d calls by %d clients on %d counters, a new one every %v (%s); histories %s (porcupine, %v)",
+		w.calls, len(w.clients), len(w.histories), counterEpoch, sortedCounts(w.outcomes), verdict, w.took.Round(time.Millisecond))
 }

@@ -121,23 +121,31 @@ func TestChaos(t *testing.T) {
 		soak = newSampler(e, *chaosSample)
 		wg.Go(func() { soak.run(runCtx) })
 	}
+	// The phases after the faults are logged with their times, so that a long run
+	// that overstays says where.
+	phase := func(what string) { t.Logf("%s, %s after the start", what, time.Since(began).Round(time.Millisecond)) }
 	var lastFault time.Time
 	wg.Go(func() {
 		faulting.Wait()
 		lastFault = time.Now()
+		phase("every fault undone")
 		// The caches, the partition and the group settle while the locks' waiters
 		// show that they get through.
 		var settling sync.WaitGroup
 		settling.Go(func() {
 			cw.settle(ctx, e)
 			cw.close(ctx)
+			phase("the caches settled and closed")
 			pr.settle(ctx, lastFault)
 			pr.close(ctx)
+			phase("the partition settled and closed")
 			gw.settle(ctx, lastFault)
 			gw.close(ctx)
+			phase("the group settled and closed")
 		})
 		pause(ctx, livenessLimit)
 		endWork()
+		phase("the liveness limit passed, the work told to end")
 		settling.Wait()
 	})
 	for k, w := range ws {
@@ -155,9 +163,11 @@ func TestChaos(t *testing.T) {
 		wg.Go(func() { shares.work(runCtx, i, rng) })
 	}
 	wg.Wait()
+	phase("every workload over")
 	ran := lastFault.Sub(began)
 	require.NoError(t, counters.finish(ctx))
 	require.NoError(t, shares.finish(ctx))
+	phase("the counter's and the shared value's histories checked")
 	if soak != nil && *chaosPlot != "" {
 		require.NoError(t, soak.plot(*chaosPlot))
 	}

@@ -52,6 +52,8 @@ import org.apache.curator.framework.recipes.atomic.PromotedToLock;
 import org.apache.curator.framework.recipes.cache.ChildData;
 import org.apache.curator.framework.recipes.cache.CuratorCache;
 import org.apache.curator.framework.recipes.cache.CuratorCacheListener;
+import org.apache.curator.framework.recipes.cache.TreeCache;
+import org.apache.curator.framework.recipes.cache.TreeCacheEvent;
 import org.apache.curator.framework.recipes.barriers.DistributedDoubleBarrier;
 import org.apache.curator.framework.recipes.leader.LeaderLatch;
 import org.apache.curator.framework.recipes.leader.LeaderLatchListener;
@@ -574,6 +576,7 @@ public final class CuratorPeer {
                     return () -> queue(cs, path, waiters);
                 }
                 case "cache-load":
+                case "cache-load-treecache":
                 case "cache-propagation":
                 case "cache-storm":
                 case "group-join":
@@ -599,6 +602,9 @@ public final class CuratorPeer {
         //                                     is made, then a CuratorCache of it loads; nanos is the
         //                                     time until initialized, heap the JVM's used heap after
         //                                     System.gc(), per cached node, loaded less the lower of before and closed
+        //   cache-load-treecache PATH F1 F2 F3  the same with a TreeCache: one-shot watches, two a node,
+        //                                     as ours (a CuratorCache on ZooKeeper 3.6+ sets one persistent
+        //                                     recursive watch for the whole tree, which go-zookeeper lacks)
         //   cache-propagation PATH N          a second session sets PATH/n0 N times; lat is each
         //                                     set until the cache's listener hears its version
         //   cache-storm PATH NODES N          a second session sets NODES nodes N times, round
@@ -609,16 +615,21 @@ public final class CuratorPeer {
             String path = f[1];
             CuratorFramework[] cs = sessions(2);
             switch (f[0]) {
-                case "cache-load": {
+                case "cache-load":
+                case "cache-load-treecache": {
                     int[] fanout = {Integer.parseInt(f[2]), Integer.parseInt(f[3]), Integer.parseInt(f[4])};
                     int nodes = makeTree(cs[1], path, fanout) + 1;
+                    boolean tree = f[0].equals("cache-load-treecache");
                     return () -> {
                         long before = usedHeap();
                         long start = System.nanoTime();
-                        CuratorCache cache = startCache(cs[0], path, null);
+                        TreeCache tc = tree ? startTreeCache(cs[0], path) : null;
+                        CuratorCache cc = tree ? null : startCache(cs[0], path, null);
                         long nanos = System.nanoTime() - start;
-                        if (cache.size() != nodes) {
-                            throw new IOException("the cache holds " + cache.size() + " nodes, not " + nodes);
+                        java.io.Closeable cache = tree ? tc : cc;
+                        int size = tree ? treeSize(tc, path) : cc.size();
+                        if (size != nodes) {
+                            throw new IOException("the cache holds " + size + " nodes, not " + nodes);
                         }
                         // The heap with the copy, less the lower of the readings before the
                         // load and after closing the cache and its client (the session's close
@@ -715,6 +726,35 @@ public final class CuratorPeer {
                 throw new IOException("the cache did not initialize within 120 s");
             }
             return cache;
+        }
+
+        private TreeCache startTreeCache(CuratorFramework c, String path) throws Exception {
+            TreeCache cache = TreeCache.newBuilder(c, path).build();
+            recipes.add(cache);
+            CountDownLatch initialized = new CountDownLatch(1);
+            cache.getListenable().addListener((client, event) -> {
+                if (event.getType() == TreeCacheEvent.Type.INITIALIZED) {
+                    initialized.countDown();
+                }
+            });
+            cache.start();
+            if (!initialized.await(120, TimeUnit.SECONDS)) {
+                throw new IOException("the tree cache did not initialize within 120 s");
+            }
+            return cache;
+        }
+
+        // treeSize counts the nodes of a TreeCache's copy at and below path.
+        private static int treeSize(TreeCache cache, String path) {
+            java.util.Map<String, ChildData> kids = cache.getCurrentChildren(path);
+            if (kids == null) {
+                return 0;
+            }
+            int n = 1;
+            for (String name : kids.keySet()) {
+                n += treeSize(cache, path.equals("/") ? "/" + name : path + "/" + name);
+            }
+            return n;
         }
 
         // makeTree makes path if missing and below it fanout[0] children n0.., each with fanout[1]
