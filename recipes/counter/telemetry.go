@@ -3,7 +3,6 @@ package counter
 import (
 	"context"
 	"errors"
-	"time"
 
 	"github.com/zkrecipes/zkrecipes/framework"
 	"github.com/zkrecipes/zkrecipes/recipes/internal/instrument"
@@ -44,22 +43,15 @@ func newTelemetry(c *framework.Client) *telemetry {
 	}
 }
 
-// call is one write being measured.
-type call struct {
-	op    string
-	start time.Time
-	span  instrument.Span
-}
-
-func (t *telemetry) start(ctx context.Context, op, path string) call {
+func (t *telemetry) start(ctx context.Context, op, path string) instrument.Call {
 	if t == nil {
-		return call{}
+		return instrument.Call{}
 	}
-	return call{op: op, start: t.recipe.Now(), span: t.recipe.Start(ctx, op, path)}
+	return t.recipe.Call(ctx, op, path)
 }
 
 // end ends a write that returned err; unchanged is CompareAndSet's false.
-func (t *telemetry) end(c call, unchanged bool, err error) {
+func (t *telemetry) end(c instrument.Call, unchanged bool, err error) {
 	if t == nil {
 		return
 	}
@@ -72,8 +64,7 @@ func (t *telemetry) end(c call, unchanged bool, err error) {
 	case err == nil && unchanged:
 		out = outcomeUnchanged
 	}
-	t.updates.Since(c.start, c.op, out)
-	c.span.End(out, err)
+	c.End(t.updates, out, err)
 }
 
 func (t *telemetry) promoted() {

@@ -225,3 +225,28 @@ func (s Span) End(outcome string, err error) {
 	}
 	s.span.End()
 }
+
+// Call is one blocking call being measured: its duration and its span. The zero Call
+// measures nothing.
+type Call struct {
+	op    string
+	start time.Time
+	span  Span
+}
+
+// Call begins measuring the call op on path.
+func (r *Recipe) Call(ctx context.Context, op, path string) Call {
+	if r == nil {
+		return Call{}
+	}
+	return Call{op: op, start: r.Now(), span: r.Start(ctx, op, path)}
+}
+
+// End records the call's duration in d, by operation and outcome (d's Attrs), and
+// ends its span with the outcome.
+func (c Call) End(d *Durations, outcome string, err error) {
+	if !c.start.IsZero() {
+		d.Since(c.start, c.op, outcome)
+	}
+	c.span.End(outcome, err)
+}
