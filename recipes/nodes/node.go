@@ -11,6 +11,7 @@ import (
 	"github.com/go-zookeeper/zk"
 
 	"github.com/zkrecipes/zkrecipes/framework"
+	"github.com/zkrecipes/zkrecipes/recipes/internal/instrument"
 	"github.com/zkrecipes/zkrecipes/recipes/internal/lockqueue"
 	"github.com/zkrecipes/zkrecipes/recipes/internal/notify"
 )
@@ -38,6 +39,7 @@ type PersistentNode struct {
 	done    chan struct{}            // closed when the keeper has stopped
 	events  *notify.Listeners[Event] // delivered so that the keeper never waits for a listener
 	mute    chan struct{}            // closed to stop delivering events
+	changes *instrument.Counter      // the events, counted; nil when not measured
 }
 
 // node is what a PersistentNode knows of the node it made. Fields are guarded by
@@ -69,6 +71,7 @@ func New(c *framework.Client, path string, data []byte, opts ...Option) (*Persis
 		changed: make(chan struct{}),
 		wake:    make(chan struct{}, 1),
 		events:  notify.New[Event](),
+		changes: newPresenceChanges(c),
 	}, nil
 }
 
@@ -325,6 +328,7 @@ func (p *PersistentNode) setInPlace(inPlace bool, written uint64) {
 	defer p.mu.Unlock()
 	if p.inPlace != inPlace || (inPlace && p.written != written) {
 		if p.inPlace != inPlace {
+			p.changes.Add(1, presence(inPlace))
 			p.events.Push(Event{Path: p.path, Present: inPlace})
 		}
 		p.inPlace = inPlace
