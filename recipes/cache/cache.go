@@ -48,6 +48,7 @@ type Cache struct {
 	retry      *time.Timer
 	retryArmed bool
 	stopped    bool // the client closed: no more reads
+	tel        *telemetry
 
 	inbox    *fifo[func()] // work for the loop
 	tasks    *fifo[task]   // reads for the workers
@@ -104,6 +105,7 @@ func New(c *framework.Client, path string, opts ...Option) (*Cache, error) {
 		tasks:     newFifo[task](),
 		outbox:    newFifo[delivery](),
 		initDone:  make(chan struct{}),
+		tel:       newTelemetry(c),
 	}
 	ca.ctx, ca.cancel = context.WithCancel(context.Background())
 	ca.root = &entry{path: path}
@@ -264,6 +266,7 @@ func (ca *Cache) Listen(fn func(Event)) (stop func()) {
 // at any moment hears exactly the events after the copy it could read then.
 func (ca *Cache) emit(ev Event) {
 	ca.emitted++
+	ca.tel.emitted(ev)
 	ca.outbox.push(delivery{ev: ev, n: ca.emitted})
 }
 
