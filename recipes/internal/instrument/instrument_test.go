@@ -6,8 +6,8 @@ import (
 	"testing"
 
 	"github.com/stretchr/testify/require"
-	"go.uber.org/goleak"
 	metricnoop "go.opentelemetry.io/otel/metric/noop"
+	"go.uber.org/goleak"
 
 	"github.com/zkrecipes/zkrecipes/framework"
 )
