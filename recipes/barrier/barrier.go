@@ -14,7 +14,7 @@ import (
 type Barrier struct {
 	c    *framework.Client
 	path string
-	tel  *telemetry
+	tel  telemetry
 }
 
 // New makes a Barrier on the node at path. Nothing is sent to ZooKeeper until a
@@ -51,8 +51,8 @@ func (b *Barrier) Remove(ctx context.Context) error {
 // when ctx ends (an error wrapping ctx's), the client closes, or ZooKeeper refuses
 // to let it look (an ACL).
 func (b *Barrier) Wait(ctx context.Context) (err error) {
-	call := b.tel.start(ctx, opWait, b.path)
-	defer func() { b.tel.end(call, err) }()
+	call := b.tel.recipe.Call(ctx, opWait, b.path)
+	defer func() { call.End(b.tel.waits, outcome(err), err) }()
 	w := newWaiter(b.c)
 	defer w.stop()
 	for {

@@ -44,7 +44,7 @@ type Double struct {
 	state doubleState
 	node  *lockqueue.Node // our member node, while we have one
 
-	tel *telemetry
+	tel telemetry
 }
 
 // NewDouble makes a member of the double barrier at path, which opens once members
@@ -79,9 +79,9 @@ func (d *Double) Enter(ctx context.Context) error {
 	if err := d.turn(outside, entering, ErrEntered); err != nil {
 		return err
 	}
-	call := d.tel.start(ctx, opEnter, d.path)
+	call := d.tel.recipe.Call(ctx, opEnter, d.path)
 	err := d.enter(ctx)
-	d.tel.end(call, err)
+	call.End(d.tel.waits, outcome(err), err)
 	if err != nil {
 		d.dropNode(ctx)
 		d.turn(entering, outside, nil)
@@ -229,12 +229,12 @@ func (d *Double) Leave(ctx context.Context) error {
 	if err := d.turn(inside, leaving, ErrNotEntered); err != nil {
 		return err
 	}
-	call := d.tel.start(ctx, opLeave, d.path)
+	call := d.tel.recipe.Call(ctx, opLeave, d.path)
 	lost, err := d.leave(ctx)
-	if err == nil && lost {
-		d.tel.end(call, ErrLost)
+	if lost && err == nil {
+		call.End(d.tel.waits, outcomeLost, nil)
 	} else {
-		d.tel.end(call, err)
+		call.End(d.tel.waits, outcome(err), err)
 	}
 	d.dropNode(ctx)
 	d.turn(leaving, outside, nil)

@@ -1,7 +1,6 @@
 package barrier
 
 import (
-	"context"
 	"errors"
 
 	"github.com/zkrecipes/zkrecipes/framework"
@@ -17,7 +16,8 @@ const (
 	outcomeLost = "lost"
 )
 
-// telemetry is a barrier's: nil when its client measures and traces nothing.
+// telemetry is a barrier's instruments: each nil, and free, when its client
+// measures and traces nothing.
 type telemetry struct {
 	recipe *instrument.Recipe
 	waits  *instrument.Durations
@@ -25,31 +25,18 @@ type telemetry struct {
 
 // newTelemetry is the telemetry of recipe ("barrier", "double_barrier"), whose
 // blocking calls are ops.
-func newTelemetry(c *framework.Client, recipe string, ops ...string) *telemetry {
+func newTelemetry(c *framework.Client, recipe string, ops ...string) telemetry {
 	r := instrument.New(c, recipe)
-	if r == nil {
-		return nil
-	}
-	return &telemetry{recipe: r, waits: r.Durations("zkrecipes.barrier.wait.duration",
+	return telemetry{recipe: r, waits: r.Durations("zkrecipes.barrier.wait.duration",
 		"Time blocked at a barrier (Barrier.Wait, Double.Enter, Double.Leave), by recipe (barrier, double_barrier), operation (wait, enter, leave) and outcome (ok, lost, timed_out, cancelled, failed).",
 		instrument.Attr{Key: "operation", Values: ops},
 		instrument.Attr{Key: "outcome", Values: []string{instrument.OK, outcomeLost, instrument.TimedOut, instrument.Cancelled, instrument.Failed}})}
 }
 
-func (t *telemetry) start(ctx context.Context, op, path string) instrument.Call {
-	if t == nil {
-		return instrument.Call{}
-	}
-	return t.recipe.Call(ctx, op, path)
-}
-
-func (t *telemetry) end(c instrument.Call, err error) {
-	if t == nil {
-		return
-	}
-	out := instrument.Outcome(err)
+// outcome names how a blocking call that returned err ended.
+func outcome(err error) string {
 	if errors.Is(err, ErrLost) {
-		out = outcomeLost
+		return outcomeLost
 	}
-	c.End(t.waits, out, err)
+	return instrument.Outcome(err)
 }

@@ -1,7 +1,6 @@
 package counter
 
 import (
-	"context"
 	"errors"
 
 	"github.com/zkrecipes/zkrecipes/framework"
@@ -19,19 +18,17 @@ const (
 	outcomeUnknown   = "unknown"   // ErrUnknownOutcome
 )
 
-// telemetry is a counter's: nil when its client measures and traces nothing.
+// telemetry is a counter's instruments: each nil, and free, when its client
+// measures and traces nothing.
 type telemetry struct {
 	recipe     *instrument.Recipe
 	updates    *instrument.Durations
 	promotions *instrument.Counter
 }
 
-func newTelemetry(c *framework.Client) *telemetry {
+func newTelemetry(c *framework.Client) telemetry {
 	r := instrument.New(c, "counter")
-	if r == nil {
-		return nil
-	}
-	return &telemetry{
+	return telemetry{
 		recipe: r,
 		updates: r.Durations("zkrecipes.counter.update.duration",
 			"Writes of a counter (Add, CompareAndSet, Set) from the call to its return, by operation and outcome (ok, unchanged, gave_up, unknown, timed_out, cancelled, failed): the count is the number of calls.",
@@ -43,32 +40,16 @@ func newTelemetry(c *framework.Client) *telemetry {
 	}
 }
 
-func (t *telemetry) start(ctx context.Context, op, path string) instrument.Call {
-	if t == nil {
-		return instrument.Call{}
-	}
-	return t.recipe.Call(ctx, op, path)
-}
-
-// end ends a write that returned err; unchanged is CompareAndSet's false.
-func (t *telemetry) end(c instrument.Call, unchanged bool, err error) {
-	if t == nil {
-		return
-	}
-	out := instrument.Outcome(err)
+// outcome names how a write that returned err ended; unchanged is CompareAndSet's
+// false.
+func outcome(unchanged bool, err error) string {
 	switch {
 	case errors.Is(err, ErrUnknownOutcome): // before ctx's error, which it may wrap too
-		out = outcomeUnknown
+		return outcomeUnknown
 	case errors.Is(err, ErrGaveUp):
-		out = outcomeGaveUp
+		return outcomeGaveUp
 	case err == nil && unchanged:
-		out = outcomeUnchanged
+		return outcomeUnchanged
 	}
-	c.End(t.updates, out, err)
-}
-
-func (t *telemetry) promoted() {
-	if t != nil {
-		t.promotions.Add(1)
-	}
+	return instrument.Outcome(err)
 }

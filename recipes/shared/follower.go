@@ -32,7 +32,7 @@ type follower[T any] struct {
 	listeners map[int]func(Versioned[T])
 	nextID    int
 
-	tel *telemetry
+	tel telemetry
 }
 
 type state int
@@ -217,8 +217,8 @@ func (f *follower[T]) writable() error {
 
 // set writes data whatever the node holds, in one request never sent twice.
 func (f *follower[T]) set(ctx context.Context, data []byte) (err error) {
-	call := f.tel.start(ctx, opSet, f.path)
-	defer func() { f.tel.end(call, false, err) }()
+	call := f.tel.recipe.Call(ctx, opSet, f.path)
+	defer func() { call.End(f.tel.writes, outcome(false, err), err) }()
 	if err := f.writable(); err != nil {
 		return err
 	}
@@ -239,8 +239,8 @@ func (f *follower[T]) set(ctx context.Context, data []byte) (err error) {
 // resent; a refusal after it counts as "someone else wrote first" only when a read
 // proves it.
 func (f *follower[T]) trySet(ctx context.Context, version int32, data []byte) (ok bool, err error) {
-	call := f.tel.start(ctx, opTrySet, f.path)
-	defer func() { f.tel.end(call, !ok, err) }()
+	call := f.tel.recipe.Call(ctx, opTrySet, f.path)
+	defer func() { call.End(f.tel.writes, outcome(!ok, err), err) }()
 	if err := f.writable(); err != nil {
 		return false, err
 	}

@@ -1,7 +1,6 @@
 package shared
 
 import (
-	"context"
 	"errors"
 
 	"github.com/zkrecipes/zkrecipes/framework"
@@ -17,44 +16,30 @@ const (
 	outcomeUnknown = "unknown" // ErrUnknownOutcome
 )
 
-// telemetry is a Value's or a Count's: nil when its client measures and traces
-// nothing.
+// telemetry is a Value's or a Count's instruments: each nil, and free, when its
+// client measures and traces nothing.
 type telemetry struct {
 	recipe *instrument.Recipe
 	writes *instrument.Durations
 }
 
 // newTelemetry is the telemetry of recipe: "shared_value" or "shared_count".
-func newTelemetry(c *framework.Client, recipe string) *telemetry {
+func newTelemetry(c *framework.Client, recipe string) telemetry {
 	r := instrument.New(c, recipe)
-	if r == nil {
-		return nil
-	}
-	return &telemetry{recipe: r, writes: r.Durations("zkrecipes.shared.write.duration",
+	return telemetry{recipe: r, writes: r.Durations("zkrecipes.shared.write.duration",
 		"Writes of a shared value or count (Set, TrySet) from the call to its return, by recipe (shared_value, shared_count), operation (set, try_set) and outcome (ok, refused, unknown, timed_out, cancelled, failed): the count is the number of calls.",
 		instrument.Attr{Key: "operation", Values: []string{opSet, opTrySet}},
 		instrument.Attr{Key: "outcome", Values: []string{instrument.OK, outcomeRefused, outcomeUnknown,
 			instrument.TimedOut, instrument.Cancelled, instrument.Failed}})}
 }
 
-func (t *telemetry) start(ctx context.Context, op, path string) instrument.Call {
-	if t == nil {
-		return instrument.Call{}
-	}
-	return t.recipe.Call(ctx, op, path)
-}
-
-// end ends a write that returned err; refused is TrySet's false.
-func (t *telemetry) end(c instrument.Call, refused bool, err error) {
-	if t == nil {
-		return
-	}
-	out := instrument.Outcome(err)
+// outcome names how a write that returned err ended; refused is TrySet's false.
+func outcome(refused bool, err error) string {
 	switch {
 	case errors.Is(err, ErrUnknownOutcome): // before ctx's error, which it may wrap too
-		out = outcomeUnknown
+		return outcomeUnknown
 	case err == nil && refused:
-		out = outcomeRefused
+		return outcomeRefused
 	}
-	c.End(t.writes, out, err)
+	return instrument.Outcome(err)
 }
