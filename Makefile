@@ -119,13 +119,15 @@ demo:
 # driver is built into build/bench and run from here, so its paths are the repo's.
 # Then the same on a three-server ensemble (zkrecipes against Curator: uncontended,
 # 8 sessions contending, queued waiters, hand-over), with requests and watches per
-# member, into BENCHMARKS-ensemble.md.
+# member, into BENCHMARKS-ensemble.md. Last, the cache, group, counter and partition
+# scenarios (issues 13 to 15, -recipes) against Curator's recipes and, for the
+# partition, kazoo's SetPartitioner (bench/kazoo-peer), into BENCHMARKS-recipes.md.
 BENCH_ARGS ?= -out BENCHMARKS.md -plot bench/benchmarks.png
 BENCH_ENSEMBLE_ARGS ?= -ensemble 3 -out BENCHMARKS-ensemble.md -plot '' -analysis '' -save build/bench-ensemble.json
-# The cache and group scenarios (issues 13 and 14), not in the default set.
-BENCH_RECIPES_ARGS ?= -only cache-load,cache-propagation,cache-storm,group-join -out BENCHMARKS-recipes.md -plot '' -analysis '' -save build/bench-recipes.json
+BENCH_RECIPES_ARGS ?= -recipes -out BENCHMARKS-recipes.md -plot '' -analysis '' -save build/bench-recipes.json
 .PHONY: bench build/bench
 bench: deps curator-peer build/bench
+	@scripts/deps.sh kazoo
 	build/bench $(BENCH_ARGS)
 	build/bench $(BENCH_ENSEMBLE_ARGS)
 	build/bench $(BENCH_RECIPES_ARGS)

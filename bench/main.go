@@ -44,6 +44,7 @@ type options struct {
 func parseFlags() (options, error) {
 	var o options
 	var contenders, only string
+	var recipes bool
 	flag.IntVar(&o.Runs, "runs", 3, "runs per contender and scenario, alternating; medians are reported")
 	flag.IntVar(&o.Cycles, "cycles", 2000, "timed uncontended cycles per run")
 	flag.IntVar(&o.Warmup, "warmup", 200, "untimed uncontended cycles before them")
@@ -55,8 +56,11 @@ func parseFlags() (options, error) {
 	flag.IntVar(&o.Scale, "scale", 1000, "waiters queued on one session in the scale scenario")
 	flag.IntVar(&o.Members, "ensemble", 0, "run on a throwaway ensemble of this many servers (3 or 5), sessions spread over them; "+
 		"by default only the uncontended, mutex-8, waiters and handover scenarios, and zkrecipes against Curator")
+	flag.BoolVar(&recipes, "recipes", false, "run the cache, group, counter and partition scenarios (issues 13 to 15) instead of the locks'; "+
+		"by default against limit, Curator and kazoo")
 	flag.StringVar(&o.Peer, "peer", "build/curator-peer", "directory of the compiled Curator peer (make curator-peer)")
-	flag.StringVar(&contenders, "contenders", strings.Join(driver.AllContenders, ","), "contenders to run, in this order")
+	flag.StringVar(&o.Kazoo, "kazoo", "bench/kazoo-peer/kazoo_peer.py", "kazoo's peer, for the partition scenarios (scripts/deps.sh kazoo)")
+	flag.StringVar(&contenders, "contenders", strings.Join(driver.AllContenders, ","), "contenders to run, in this order (and kazoo, for the partition scenarios)")
 	flag.StringVar(&only, "only", "", "scenarios to run, by id (comma-separated; default all)")
 	flag.StringVar(&o.out, "out", "BENCHMARKS.md", "report to write (empty: none)")
 	flag.StringVar(&o.plot, "plot", "bench/benchmarks.png", "plot to write and embed in the report (empty: none)")
@@ -67,9 +71,20 @@ func parseFlags() (options, error) {
 	flag.Parse()
 	o.Contenders = fields(contenders)
 	o.Only = fields(only)
+	set := map[string]bool{}
+	flag.Visit(func(f *flag.Flag) { set[f.Name] = true })
+	if recipes && o.Members > 1 {
+		return o, errors.New("-recipes runs on one server; leave -ensemble out")
+	}
+	if recipes {
+		if !set["only"] {
+			o.Only = driver.RecipeScenarios()
+		}
+		if !set["contenders"] {
+			o.Contenders = []string{"limit", "zkrecipes", "Curator", "kazoo"}
+		}
+	}
 	if o.Members > 1 {
-		set := map[string]bool{}
-		flag.Visit(func(f *flag.Flag) { set[f.Name] = true })
 		if !set["only"] {
 			o.Only = []string{"uncontended", "mutex-8", "waiters", "handover"}
 		}

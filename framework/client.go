@@ -47,6 +47,7 @@ type Client struct {
 	closing     bool
 
 	namespaceReady atomic.Bool
+	watchSubs      watchSubscribers // OnWatchEvent's
 
 	bgCtx      context.Context // cancelled when Close stops waiting for background work
 	bgCancel   context.CancelFunc

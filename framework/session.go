@@ -104,7 +104,9 @@ func (c *Client) dial(gen int) *handle {
 		zk.WithEventCallback(func(ev zk.Event) {
 			if ev.Type == zk.EventSession {
 				c.events.push(sessionEvent{gen: gen, state: ev.State})
+				return
 			}
+			c.watchEvent(ev)
 		}))
 	h.conn = conn
 	c.loops.Add(1)

@@ -2,21 +2,25 @@
 # Installs what the tests need from Debian's packages, and nothing that is already there.
 #   scripts/deps.sh zookeeper          ZooKeeper 3.8 (the servers zktest starts)
 #   scripts/deps.sh zookeeper curator  plus Apache Curator 5.4 (interop tests, benchmarks)
+#   scripts/deps.sh kazoo              kazoo 2.8 for Debian's python3 (the partition benchmarks)
 set -euo pipefail
 
-declare -A jar=(
+# A file each component's package installs: the component is there if it is.
+declare -A file=(
   [zookeeper]=/usr/share/java/zookeeper.jar
   [curator]=/usr/share/java/curator-recipes.jar
+  [kazoo]=/usr/lib/python3/dist-packages/kazoo/recipe/partitioner.py
 )
 declare -A pkg=(
   [zookeeper]=zookeeper
   [curator]=libcurator-recipes-java
+  [kazoo]=python3-kazoo
 )
 
 missing=()
 for want in "$@"; do
-  [[ -n "${jar[$want]:-}" ]] || { echo "deps: unknown component '$want'" >&2; exit 2; }
-  [[ -f "${jar[$want]}" ]] || missing+=("${pkg[$want]}")
+  [[ -n "${file[$want]:-}" ]] || { echo "deps: unknown component '$want'" >&2; exit 2; }
+  [[ -f "${file[$want]}" ]] || missing+=("${pkg[$want]}")
 done
 command -v java >/dev/null || missing+=(default-jre-headless)
 # The Curator peer is compiled here, so Curator comes with a compiler.

@@ -52,6 +52,8 @@ import org.apache.curator.framework.recipes.atomic.PromotedToLock;
 import org.apache.curator.framework.recipes.cache.ChildData;
 import org.apache.curator.framework.recipes.cache.CuratorCache;
 import org.apache.curator.framework.recipes.cache.CuratorCacheListener;
+import org.apache.curator.framework.recipes.cache.TreeCache;
+import org.apache.curator.framework.recipes.cache.TreeCacheEvent;
 import org.apache.curator.framework.recipes.barriers.DistributedDoubleBarrier;
 import org.apache.curator.framework.recipes.leader.LeaderLatch;
 import org.apache.curator.framework.recipes.leader.LeaderLatchListener;
@@ -408,9 +410,13 @@ public final class CuratorPeer {
     //     semaphore PATH SESSIONS LEASES MILLIS one lease of an InterProcessSemaphoreV2 at a time
     //     handover PATH ROUNDS SETTLE_MS        two sessions hand a LeaderLatch over ROUNDS times
     //     queue PATH WAITERS SESSIONS           WAITERS threads queue behind a holder, then drain
+    //     counter PATH SESSIONS MILLIS          each session loops on add(1) of a DistributedAtomicLong
+    //                                           at PATH/count promoted to a lock at PATH/lock
+    //     and the cache and group workloads of recipeTrial
     //   peer:   SET (its sessions are connected)   driver: go
     //   peer:   QUEUED (queue only)                driver: drain
     //   peer:   RESULT {"ops":..,"total":..,"reads":..,"writes":..,"nanos":..,"lat":[..]}
+    //           (counter: and "failed", the adds that did not succeed)
     //   driver: close                              peer: CLOSED (its sessions are closed)
     // A failure prints ERROR <message>, then closes the sessions and prints CLOSED.
     // A timed workload counts in ops (and reads or writes) the acquisitions made before
@@ -570,10 +576,22 @@ public final class CuratorPeer {
                     return () -> queue(cs, path, waiters);
                 }
                 case "cache-load":
+                case "cache-load-treecache":
                 case "cache-propagation":
                 case "cache-storm":
                 case "group-join":
                     return recipeTrial(f);
+                case "counter": {
+                    int n = Integer.parseInt(f[2]);
+                    long millis = Long.parseLong(f[3]);
+                    CuratorFramework[] cs = sessions(n);
+                    List<DistributedAtomicLong> counters = new ArrayList<>();
+                    for (CuratorFramework c : cs) {
+                        counters.add(new DistributedAtomicLong(c, path + "/count", counterRetry(),
+                                PromotedToLock.builder().lockPath(path + "/lock").retryPolicy(counterRetry()).build()));
+                    }
+                    return () -> adds(counters, millis);
+                }
                 default:
                     throw new IllegalArgumentException("unknown workload " + f[0]);
             }
@@ -584,6 +602,9 @@ public final class CuratorPeer {
         //                                     is made, then a CuratorCache of it loads; nanos is the
         //                                     time until initialized, heap the JVM's used heap after
         //                                     System.gc(), per cached node, loaded less the lower of before and closed
+        //   cache-load-treecache PATH F1 F2 F3  the same with a TreeCache: one-shot watches, two a node,
+        //                                     as ours (a CuratorCache on ZooKeeper 3.6+ sets one persistent
+        //                                     recursive watch for the whole tree, which go-zookeeper lacks)
         //   cache-propagation PATH N          a second session sets PATH/n0 N times; lat is each
         //                                     set until the cache's listener hears its version
         //   cache-storm PATH NODES N          a second session sets NODES nodes N times, round
@@ -594,16 +615,21 @@ public final class CuratorPeer {
             String path = f[1];
             CuratorFramework[] cs = sessions(2);
             switch (f[0]) {
-                case "cache-load": {
+                case "cache-load":
+                case "cache-load-treecache": {
                     int[] fanout = {Integer.parseInt(f[2]), Integer.parseInt(f[3]), Integer.parseInt(f[4])};
                     int nodes = makeTree(cs[1], path, fanout) + 1;
+                    boolean tree = f[0].equals("cache-load-treecache");
                     return () -> {
                         long before = usedHeap();
                         long start = System.nanoTime();
-                        CuratorCache cache = startCache(cs[0], path, null);
+                        TreeCache tc = tree ? startTreeCache(cs[0], path) : null;
+                        CuratorCache cc = tree ? null : startCache(cs[0], path, null);
                         long nanos = System.nanoTime() - start;
-                        if (cache.size() != nodes) {
-                            throw new IOException("the cache holds " + cache.size() + " nodes, not " + nodes);
+                        java.io.Closeable cache = tree ? tc : cc;
+                        int size = tree ? treeSize(tc, path) : cc.size();
+                        if (size != nodes) {
+                            throw new IOException("the cache holds " + size + " nodes, not " + nodes);
                         }
                         // The heap with the copy, less the lower of the readings before the
                         // load and after closing the cache and its client (the session's close
@@ -700,6 +726,35 @@ public final class CuratorPeer {
                 throw new IOException("the cache did not initialize within 120 s");
             }
             return cache;
+        }
+
+        private TreeCache startTreeCache(CuratorFramework c, String path) throws Exception {
+            TreeCache cache = TreeCache.newBuilder(c, path).build();
+            recipes.add(cache);
+            CountDownLatch initialized = new CountDownLatch(1);
+            cache.getListenable().addListener((client, event) -> {
+                if (event.getType() == TreeCacheEvent.Type.INITIALIZED) {
+                    initialized.countDown();
+                }
+            });
+            cache.start();
+            if (!initialized.await(120, TimeUnit.SECONDS)) {
+                throw new IOException("the tree cache did not initialize within 120 s");
+            }
+            return cache;
+        }
+
+        // treeSize counts the nodes of a TreeCache's copy at and below path.
+        private static int treeSize(TreeCache cache, String path) {
+            java.util.Map<String, ChildData> kids = cache.getCurrentChildren(path);
+            if (kids == null) {
+                return 0;
+            }
+            int n = 1;
+            for (String name : kids.keySet()) {
+                n += treeSize(cache, path.equals("/") ? "/" + name : path + "/" + name);
+            }
+            return n;
         }
 
         // makeTree makes path if missing and below it fanout[0] children n0.., each with fanout[1]
@@ -809,6 +864,51 @@ public final class CuratorPeer {
                 throw failure.get();
             }
             return json(ops.get(), total.get(), reads.get(), writes.get(), millis * 1_000_000L, null);
+        }
+
+        // counterRetry is the counter's retry policy, for its optimistic tries and under
+        // its lock: the same schedule as the default of zkrecipes' counter.
+        private static org.apache.curator.RetryPolicy counterRetry() {
+            return new org.apache.curator.retry.BoundedExponentialBackoffRetry(10, 1000, 10);
+        }
+
+        // adds runs every counter in a thread of its own, adding 1 in a loop, for millis;
+        // an add that did not succeed (the retries ran out) is counted in failed.
+        private static String adds(List<DistributedAtomicLong> counters, long millis) throws Exception {
+            AtomicBoolean stop = new AtomicBoolean();
+            AtomicLong ops = new AtomicLong(), total = new AtomicLong(), failed = new AtomicLong();
+            AtomicReference<Exception> failure = new AtomicReference<>();
+            List<Thread> threads = new ArrayList<>();
+            long deadline = System.nanoTime() + millis * 1_000_000L;
+            for (DistributedAtomicLong counter : counters) {
+                Thread t = new Thread(() -> {
+                    try {
+                        while (!stop.get()) {
+                            if (!counter.add(1L).succeeded()) {
+                                failed.incrementAndGet();
+                                continue;
+                            }
+                            total.incrementAndGet();
+                            if (System.nanoTime() < deadline) {
+                                ops.incrementAndGet();
+                            }
+                        }
+                    } catch (Exception e) {
+                        failure.compareAndSet(null, e);
+                        stop.set(true);
+                    }
+                });
+                threads.add(t);
+                t.start();
+            }
+            Thread.sleep(millis);
+            stop.set(true);
+            join(threads);
+            if (failure.get() != null) {
+                throw failure.get();
+            }
+            String r = json(ops.get(), total.get(), 0, 0, millis * 1_000_000L, null);
+            return r.substring(0, r.length() - 1) + ",\"failed\":" + failed.get() + "}";
         }
 
         private static void join(List<Thread> threads) throws Exception {

@@ -13,9 +13,11 @@ import (
 	"github.com/zkrecipes/zkrecipes/framework"
 )
 
-// workers is how many reads the cache has in flight at most: enough to load a wide
-// tree at the speed of the connection, few enough to leave room for other work.
-const workers = 8
+// maxReads is how many reads the cache has in flight at most, each on a goroutine of
+// its own while it lasts (go-zookeeper's requests block their caller): enough to
+// load a wide tree at the speed of the connection rather than of round trips, few
+// enough to leave room for the client's other work.
+const maxReads = 32
 
 // Cache is a local copy of a node, its children or its subtree, kept converging to
 // the server's. It is safe for concurrent use.
@@ -35,14 +37,13 @@ type Cache struct {
 
 	// The loop's own state: touched only on the loop's goroutine.
 	root       *entry
-	watches    *watchMux
-	epoch      atomic.Int64 // moves on Suspended and Lost; workers read it
-	lostEpoch  int64        // the epoch the last Lost began
+	epoch      atomic.Int32 // moves on Suspended and Lost; readers read it
+	lostEpoch  int32        // the epoch the last Lost began
 	unsettled  int          // reads needed before the copy is complete (Initialized, Synced)
 	syncing    bool         // Initialized or Synced is due once unsettled is 0
 	ready      bool         // Initialized was emitted
 	holding    bool         // after Lost: reads wait for a Sync of the new session
-	holdingNow atomic.Bool  // holding, for the workers
+	holdingNow atomic.Bool  // holding, for the readers
 	held       []task
 	failed     []failure // reads that failed on a connection error, to send again
 	retry      *time.Timer
@@ -51,11 +52,11 @@ type Cache struct {
 	tel        *telemetry
 
 	inbox    *fifo[func()] // work for the loop
-	tasks    *fifo[task]   // reads for the workers
+	readers  readers       // the goroutines sending reads
 	outbox   *fifo[delivery]
 	ctx      context.Context // ends at Close
 	cancel   context.CancelFunc
-	running  sync.WaitGroup // the loop, the workers and the watch shards
+	running  sync.WaitGroup // the loop and the readers
 	delivery sync.WaitGroup // the goroutine that calls listeners
 	inside   atomic.Bool    // a listener is running
 	initDone chan struct{}  // closed once Initialized has been delivered
@@ -64,6 +65,14 @@ type Cache struct {
 	started   bool
 	closed    bool
 	stopState func()
+	stopWatch func()
+}
+
+// readers are the goroutines sending the cache's reads (see send).
+type readers struct {
+	mu      sync.Mutex
+	queue   []task // reads waiting for a reader
+	running int
 }
 
 type listener struct {
@@ -102,7 +111,6 @@ func New(c *framework.Client, path string, opts ...Option) (*Cache, error) {
 		nodes:     map[string]*entry{},
 		listeners: map[int]listener{},
 		inbox:     newFifo[func()](),
-		tasks:     newFifo[task](),
 		outbox:    newFifo[delivery](),
 		initDone:  make(chan struct{}),
 		tel:       newTelemetry(c),
@@ -110,7 +118,6 @@ func New(c *framework.Client, path string, opts ...Option) (*Cache, error) {
 	ca.ctx, ca.cancel = context.WithCancel(context.Background())
 	ca.root = &entry{path: path}
 	ca.nodes[path] = ca.root
-	ca.watches = &watchMux{ctx: ca.ctx, running: &ca.running, fired: ca.fired}
 	return ca, nil
 }
 
@@ -133,14 +140,12 @@ func (ca *Cache) Start(ctx context.Context) error {
 		return ErrStarted
 	}
 	ca.started = true
+	ca.stopWatch = ca.c.OnWatchEvent(ca.heard)
 	ca.stopState = ca.c.Listen(func(s framework.ConnectionState) {
 		ca.inbox.push(func() { ca.connection(s) })
 	})
-	ca.running.Add(1 + workers)
+	ca.running.Add(1)
 	go ca.loop()
-	for range workers {
-		go ca.work()
-	}
 	ca.delivery.Add(1)
 	go ca.deliver()
 	ca.inbox.push(func() {
@@ -170,10 +175,12 @@ func (ca *Cache) Close() error {
 		return nil
 	}
 	ca.closed = true
-	stop := ca.stopState
+	stops := []func(){ca.stopState, ca.stopWatch}
 	ca.life.Unlock()
-	if stop != nil {
-		stop()
+	for _, stop := range stops {
+		if stop != nil {
+			stop()
+		}
 	}
 	ca.cancel()
 	ca.running.Wait()
@@ -195,7 +202,7 @@ func (ca *Cache) Get(path string) (Node, bool) {
 	if e == nil || !e.live {
 		return Node{}, false
 	}
-	return e.node, true
+	return e.copy(), true
 }
 
 // Children returns the names of the children of path that the copy has, sorted; nil
@@ -230,7 +237,7 @@ func (ca *Cache) Nodes() []Node {
 	out := make([]Node, 0, ca.live)
 	for _, e := range ca.nodes {
 		if e.live {
-			out = append(out, e.node)
+			out = append(out, e.copy())
 		}
 	}
 	ca.mu.RUnlock()

@@ -29,10 +29,12 @@
 //     watches for its creation (one existence watch) and follows it.
 //   - Cost. One data watch and one child watch per cached node at most (a second
 //     read while a watch is armed sets none), one read per watch that fired, plus
-//     the reads of each node newly seen; nothing is polled. Reads go through a few
-//     workers, and watches are waited on by one goroutine per 64: there is no
-//     goroutine per node. Close sets no watch again; ZooKeeper keeps those already
-//     set until they fire or the session ends (go-zookeeper cannot remove them).
+//     the reads of each node newly seen; nothing is polled. At most 32 reads are
+//     in flight, each on a goroutine while it lasts, and the watches'
+//     notifications come through the client's OnWatchEvent: there is no goroutine
+//     per node, and an idle cache has none but its loop and its listeners'. Close
+//     sets no watch again; ZooKeeper keeps those already set until they fire or the
+//     session ends (go-zookeeper cannot remove them).
 //   - A node an ACL refuses is reported once (an Error event wrapping ErrRefused)
 //     and left out, not asked for again in a loop.
 //

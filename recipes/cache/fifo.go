@@ -38,6 +38,9 @@ func (q *fifo[T]) pop(done <-chan struct{}) (T, bool) {
 			q.items[0] = zero
 			q.items = q.items[1:]
 			more := len(q.items) > 0
+			if !more {
+				q.items = nil // let go of the array a burst grew, not keep it for ever
+			}
 			q.mu.Unlock()
 			if more {
 				q.signal()

@@ -22,7 +22,7 @@ type task struct {
 	kind  readKind
 	watch bool  // set a watch with the read
 	probe bool  // the root is missing: check its existence
-	epoch int64 // the epoch when a worker took it, just before sending it
+	epoch int32 // the epoch when a reader took it, just before sending it
 }
 
 // result is what a read returned. stat is nil when the node does not exist.
@@ -101,8 +101,8 @@ func (ca *Cache) refresh(e *entry, k readKind) {
 }
 
 // dispatch sends a read of e. It sets a watch unless one set by an earlier read is
-// still armed: a second would be the same watch on the server, and would fire twice
-// here.
+// still armed: a second would be the same watch on the server, and one more channel
+// for go-zookeeper to keep until it fires.
 func (ca *Cache) dispatch(e *entry, k readKind) {
 	if e.refused || e.removed || ca.stopped {
 		return
@@ -114,28 +114,60 @@ func (ca *Cache) dispatch(e *entry, k readKind) {
 		ca.held = append(ca.held, t)
 		return
 	}
-	t.watch = rs.armed == 0
-	ca.tasks.push(t)
+	t.watch = !rs.armed
+	ca.send(t)
 }
 
-// work sends reads, one at a time, until Close.
-func (ca *Cache) work() {
+// send hands t to a reader: a new one while fewer than maxReads are running, else
+// the next that finishes its read. Called on the loop only.
+func (ca *Cache) send(t task) {
+	r := &ca.readers
+	r.mu.Lock()
+	if r.running == maxReads {
+		r.queue = append(r.queue, t)
+		r.mu.Unlock()
+		return
+	}
+	r.running++
+	r.mu.Unlock()
+	ca.running.Add(1) // the loop holds a count of its own: Close's Wait has not ended
+	go ca.reader(t)
+}
+
+// reader sends t, then the queued reads one at a time, and ends when none is left
+// or the cache is closed: an idle cache has no reader.
+func (ca *Cache) reader(t task) {
 	defer ca.running.Done()
+	r := &ca.readers
 	for {
-		t, ok := ca.tasks.pop(ca.ctx.Done())
-		if !ok {
+		ca.sendOne(t)
+		r.mu.Lock()
+		if len(r.queue) == 0 || ca.ctx.Err() != nil {
+			r.running--
+			r.mu.Unlock()
 			return
 		}
-		// Stamp before looking at holding: Lost sets holding first, then moves the
-		// epoch, so a read that escapes the hold has an epoch before the Lost.
-		t.epoch = ca.epoch.Load()
-		if t.kind != syncRead && ca.holdingNow.Load() {
-			ca.inbox.push(func() { ca.hold(t) })
-			continue
+		t = r.queue[0]
+		r.queue[0] = task{}
+		r.queue = r.queue[1:]
+		if len(r.queue) == 0 {
+			r.queue = nil // let go of the array a burst grew
 		}
-		r := ca.read(t)
-		ca.inbox.push(func() { ca.done(t, r) })
+		r.mu.Unlock()
 	}
+}
+
+// sendOne sends a read and hands its result to the loop.
+func (ca *Cache) sendOne(t task) {
+	// Stamp before looking at holding: Lost sets holding first, then moves the
+	// epoch, so a read that escapes the hold has an epoch before the Lost.
+	t.epoch = ca.epoch.Load()
+	if t.kind != syncRead && ca.holdingNow.Load() {
+		ca.inbox.push(func() { ca.hold(t) })
+		return
+	}
+	r := ca.read(t)
+	ca.inbox.push(func() { ca.done(t, r) })
 }
 
 // hold keeps a read back until the new session's Sync, or sends it if that is done.
@@ -144,8 +176,8 @@ func (ca *Cache) hold(t task) {
 		ca.held = append(ca.held, t)
 		return
 	}
-	t.watch = t.e.reads[t.kind].armed == 0
-	ca.tasks.push(t)
+	t.watch = !t.e.reads[t.kind].armed
+	ca.send(t)
 }
 
 // read sends one request. A missing node is a result (stat nil), not an error.
@@ -182,10 +214,10 @@ func (ca *Cache) done(t task, r result) {
 	}
 	e, rs := t.e, &t.e.reads[t.kind]
 	rs.pending = false
-	if r.watch != nil && !e.removed {
-		rs.armed++
-		ca.watches.add(watch{ch: r.watch, e: e, kind: t.kind})
+	if r.watch != nil && !rs.firedDuring {
+		rs.armed = true
 	}
+	rs.firedDuring = false
 	if e.removed {
 		return
 	}
@@ -238,24 +270,6 @@ func (ca *Cache) refuse(e *entry, err error) {
 	ca.say(Event{Type: Error, Path: e.path, Err: fmt.Errorf("%w: %s: %w", ErrRefused, e.path, err)})
 }
 
-// fired is called by the watch shards when a watch fires, or ends with the session.
-func (ca *Cache) fired(w watch, ev zk.Event) {
-	ca.inbox.push(func() {
-		w.shard.n--
-		e := w.e
-		e.reads[w.kind].armed--
-		switch {
-		case e.removed:
-		case w.kind == dataRead:
-			ca.refresh(e, dataRead)
-		case ev.Type == zk.EventNodeDeleted:
-			// The node is gone: its data watch fired too, and its read will say so.
-		case e.live && ca.follows(e):
-			ca.refresh(e, childRead)
-		}
-	})
-}
-
 // connection follows the client's connection states.
 func (ca *Cache) connection(s framework.ConnectionState) {
 	switch s {
@@ -269,7 +283,7 @@ func (ca *Cache) connection(s framework.ConnectionState) {
 		ca.holdingNow.Store(true)
 		ca.lostEpoch = ca.epoch.Add(1)
 		ca.say(Event{Type: Lost})
-		ca.tasks.push(task{e: ca.root, kind: syncRead})
+		ca.send(task{e: ca.root, kind: syncRead})
 	case framework.Connected, framework.Reconnected:
 		ca.retryFailed()
 		if s == framework.Reconnected {
@@ -295,7 +309,7 @@ func (ca *Cache) resync() {
 func (ca *Cache) synced(t task, err error) {
 	switch {
 	case err == nil && t.epoch < ca.lostEpoch:
-		ca.tasks.push(task{e: ca.root, kind: syncRead}) // sent before the latest Lost
+		ca.send(task{e: ca.root, kind: syncRead}) // sent before the latest Lost
 	case err == nil:
 		ca.holding = false
 		ca.holdingNow.Store(false)
@@ -333,7 +347,7 @@ func (ca *Cache) retryFailed() {
 	for _, f := range failed {
 		switch {
 		case f.kind == syncRead:
-			ca.tasks.push(task{e: ca.root, kind: syncRead})
+			ca.send(task{e: ca.root, kind: syncRead})
 		case !f.e.reads[f.kind].pending:
 			ca.dispatch(f.e, f.kind)
 		}

@@ -2,24 +2,37 @@ package cache
 
 import (
 	"slices"
+	"strings"
 
 	"github.com/go-zookeeper/zk"
 )
 
 // entry is a node the cache knows of: in the copy (live) or not yet, or no longer.
-// Its node and kids change under ca.mu; the rest belongs to the loop.
+// Its data, stat and kids change under ca.mu; the rest belongs to the loop. There is
+// one per cached node, so it keeps no copy of its path in a Node, its name is its
+// path's end, and its small fields sit together (160 bytes).
 type entry struct {
-	path, name string
-	parent     *entry
-	depth      int
-	node       Node
-	live       bool
-	kids       map[string]*entry
-	removed    bool // no longer in the tree: its reads' results are dropped
-	absent     bool // the root is missing: its data read is an existence check
-	refused    bool // an ACL refused a read: it is not read again
-	reads      [2]readState
+	path    string
+	parent  *entry
+	data    []byte  // the node's, while live: Node without its Path, which is path
+	stat    zk.Stat // the node's, while live
+	kids    map[string]*entry
+	reads   [2]readState
+	depth   int32
+	live    bool
+	removed bool // no longer in the tree: its reads' results are dropped
+	absent  bool // the root is missing: its data read is an existence check
+	refused bool // an ACL refused a read: it is not read again
 }
+
+// copy is the node as the copy has it.
+func (e *entry) copy() Node { return Node{Path: e.path, Data: e.data, Stat: e.stat} }
+
+// set puts n in e; n.Path is e.path.
+func (e *entry) set(n Node) { e.data, e.stat = n.Data, n.Stat }
+
+// name is the last element of e's path.
+func (e *entry) name() string { return e.path[strings.LastIndexByte(e.path, '/')+1:] }
 
 // readKind is what a read of a node fetches, and what its watch watches.
 type readKind int
@@ -34,15 +47,16 @@ const (
 // kind in flight, so results apply in order; a change seen meanwhile asks for
 // another read after it.
 type readState struct {
-	armed     int   // watches set by our reads and not fired yet
-	pending   bool  // a read is queued or in flight
-	again     bool  // read again when it returns: a watch fired meanwhile
-	need      bool  // counted in unsettled: the copy is not complete without this read
-	needEpoch int64 // the read must be sent in this epoch or later
+	armed       bool  // a watch set by our reads is on the server, not fired yet
+	firedDuring bool  // a notification came while a read was pending: it sets no armed
+	pending     bool  // a read is queued or in flight
+	again       bool  // read again when it returns: a watch fired meanwhile
+	need        bool  // counted in unsettled: the copy is not complete without this read
+	needEpoch   int32 // the read must be sent in this epoch or later
 }
 
 // follows reports whether the cache reads e's children.
-func (ca *Cache) follows(e *entry) bool { return e.depth < ca.o.depth }
+func (ca *Cache) follows(e *entry) bool { return int(e.depth) < ca.o.depth }
 
 // gotData applies the result of a data read of e: its data, or that it is missing.
 // It returns false when the result tells nothing yet (a missing root that still
@@ -80,17 +94,17 @@ func (ca *Cache) gotData(e *entry, t task, r result) (answered bool) {
 	n := Node{Path: e.path, Data: data, Stat: *r.stat}
 	ca.mu.Lock()
 	defer ca.mu.Unlock()
-	old := e.node
+	old := e.copy()
 	switch {
 	case e.live && n.Stat.Czxid == old.Stat.Czxid && n.Stat.Mzxid > old.Stat.Mzxid:
 		n.Stat = childFields(n.Stat, old.Stat)
-		e.node = n
+		e.set(n)
 		if n.Stat.Version != old.Stat.Version {
 			ca.emit(Event{Type: Changed, Path: e.path, Old: old, New: n})
 		}
 		return true
 	case e.live && n.Stat.Czxid == old.Stat.Czxid:
-		e.node.Stat = childFields(old.Stat, n.Stat)
+		e.stat = childFields(old.Stat, n.Stat)
 		return true
 	case e.live && n.Stat.Czxid < old.Stat.Czxid:
 		return false // an older incarnation: a stale answer; the watch it set will fire
@@ -98,7 +112,7 @@ func (ca *Cache) gotData(e *entry, t task, r result) (answered bool) {
 	// A node seen for the first time, or deleted and created again since the last
 	// read: what was in the copy is gone.
 	ca.vanish(e)
-	if e.parent != nil && n.Stat.Czxid > e.parent.node.Stat.Pzxid {
+	if e.parent != nil && n.Stat.Czxid > e.parent.stat.Pzxid {
 		// Created after the parent's children were last listed, so perhaps under a
 		// later incarnation of the parent: the listing its watch brings decides.
 		return true
@@ -109,7 +123,7 @@ func (ca *Cache) gotData(e *entry, t task, r result) (answered bool) {
 
 // appear puts e in the copy as n, and asks for its children. ca.mu is held.
 func (ca *Cache) appear(e *entry, n Node) {
-	e.node = n
+	e.set(n)
 	e.live = true
 	ca.live++
 	ca.emit(Event{Type: Created, Path: e.path, New: n})
@@ -126,8 +140,8 @@ func (ca *Cache) gotChildren(e *entry, r result) (answered bool) {
 		// says what happened.
 		return true
 	}
-	if r.stat.Czxid != e.node.Stat.Czxid {
-		if r.stat.Czxid < e.node.Stat.Czxid {
+	if r.stat.Czxid != e.stat.Czxid {
+		if r.stat.Czxid < e.stat.Czxid {
 			e.reads[childRead].again = true // a listing of an older incarnation
 		}
 		// A newer incarnation: the data read will see it, and list it again.
@@ -135,7 +149,7 @@ func (ca *Cache) gotChildren(e *entry, r result) (answered bool) {
 	}
 	ca.mu.Lock()
 	defer ca.mu.Unlock()
-	e.node.Stat = childFields(e.node.Stat, *r.stat)
+	e.stat = childFields(e.stat, *r.stat)
 	listed := make(map[string]bool, len(r.names))
 	for _, name := range r.names {
 		listed[name] = true
@@ -143,7 +157,7 @@ func (ca *Cache) gotChildren(e *entry, r result) (answered bool) {
 	for _, name := range sortedKeys(e.kids) {
 		kid := e.kids[name]
 		// A kid created after the listing was made is not in it, and stays.
-		if !listed[name] && (!kid.live || kid.node.Stat.Czxid <= r.stat.Pzxid) {
+		if !listed[name] && (!kid.live || kid.stat.Czxid <= r.stat.Pzxid) {
 			ca.remove(kid)
 		}
 	}
@@ -159,7 +173,7 @@ func (ca *Cache) gotChildren(e *entry, r result) (answered bool) {
 		if ca.o.selector != nil && !ca.o.selector(p) {
 			continue
 		}
-		kid := &entry{path: p, name: name, parent: e, depth: e.depth + 1}
+		kid := &entry{path: p, parent: e, depth: e.depth + 1}
 		if e.kids == nil {
 			e.kids = map[string]*entry{}
 		}
@@ -179,16 +193,16 @@ func (ca *Cache) vanish(e *entry) {
 	if e.live {
 		e.live = false
 		ca.live--
-		ca.emit(Event{Type: Deleted, Path: e.path, Old: e.node})
+		ca.emit(Event{Type: Deleted, Path: e.path, Old: e.copy()})
 	}
-	e.node = Node{}
+	e.set(Node{})
 	ca.settled(e, childRead) // a node out of the copy has no children to list
 }
 
 // remove takes a node below the root out of the tree. ca.mu is held.
 func (ca *Cache) remove(e *entry) {
 	ca.vanish(e)
-	delete(e.parent.kids, e.name)
+	delete(e.parent.kids, e.name())
 	delete(ca.nodes, e.path)
 	e.removed = true
 	ca.settled(e, dataRead)

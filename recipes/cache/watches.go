@@ -1,89 +1,67 @@
 package cache
 
 import (
-	"context"
-	"reflect"
-	"sync"
+	"strings"
 
 	"github.com/go-zookeeper/zk"
 )
 
-// shardSize is how many watches one goroutine waits on.
-const shardSize = 64
+// The cache hears its watches through the client's OnWatchEvent, not through
+// go-zookeeper's channel per watch: waiting on 20,000 channels took a goroutine per
+// shard of them selecting by reflection, most of a cached node's heap and a handover
+// on the loop for every watch set. go-zookeeper's channels are buffered and never
+// read; it drops each one when its watch fires.
+//
+// A notification says every watch of its kind on the path has fired, whichever of
+// the session's requests set it (the server keeps one per session, path and kind),
+// so the cache keeps a flag per node and kind, not a count: armed, a watch is on the
+// server and a notification will come; not armed, the next read sets one.
 
-// watch is a watch set by one of the cache's reads: go-zookeeper's channel, which
-// receives one event and closes, and what it watches.
-type watch struct {
-	ch    <-chan zk.Event
-	e     *entry
-	kind  readKind
-	shard *shard
+// heard takes a notification from go-zookeeper's goroutine to the loop, if it is
+// about a node of the cached tree.
+func (ca *Cache) heard(ev zk.Event) {
+	p := ev.Path
+	if ca.path != "/" && p != ca.path && !strings.HasPrefix(p, ca.path+"/") {
+		return
+	}
+	ca.inbox.push(func() { ca.fired(p, ev.Type) })
 }
 
-// watchMux waits on every armed watch of a cache without a goroutine per node:
-// go-zookeeper gives a channel per watch, and a goroutine per shard of shardSize
-// channels selects over its own (reflect.Select), so a firing costs one select over
-// a shard, and an idle tree costs one parked goroutine per shardSize watches.
-// Its methods and shards' n belong to the cache's loop.
-type watchMux struct {
-	ctx     context.Context
-	running *sync.WaitGroup
-	fired   func(watch, zk.Event) // called on a shard's goroutine; must not block
-	shards  []*shard
-}
-
-type shard struct {
-	add chan watch
-	n   int // watches handed to it and not fired yet, as the loop counts them
-}
-
-// add hands w to a shard with room, starting one if none has.
-func (m *watchMux) add(w watch) {
-	var s *shard
-	for _, sh := range m.shards {
-		if sh.n < shardSize {
-			s = sh
-			break
+// fired is a notification of the watches of the node at p, on the loop: those of the
+// data (a data or existence watch), of the children, or (deleted, or the session's
+// end) both.
+func (ca *Cache) fired(p string, typ zk.EventType) {
+	e := ca.nodes[p]
+	if e == nil {
+		return // a node the cache no longer follows, or another recipe's watch
+	}
+	data, kids := true, true
+	switch typ {
+	case zk.EventNodeCreated, zk.EventNodeDataChanged:
+		kids = false
+	case zk.EventNodeChildrenChanged:
+		data = false
+	}
+	if data {
+		ca.unarm(e, dataRead)
+		ca.refresh(e, dataRead)
+	}
+	if kids {
+		ca.unarm(e, childRead)
+		if typ != zk.EventNodeDeleted && e.live && ca.follows(e) {
+			// A deleted node's data watch fired too, and its read will say so.
+			ca.refresh(e, childRead)
 		}
 	}
-	if s == nil {
-		s = &shard{add: make(chan watch)}
-		m.shards = append(m.shards, s)
-		m.running.Add(1)
-		go m.run(s)
-	}
-	w.shard = s
-	select {
-	case s.add <- w:
-		s.n++
-	case <-m.ctx.Done():
-	}
 }
 
-// run waits on the shard's watches until the cache closes; the watches still armed
-// then are left to go-zookeeper, which drops their events.
-func (m *watchMux) run(s *shard) {
-	defer m.running.Done()
-	cases := []reflect.SelectCase{
-		{Dir: reflect.SelectRecv, Chan: reflect.ValueOf(m.ctx.Done())},
-		{Dir: reflect.SelectRecv, Chan: reflect.ValueOf(s.add)},
-	}
-	watches := []watch{{}, {}}
-	for {
-		i, v, _ := reflect.Select(cases)
-		switch i {
-		case 0:
-			return
-		case 1:
-			w := v.Interface().(watch)
-			cases = append(cases, reflect.SelectCase{Dir: reflect.SelectRecv, Chan: reflect.ValueOf(w.ch)})
-			watches = append(watches, w)
-		default:
-			ev, _ := v.Interface().(zk.Event) // a channel closed without an event reads as a zero Event
-			m.fired(watches[i], ev)
-			last := len(cases) - 1
-			cases[i], watches[i] = cases[last], watches[last]
-			cases, watches = cases[:last], watches[:last]
-		}
+// unarm records that e's watch of kind k has fired. A read in flight may have set
+// it again, or may be the one whose watch fired: its reply cannot tell, so the read
+// after it sets one anew.
+func (ca *Cache) unarm(e *entry, k readKind) {
+	rs := &e.reads[k]
+	rs.armed = false
+	if rs.pending {
+		rs.firedDuring = true
 	}
 }

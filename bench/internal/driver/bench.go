@@ -13,6 +13,7 @@ package driver
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"os"
 	"path"
@@ -27,6 +28,19 @@ type Config struct {
 	Contenders []string // by name; default AllContenders
 	Only       []string // scenario ids; default all
 	Peer       string   // directory of CuratorPeer.class
+	Kazoo      string   // kazoo's peer, bench/kazoo-peer/kazoo_peer.py
+}
+
+// RecipeScenarios are the ids of the scenarios of the cache, group, counter and
+// partition recipes, which run only when asked for.
+func RecipeScenarios() []string {
+	var ids []string
+	for _, s := range scenarios(Settings{Rounds: 1}) {
+		if s.optional {
+			ids = append(ids, s.id)
+		}
+	}
+	return ids
 }
 
 // Run starts the server and the contenders, runs the scenarios and returns what
@@ -99,8 +113,15 @@ func startContenders(ctx context.Context, cfg Config, addr string) ([]contender,
 				return cs, err
 			}
 			cs = append(cs, p)
+		case kazooName:
+			Say("starting kazoo's peer")
+			k, err := startKazoo(ctx, cfg.Kazoo, addr)
+			if err != nil {
+				return cs, err
+			}
+			cs = append(cs, k)
 		default:
-			return cs, fmt.Errorf("unknown contender %q (have %s)", name, strings.Join(AllContenders, ", "))
+			return cs, fmt.Errorf("unknown contender %q (have %s)", name, strings.Join(append(AllContenders, kazooName), ", "))
 		}
 	}
 	return cs, nil
@@ -131,7 +152,7 @@ func (b *bench) warmUp(ctx context.Context, d time.Duration) {
 			for _, w := range work {
 				b.trials++
 				w.Path = path.Join(b.tg.root, "warmup", fmt.Sprintf("%s-%d", safe(c.Name()), b.trials))
-				if _, err := measure(ctx, b.tg, c, w); err != nil {
+				if _, err := measure(ctx, b.tg, c, w); err != nil && !errors.Is(err, errUnsupported) {
 					Say("warm-up of %s failed: %v", c.Name(), err)
 				}
 			}

@@ -21,6 +21,10 @@ const (
 	// cacheLoad: a tree of treeFanout's shape is made (untimed), then one cache of
 	// it starts; Elapsed is the time until it is initialized.
 	cacheLoad kind = "cache-load"
+	// cacheLoadTree: cache-load against Curator's TreeCache, which sets one-shot
+	// watches, two a node, as ours must (go-zookeeper has no persistent watches);
+	// cache-load's CuratorCache sets one persistent recursive watch for the tree.
+	cacheLoadTree kind = "cache-load-treecache"
 	// cachePropagation: a cache follows a node that another session sets Cycles
 	// times, one at a time; each latency is from before the set until the cache's
 	// listener hears the new version (for the limit: until the one-shot watch fires
@@ -59,6 +63,22 @@ func recipeScenarios(s Settings) []scenario {
 			{id: "cache-load-requests", label: "cache load: requests", format: fmtInt,
 				value: func(m measurement) float64 { return float64(m.Packets) }},
 			{id: "cache-load-heap", label: "cache load: heap per cached node (bytes)", format: fmtInt,
+				value: func(m measurement) float64 { return orNaN(m.Res.Heap) }},
+		},
+	}, {
+		id: "cache-load-treecache",
+		title: fmt.Sprintf("Cache initial load against Curator's TreeCache: the tree and the measures of cache-load; "+
+			"TreeCache sets a data and a child watch per node, as ours does, where CuratorCache sets one persistent "+
+			"recursive watch for the whole tree (%d nodes)", nodes),
+		work:     workload{Kind: cacheLoadTree},
+		who:      []string{recipesName, curatorName},
+		optional: true,
+		metrics: []metric{
+			{id: "cache-load-treecache-time", label: fmt.Sprintf("cache vs TreeCache: load %d nodes (ms)", nodes), format: fmtFloat1,
+				value: func(m measurement) float64 { return millis(m.Res.Elapsed) }},
+			{id: "cache-load-treecache-requests", label: "cache vs TreeCache load: requests", format: fmtInt,
+				value: func(m measurement) float64 { return float64(m.Packets) }},
+			{id: "cache-load-treecache-heap", label: "cache vs TreeCache load: heap per cached node (bytes)", format: fmtInt,
 				value: func(m measurement) float64 { return orNaN(m.Res.Heap) }},
 		},
 	}, {
@@ -115,8 +135,8 @@ func treeSize() int {
 // recipeCommand is a cache or group workload as the Curator peer reads it.
 func recipeCommand(w workload) (string, error) {
 	switch w.Kind {
-	case cacheLoad:
-		return fmt.Sprintf("cache-load %s %d %d %d", w.Path, treeFanout[0], treeFanout[1], treeFanout[2]), nil
+	case cacheLoad, cacheLoadTree:
+		return fmt.Sprintf("%s %s %d %d %d", w.Kind, w.Path, treeFanout[0], treeFanout[1], treeFanout[2]), nil
 	case cachePropagation, groupJoin:
 		return fmt.Sprintf("%s %s %d", w.Kind, w.Path, w.Cycles), nil
 	case cacheStorm:
@@ -141,7 +161,7 @@ type recipeTrial struct {
 // prepareRecipe prepares w when it is a cache or group workload (ok).
 func (g *goContender) prepareRecipe(ctx context.Context, w workload) (t trial, ok bool, err error) {
 	switch w.Kind {
-	case cacheLoad, cachePropagation, cacheStorm, groupJoin:
+	case cacheLoad, cacheLoadTree, cachePropagation, cacheStorm, groupJoin:
 	default:
 		return nil, false, nil
 	}
@@ -163,7 +183,7 @@ func (t *recipeTrial) prepare(ctx context.Context, g *goContender) error {
 		return err
 	}
 	switch t.w.Kind {
-	case cacheLoad:
+	case cacheLoad, cacheLoadTree:
 		if err := makeTree(t.admin, t.w.Path, treeFanout); err != nil {
 			return err
 		}
@@ -230,7 +250,7 @@ func (t *recipeTrial) Close() {
 
 func (t *recipeTrial) Run(ctx context.Context, _ func(context.Context) error) (result, error) {
 	switch t.w.Kind {
-	case cacheLoad:
+	case cacheLoad, cacheLoadTree:
 		return t.load(ctx)
 	case cachePropagation:
 		if t.limit {
@@ -437,7 +457,9 @@ func recipeGoals(check func(text string, ids []string, ok func(rw row) (float64,
 	curators := func(id string, v float64) string {
 		return fmt.Sprintf("%.2f× Curator's (%s)", v, strings.TrimPrefix(id, "cache-load-"))
 	}
-	check("cache initial load and heap per node ≤ 0.7× Curator's", []string{"cache-load-time", "cache-load-heap"},
+	check("cache initial load and heap per node ≤ 0.7× Curator's CuratorCache", []string{"cache-load-time", "cache-load-heap"},
+		func(rw row) (float64, bool) { v := rw.ratio(recipesName, curatorName); return v, v <= 0.7 }, curators)
+	check("cache initial load and heap per node ≤ 0.7× Curator's TreeCache", []string{"cache-load-treecache-time", "cache-load-treecache-heap"},
 		func(rw row) (float64, bool) { v := rw.ratio(recipesName, curatorName); return v, v <= 0.7 }, curators)
 	check("cache propagation p50 ≤ 1.1× one watch notification plus one read (the limit)", []string{"cache-propagation-p50"},
 		func(rw row) (float64, bool) { v := rw.ratio(recipesName, limitName); return v, v <= 1.1 },

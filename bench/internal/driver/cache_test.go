@@ -30,18 +30,18 @@ func TestRecipeSmoke(t *testing.T) {
 	b := &bench{tg: tg, contenders: cs, results: map[string]map[string][]measurement{}}
 	s := Settings{Runs: 1, Cycles: 50, Rounds: 3}
 	var ran []scenario
-	for _, sc := range scenarios(s) {
-		if sc.optional {
-			b.scenario(ctx, sc, s.Runs)
-			ran = append(ran, sc)
-		}
+	for _, sc := range recipeScenarios(s) {
+		b.scenario(ctx, sc, s.Runs)
+		ran = append(ran, sc)
 	}
-	require.Len(t, ran, 4)
+	require.Len(t, ran, 5)
 	require.Empty(t, b.failures)
 
 	rep := b.report(ctx, s, ran, time.Second)
-	load := rep.Results["cache-load"][recipesName][0]
-	require.Equal(t, treeSize()+1, load.Res.Ops, "the copy holds the root and every node below it")
+	for _, id := range []string{"cache-load", "cache-load-treecache"} {
+		load := rep.Results[id][recipesName][0]
+		require.Equal(t, treeSize()+1, load.Res.Ops, "the copy holds the root and every node below it")
+	}
 	for _, id := range []string{"cache-propagation-p50", "cache-storm-requests", "group-join-p50"} {
 		row, ok := rep.row(id)
 		require.True(t, ok, id)

@@ -1,18 +1,13 @@
 package driver
 
 import (
-	"bufio"
 	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
 	"os"
-	"os/exec"
 	"path/filepath"
-	"strconv"
 	"strings"
-	"syscall"
 	"time"
 )
 
@@ -29,10 +24,7 @@ var javaFlags = []string{"-Xmx256m", "-XX:+UseSerialGC"}
 // (bench/curator-peer/CuratorPeer.java): one JVM for the whole benchmark, so that
 // its code is as warm as ours, and fresh sessions for every trial.
 type curatorPeer struct {
-	cmd    *exec.Cmd
-	stdin  io.WriteCloser
-	lines  chan string
-	done   chan struct{}
+	*process
 	broken error // set when the conversation went out of step: the peer is not used again
 }
 
@@ -42,34 +34,11 @@ func startCurator(ctx context.Context, classes, addr string) (*curatorPeer, erro
 		return nil, fmt.Errorf("the Curator peer is not built (run `make curator-peer`): %w", err)
 	}
 	args := append(append([]string{}, javaFlags...), "-cp", classes+":"+curatorJars, "CuratorPeer", "bench", addr)
-	cmd := exec.Command("java", args...)
-	cmd.Stderr = os.Stderr
-	// If the driver dies, the peer goes with it.
-	cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
-	stdin, err := cmd.StdinPipe()
+	proc, err := startProcess("java", args...)
 	if err != nil {
-		return nil, err
+		return nil, fmt.Errorf("the Curator peer: %w", err)
 	}
-	stdout, err := cmd.StdoutPipe()
-	if err != nil {
-		return nil, err
-	}
-	if err := cmd.Start(); err != nil {
-		return nil, fmt.Errorf("starting the Curator peer: %w", err)
-	}
-	p := &curatorPeer{cmd: cmd, stdin: stdin, lines: make(chan string, 16), done: make(chan struct{})}
-	go func() {
-		defer close(p.lines)
-		s := bufio.NewScanner(stdout)
-		s.Buffer(make([]byte, 64*1024), 16*1024*1024) // latencies come on one line
-		for s.Scan() {
-			p.lines <- s.Text()
-		}
-	}()
-	go func() {
-		_ = cmd.Wait()
-		close(p.done)
-	}()
+	p := &curatorPeer{process: proc}
 	if _, err := p.expect(ctx, "READY"); err != nil {
 		_ = p.Close()
 		return nil, err
@@ -77,29 +46,14 @@ func startCurator(ctx context.Context, classes, addr string) (*curatorPeer, erro
 	return p, nil
 }
 
-func (p *curatorPeer) Name() string    { return "Curator" }
-func (p *curatorPeer) InProcess() bool { return false }
-func (p *curatorPeer) CPU() time.Duration {
-	return procCPU(strconv.Itoa(p.cmd.Process.Pid))
-}
+func (p *curatorPeer) Name() string       { return "Curator" }
+func (p *curatorPeer) InProcess() bool    { return false }
+func (p *curatorPeer) CPU() time.Duration { return p.cpu() }
 
 // Close ends the peer: end of input makes it exit.
 func (p *curatorPeer) Close() error {
-	_ = p.stdin.Close()
-	select {
-	case <-p.done:
-	case <-time.After(15 * time.Second):
-		_ = p.cmd.Process.Kill()
-		<-p.done
-	}
-	for range p.lines {
-	}
+	p.close()
 	return nil
-}
-
-func (p *curatorPeer) send(line string) error {
-	_, err := io.WriteString(p.stdin, line+"\n")
-	return err
 }
 
 // errPeer is a failure the peer reported (an ERROR line); the trial is then over.
@@ -175,6 +129,7 @@ type peerResult struct {
 	Nanos  int64   `json:"nanos"`
 	Lat    []int64 `json:"lat"`
 	Heap   float64 `json:"heap"`
+	Failed int     `json:"failed"`
 }
 
 func (t *curatorTrial) Run(ctx context.Context, queued func(context.Context) error) (result, error) {
@@ -211,7 +166,7 @@ func (t *curatorTrial) run(ctx context.Context, queued func(context.Context) err
 	if err := json.Unmarshal([]byte(strings.TrimPrefix(line, "RESULT ")), &pr); err != nil {
 		return result{}, fmt.Errorf("curator peer: bad result %q: %w", line, err)
 	}
-	r := result{Ops: pr.Ops, Total: pr.Total, Reads: pr.Reads, Writes: pr.Writes, Elapsed: time.Duration(pr.Nanos), Heap: pr.Heap}
+	r := result{Ops: pr.Ops, Total: pr.Total, Reads: pr.Reads, Writes: pr.Writes, Elapsed: time.Duration(pr.Nanos), Heap: pr.Heap, Failed: pr.Failed}
 	for _, ns := range pr.Lat {
 		r.Latencies = append(r.Latencies, time.Duration(ns))
 	}

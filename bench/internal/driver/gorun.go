@@ -72,6 +72,12 @@ func (g *goContender) Prepare(ctx context.Context, w workload) (trial, error) {
 	if t, ok, err := g.prepareRecipe(ctx, w); ok {
 		return t, err
 	}
+	switch w.Kind {
+	case counterAdds:
+		return g.prepareCounter(ctx, w)
+	case partitionJoin, partitionLeave, partitionLoss:
+		return g.preparePartition(ctx, w)
+	}
 	if !g.supports(w.Kind) {
 		return nil, errUnsupported
 	}
@@ -176,9 +182,12 @@ func (t *goTrial) participants(ctx context.Context) error {
 	return nil
 }
 
-func (t *goTrial) Close() {
+func (t *goTrial) Close() { closeAll(t.sessions) }
+
+// closeAll closes the sessions at once.
+func closeAll(ss []goSession) {
 	var wg sync.WaitGroup
-	for _, s := range t.sessions {
+	for _, s := range ss {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()

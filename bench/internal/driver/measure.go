@@ -20,11 +20,19 @@ func measure(ctx context.Context, tg *target, c contender, w workload) (measurem
 	if err := tg.mkdirs(ctx, dirs...); err != nil {
 		return measurement{}, err
 	}
+	if w.Kind == counterAdds {
+		if err := tg.prepareCounter(ctx, w); err != nil {
+			return measurement{}, err
+		}
+	}
 	t, err := c.Prepare(ctx, w)
 	if err != nil {
 		return measurement{}, fmt.Errorf("prepare: %w", err)
 	}
 	defer t.Close()
+	if rc, ok := t.(requestCounter); ok {
+		rc.countRequests(tg.requests)
+	}
 
 	var m measurement
 	var baseGoroutines int
@@ -79,7 +87,33 @@ func measure(ctx context.Context, tg *target, c contender, w workload) (measurem
 		m.PacketsByMember[i] = after[i] - before[i] - tg.perWord*(words1-words[i])
 		m.Packets += m.PacketsByMember[i]
 	}
+	if w.Kind == counterAdds {
+		if m.LockTakes, err = tg.checkCounter(ctx, w, res.Total); err != nil {
+			return measurement{}, err
+		}
+	}
 	return m, nil
+}
+
+// requestCounter is a trial that reads the servers' request count itself, around
+// each of the parts of its run that it measures (a partition's changes).
+type requestCounter interface {
+	countRequests(read func(context.Context) (int64, error))
+}
+
+// requests is how many requests the servers have received so far, less the
+// driver's own four-letter words (this reading's included): the difference of two
+// readings is what the contenders sent in between.
+func (t *target) requests(ctx context.Context) (int64, error) {
+	ps, err := t.packets(ctx)
+	if err != nil {
+		return 0, err
+	}
+	var n int64
+	for i, words := range t.wordsSent() {
+		n += ps[i] - t.perWord*words
+	}
+	return n, nil
 }
 
 // budget bounds a trial, in case something hangs: generous, since a hang is a bug
@@ -92,6 +126,8 @@ func budget(w workload) time.Duration {
 		return time.Minute + time.Duration(w.Rounds)*(w.Settle+time.Second)
 	case queue:
 		return 2*time.Minute + time.Duration(w.Waiters)*50*time.Millisecond
+	case partitionJoin, partitionLeave, partitionLoss:
+		return 2*time.Minute + time.Duration(w.Members+2*w.Rounds)*30*time.Second
 	}
 	return w.Duration + 2*time.Minute
 }

@@ -50,6 +50,9 @@ func (b *bench) report(ctx context.Context, s Settings, ran []scenario, elapsed 
 		r.Scenarios = append(r.Scenarios, s.id)
 	}
 	r.Machine = machine(ctx, b.tg)
+	if slices.Contains(r.Contenders, kazooName) {
+		r.Machine = append(r.Machine, [2]string{"kazoo", kazooVersion(ctx) + " (Debian's python3-kazoo, on " + kazooPython + ")"})
+	}
 	r.tabulate()
 	return r
 }
@@ -194,22 +197,44 @@ func (r *Report) row(metricID string) (row, bool) {
 	return row{}, false
 }
 
-var ratioColumns = [][2]string{{recipesName, curatorName}, {recipesName, zkLockName}, {recipesName, limitName}}
+var ratioColumns = [][2]string{{recipesName, curatorName}, {recipesName, zkLockName}, {recipesName, limitName}, {recipesName, kazooName}}
+
+// columns are the contenders with a figure in the table, in the order they are
+// shown: AllContenders', then kazoo (which takes part in the partition scenarios only).
+func (r *Report) columns() []string {
+	var cs []string
+	for _, c := range append(slices.Clone(AllContenders), kazooName) {
+		for _, rw := range r.rows {
+			if len(rw.runs[c]) > 0 {
+				cs = append(cs, c)
+				break
+			}
+		}
+	}
+	return cs
+}
 
 // table renders the rows as a Markdown table, padded to read as well in a terminal.
 func (r *Report) Table() string {
-	head := []string{"figure"}
-	head = append(head, AllContenders...)
+	columns := r.columns()
+	var ratios [][2]string
 	for _, rc := range ratioColumns {
+		if slices.Contains(columns, rc[0]) && slices.Contains(columns, rc[1]) {
+			ratios = append(ratios, rc)
+		}
+	}
+	head := []string{"figure"}
+	head = append(head, columns...)
+	for _, rc := range ratios {
 		head = append(head, rc[0]+"/"+rc[1])
 	}
 	cells := [][]string{head}
 	for _, rw := range r.rows {
 		line := []string{rw.metric.label}
-		for _, c := range AllContenders {
+		for _, c := range columns {
 			line = append(line, cell(rw.value(c), rw.metric.format))
 		}
-		for _, rc := range ratioColumns {
+		for _, rc := range ratios {
 			line = append(line, rw.ratioCell(rc[0], rc[1]))
 		}
 		cells = append(cells, line)
@@ -259,6 +284,7 @@ type goal struct {
 	text   string
 	met    bool
 	known  bool // every figure it needs was measured
+	ran    bool // a scenario it needs ran: else the report leaves it out
 	detail string
 }
 
@@ -273,6 +299,7 @@ func (r *Report) goals() []goal {
 				g.known = false
 				continue
 			}
+			g.ran = true
 			v, good := ok(rw)
 			if math.IsNaN(v) {
 				g.known = false
@@ -308,12 +335,17 @@ func (r *Report) goals() []goal {
 		func(rw row) (float64, bool) { v := rw.ratio(recipesName, curatorName); return v, v <= 0.8 },
 		func(_ string, v float64) string { return fmt.Sprintf("%.2f× Curator's p50", v) })
 	recipeGoals(check)
+	counterGoals(check)
+	partitionGoals(check)
 	return gs
 }
 
 func (r *Report) TargetsText() string {
 	var sb strings.Builder
 	for _, g := range r.goals() {
+		if !g.ran {
+			continue
+		}
 		verdict := "MISSED"
 		switch {
 		case !g.known:
@@ -401,6 +433,20 @@ func machine(ctx context.Context, tg *target) [][2]string {
 	}
 }
 
+// contenderText says what each contender is, for the report.
+var contenderText = map[string]string{
+	limitName: "the raw ZooKeeper operations each recipe needs, sent straight through go-zookeeper " +
+		"(create ephemeral-sequential, list, watch the one node the rule names, delete), with no protection, " +
+		"retries or session checks: the floor the recipes are measured against.",
+	zkLockName:  "go-zookeeper's own `zk.NewLock`, the bare Go peer (a mutex only; for the hand-over, whoever holds it leads).",
+	recipesName: "this module, one `framework.Client` per session with its defaults.",
+	curatorName: "Apache Curator's own recipes in one long-lived JVM (`bench/curator-peer`, `bench` subcommand), " +
+		"driven over stdin, each trial in fresh sessions.",
+	kazooName: "kazoo's `SetPartitioner` (Debian's python3-kazoo) in one long-lived Python process " +
+		"(`bench/kazoo-peer/kazoo_peer.py`), driven over stdin, each member in a session of its own, each trial in fresh ones; " +
+		"Curator has no partitioner.",
+}
+
 // Markdown is the whole of BENCHMARKS.md, written at out, embedding the image plot
 // (if not empty) and the hand-written analysis file (if it exists).
 func (r *Report) Markdown(out, plot, analysis string) string {
@@ -412,14 +458,10 @@ func (r *Report) Markdown(out, plot, analysis string) string {
 	}
 	w("# Benchmarks\n\n")
 	w("zkrecipes measured against its contenders on %s, in one run, in alternation:\n\n", where)
-	w("- **limit**: the raw ZooKeeper operations each recipe needs, sent straight through go-zookeeper ")
-	w("(create ephemeral-sequential, list, watch the one node the rule names, delete), with no protection, ")
-	w("retries or session checks: the floor the recipes are measured against.\n")
-	w("- **zk.Lock**: go-zookeeper's own `zk.NewLock`, the bare Go peer (a mutex only; for the hand-over, ")
-	w("whoever holds it leads).\n")
-	w("- **zkrecipes**: this module, one `framework.Client` per session with its defaults.\n")
-	w("- **Curator**: Apache Curator's own recipes in one long-lived JVM (`bench/curator-peer`, `bench` subcommand), ")
-	w("driven over stdin, each trial in fresh sessions.\n\n")
+	for _, c := range r.columns() {
+		w("- **%s**: %s\n", c, contenderText[c])
+	}
+	w("\n")
 	w("Generated by `make bench` on %s; the run took %v.\n\n", r.Date.Format("2006-01-02 15:04 MST"), r.Elapsed.Round(time.Second))
 	w("```sh\nmake bench    # build/bench %s\n```\n\n", strings.Join(r.Args, " "))
 
@@ -459,18 +501,31 @@ func (r *Report) Markdown(out, plot, analysis string) string {
 	for i, s := range r.scenarios {
 		w("%d. `%s`: %s; contenders: %s.\n", i+1, s.id, s.title, strings.Join(s.who, ", "))
 	}
-	w("\nA timed run counts the acquisitions made before its deadline; then every participant finishes the cycle it is in, ")
-	w("and those acquisitions count in the requests' divisor too. Participants hold for no time: acquire, then release at once. ")
-	w("Watches are counted once every waiter waits: all of them by `wchs`, those on the lock's nodes by `wchp`; ")
-	w("Curator's client also watches `/zookeeper/config` once per session (its EnsembleTracker), which the first ")
-	w("figure counts and the second leaves out. Goroutines and heap (live, after a collection) are ")
-	w("this process's, so only for the Go contenders, and divided by the waiters. Before the first scenario the contenders ")
+	w("\n")
+	if slices.ContainsFunc(r.scenarios, func(s scenario) bool { return !s.optional }) {
+		w("A timed run counts the acquisitions made before its deadline; then every participant finishes the cycle it is in, ")
+		w("and those acquisitions count in the requests' divisor too. Participants hold for no time: acquire, then release at once. ")
+		w("Watches are counted once every waiter waits: all of them by `wchs`, those on the lock's nodes by `wchp`; ")
+		w("Curator's client also watches `/zookeeper/config` once per session (its EnsembleTracker), which the first ")
+		w("figure counts and the second leaves out. Goroutines and heap (live, after a collection) are ")
+		w("this process's, so only for the Go contenders, and divided by the waiters. ")
+	}
+	if slices.ContainsFunc(r.scenarios, func(s scenario) bool { return s.work.Kind == counterAdds }) {
+		w("A counter's timed run counts the adds applied before its deadline; then every session finishes the add it is in, ")
+		w("and every add applied counts in the requests' and CPU's divisor. ")
+	}
+	if slices.ContainsFunc(r.scenarios, func(s scenario) bool { return s.work.Kind == partitionJoin }) {
+		w("A partition's figures are per measured change: an item is paused from the moment its member stops its work ")
+		w("(or leaves, or loses its session) until another, or the same, member starts it again; the work-seconds lost are ")
+		w("the sum of those pauses. The requests are the servers' count from just before the change until it has stopped moving. ")
+	}
+	w("Before the first scenario the contenders ")
 	w("take turns at an untimed warm-up (300 cycles, then 8 contending sessions for a second) for at least %v: ", r.Settings.WarmupTime)
 	w("the server keeps getting faster for tens of seconds after it starts.\n\n")
 
 	w("## Every run\n\n| figure | contender | runs, in order |\n|---|---|---|\n")
 	for _, rw := range r.rows {
-		for _, c := range AllContenders {
+		for _, c := range r.columns() {
 			vs, ok := rw.runs[c]
 			if !ok {
 				continue

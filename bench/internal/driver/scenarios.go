@@ -65,6 +65,7 @@ type measurement struct {
 	PacketsByMember []int64
 	WatchesByMember []int
 	LockWatches     int           // those of them on the lock's nodes (wchp)
+	LockTakes       int           // a counter's promotions to its lock
 	QueueTime       time.Duration // from the waiters' start until every one of them watched
 	Goroutines      float64       // of this process, per queued waiter
 	Heap            float64       // bytes of this process's heap, per queued waiter
@@ -177,6 +178,8 @@ func scenarios(s Settings) []scenario {
 		},
 	})
 	list = append(list, recipeScenarios(s)...)
+	list = append(list, counterScenarios(s)...)
+	list = append(list, partitionScenarios(s)...)
 	if s.Members > 1 {
 		for i := range list {
 			list[i].metrics = append(list[i].metrics, memberMetrics(list[i], s.Members)...)

@@ -48,6 +48,8 @@ type workload struct {
 	Settle   time.Duration
 	Waiters  int
 	Nodes    int // cached nodes written to (cache-storm)
+	Items    int // items shared (partition)
+	Members  int // members sharing them between changes (partition)
 }
 
 // sessions is how many ZooKeeper sessions the workload uses.
@@ -76,6 +78,15 @@ type result struct {
 	Elapsed   time.Duration   // the timed window, or the drain of a queue
 	Latencies []time.Duration // per cycle, or per hand-over
 	Heap      float64         // bytes of heap per cached node (cache-load), 0 when unknown
+	Failed    int             // adds that gave up (counter)
+	// A partition's measured changes, summed over them: items whose owner changed,
+	// the fewest that had to, items that paused and yet stayed with their owner, the
+	// item-time no live member ran, and the requests the servers received.
+	Moved         int
+	Fewest        int
+	PausedUnmoved int
+	WorkLost      time.Duration
+	Requests      int64
 }
 
 // contender is one way of doing the work: the raw operations, go-zookeeper's lock,
@@ -120,6 +131,8 @@ func (w workload) command() (string, error) {
 		return fmt.Sprintf("handover %s %d %d", w.Path, w.Rounds, w.Settle.Milliseconds()), nil
 	case queue:
 		return fmt.Sprintf("queue %s %d %d", w.Path, w.Waiters, w.Sessions), nil
+	case counterAdds:
+		return fmt.Sprintf("counter %s %d %d", w.Path, w.Sessions, ms), nil
 	}
 	return recipeCommand(w)
 }
