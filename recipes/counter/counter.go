@@ -29,6 +29,7 @@ type Counter struct {
 	retry    framework.RetryPolicy
 	lockPath string
 	memory   memory
+	tel      telemetry
 }
 
 // New makes a counter at path. Nothing is sent to ZooKeeper until the first call;
@@ -61,7 +62,7 @@ func New(c *framework.Client, path string, opts ...Option) (*Counter, error) {
 			return nil, fmt.Errorf("%w: the lock path %s is the counter's own", ErrInvalid, path)
 		}
 	}
-	return &Counter{client: c, path: path, node: nodewrite.New(c, path), retry: o.retry, lockPath: o.lockPath}, nil
+	return &Counter{client: c, path: path, node: nodewrite.New(c, path), retry: o.retry, lockPath: o.lockPath, tel: newTelemetry(c)}, nil
 }
 
 // Path is the counter's node.
@@ -91,7 +92,9 @@ func (c *Counter) Get(ctx context.Context) (int64, error) {
 // tries (and, with PromotedToLock, those under the lock) all lost to other writers,
 // it returns an error wrapping ErrGaveUp.
 func (c *Counter) Add(ctx context.Context, delta int64) (Result, error) {
+	call := c.tel.recipe.Call(ctx, opAdd, c.path)
 	pre, post, _, err := c.update(ctx, fmt.Sprintf("add %d to", delta), func(v int64) (int64, bool) { return v + delta, true })
+	call.End(c.tel.updates, outcome(false, err), err)
 	if err != nil {
 		return Result{}, err
 	}
@@ -103,7 +106,9 @@ func (c *Counter) Add(ctx context.Context, delta int64) (Result, error) {
 // lost a race is tried again, while the value still equals expect. Errors are
 // Add's: ErrUnknownOutcome, ErrGaveUp, ErrBadData, ctx's.
 func (c *Counter) CompareAndSet(ctx context.Context, expect, v int64) (bool, error) {
+	call := c.tel.recipe.Call(ctx, opCAS, c.path)
 	_, _, wrote, err := c.update(ctx, fmt.Sprintf("compare %d and set %d at", expect, v), func(cur int64) (int64, bool) { return v, cur == expect })
+	call.End(c.tel.updates, outcome(!wrote, err), err)
 	return wrote, err
 }
 
@@ -112,7 +117,9 @@ func (c *Counter) CompareAndSet(ctx context.Context, expect, v int64) (bool, err
 // first, so it also overwrites a node that was not a counter. It is not sent twice:
 // when the connection drops after it was sent, it returns an error wrapping
 // ErrUnknownOutcome (and ctx's error when ctx ended while it was in flight).
-func (c *Counter) Set(ctx context.Context, v int64) error {
+func (c *Counter) Set(ctx context.Context, v int64) (err error) {
+	call := c.tel.recipe.Call(ctx, opSet, c.path)
+	defer func() { call.End(c.tel.updates, outcome(false, err), err) }()
 	data := encode(v)
 	where := fmt.Sprintf("set %s to %d", c.path, v)
 	for created := false; ; created = true {
@@ -187,6 +194,7 @@ func (c *Counter) update(ctx context.Context, what string, next func(int64) (int
 	if c.lockPath == "" || !errors.Is(err, ErrGaveUp) {
 		return pre, post, wrote, err
 	}
+	c.tel.promotions.Add(1)
 	m, err := mutex.New(c.client, c.lockPath)
 	if err != nil {
 		return 0, 0, false, fmt.Errorf("counter: %w", err)
