@@ -4,10 +4,11 @@ GO ?= go
 
 all: test
 
-# Installs ZooKeeper and Apache Curator from Debian's packages when they are missing
-# (as root), else does nothing.
+# Installs ZooKeeper, Apache Curator and kazoo (the partition benchmark's peer, whose
+# smoke test runs in make test) from Debian's packages when they are missing (as
+# root), else does nothing.
 deps:
-	@scripts/deps.sh zookeeper curator
+	@scripts/deps.sh zookeeper curator kazoo
 
 # Apache Curator's recipes behind a small Java program of ours, compiled against
 # Debian's jars: the interop tests' partner and the benchmarks' yardstick.
