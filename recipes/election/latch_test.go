@@ -231,7 +231,7 @@ func TestLeaderOfAnEmptyElection(t *testing.T) {
 // Close waits for the election loop, never for a listener: it returns while a
 // listener blocks, with the node gone, and the listener hears the NotifyOnClose that
 // follows once it returns. (goleak sees that the listeners' goroutine then ends.)
-func TestCloseWaitsForARunningListener(t *testing.T) {
+func TestCloseDoesNotWaitForARunningListener(t *testing.T) {
 	srv := zktest.NewServer(t)
 	ctx := testCtx(t)
 	c := newClient(t, []string{srv.Addr()})
