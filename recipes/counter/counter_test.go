@@ -190,6 +190,19 @@ func TestCancelledBeforeSendingWritesNothing(t *testing.T) {
 	ok, _, err := c.Exists(testCtx(t), "/cancelled")
 	require.NoError(t, err)
 	require.False(t, ok)
+
+	// Nor when the counter would send its write without a read, on the version it
+	// remembers.
+	for range 3 { // the third add is a guess
+		_, err = n.Add(testCtx(t), 1)
+		require.NoError(t, err)
+	}
+	_, err = n.Add(ctx, 1)
+	require.ErrorIs(t, err, context.Canceled)
+	require.NotErrorIs(t, err, ErrUnknownOutcome)
+	v, err := n.Get(testCtx(t))
+	require.NoError(t, err)
+	require.EqualValues(t, 3, v, "nothing written")
 }
 
 // The requests each call sends, counted on the wire: the first write to a missing

@@ -42,10 +42,14 @@ func TestWriteMetrics(t *testing.T) {
 	require.ErrorIs(t, (<-done).err, ErrUnknownOutcome) // unknown
 	f.d.Cut()
 
-	promoted := newCounter(t, f.n.client, "/faults", WithRetryPolicy(framework.RetryNTimes(0, 0)), PromotedToLock("/locks/faults"))
-	plain := newCounter(t, f.n.client, "/faults", WithRetryPolicy(framework.RetryNTimes(0, 0)))
+	// On a connection of their own: the cancelled Add's resend may still be queued on
+	// f's, and would take the interference meant for them.
+	d := &zkrtest.LossyDialer{}
+	fresh := newClient(t, []string{srv.Addr()}, append(tm.Options, framework.WithDialer(d.Dial))...)
+	promoted := newCounter(t, fresh, "/faults", WithRetryPolicy(framework.RetryNTimes(0, 0)), PromotedToLock("/locks/faults"))
+	plain := newCounter(t, fresh, "/faults", WithRetryPolicy(framework.RetryNTimes(0, 0)))
 	for _, n := range []*Counter{promoted, plain} {
-		f.d.BeforeNext(func() {
+		d.BeforeNext(func() {
 			_, err := other.Add(ctx, 10) // our version is stale now
 			assert.NoError(t, err)
 		})

@@ -59,6 +59,11 @@ func (n Node) Once(ctx context.Context, data []byte, version int32) (*zk.Stat, e
 		return nil, fmt.Errorf("%w: %d bytes of data and path for %s, at most %d (framework.WithMaxDataSize)",
 			framework.ErrDataTooLarge, size, n.path, n.c.MaxDataSize())
 	}
+	// A ctx already over sends nothing: the caller gave up before the write began,
+	// and must be able to tell that nothing was written.
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
 	if err := n.c.WaitConnected(ctx); err != nil {
 		return nil, err
 	}
