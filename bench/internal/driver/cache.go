@@ -57,14 +57,7 @@ func recipeScenarios(s Settings) []scenario {
 		work:     workload{Kind: cacheLoad},
 		who:      []string{recipesName, curatorName},
 		optional: true,
-		metrics: []metric{
-			{id: "cache-load-time", label: fmt.Sprintf("cache: load %d nodes (ms)", nodes), format: fmtFloat1,
-				value: func(m measurement) float64 { return millis(m.Res.Elapsed) }},
-			{id: "cache-load-requests", label: "cache load: requests", format: fmtInt,
-				value: func(m measurement) float64 { return float64(m.Packets) }},
-			{id: "cache-load-heap", label: "cache load: heap per cached node (bytes)", format: fmtInt,
-				value: func(m measurement) float64 { return orNaN(m.Res.Heap) }},
-		},
+		metrics:  loadMetrics("cache-load", "cache", nodes),
 	}, {
 		id: "cache-load-treecache",
 		title: fmt.Sprintf("Cache initial load against Curator's TreeCache: the tree and the measures of cache-load; "+
@@ -73,14 +66,7 @@ func recipeScenarios(s Settings) []scenario {
 		work:     workload{Kind: cacheLoadTree},
 		who:      []string{recipesName, curatorName},
 		optional: true,
-		metrics: []metric{
-			{id: "cache-load-treecache-time", label: fmt.Sprintf("cache vs TreeCache: load %d nodes (ms)", nodes), format: fmtFloat1,
-				value: func(m measurement) float64 { return millis(m.Res.Elapsed) }},
-			{id: "cache-load-treecache-requests", label: "cache vs TreeCache load: requests", format: fmtInt,
-				value: func(m measurement) float64 { return float64(m.Packets) }},
-			{id: "cache-load-treecache-heap", label: "cache vs TreeCache load: heap per cached node (bytes)", format: fmtInt,
-				value: func(m measurement) float64 { return orNaN(m.Res.Heap) }},
-		},
+		metrics:  loadMetrics("cache-load-treecache", "cache vs TreeCache", nodes),
 	}, {
 		id:       "cache-propagation",
 		title:    fmt.Sprintf("Cache propagation: another session sets a cached node %d times, until the listener hears it", s.Cycles/10),
@@ -114,6 +100,18 @@ func recipeScenarios(s Settings) []scenario {
 			latencyMetric("group-join-p99", "group join-to-seen, p99 (ms)", 99, millis, fmtFloat2),
 		},
 	}}
+}
+
+// loadMetrics are a load scenario's figures: time, requests and heap per node.
+func loadMetrics(id, label string, nodes int) []metric {
+	return []metric{
+		{id: id + "-time", label: fmt.Sprintf("%s: load %d nodes (ms)", label, nodes), format: fmtFloat1,
+			value: func(m measurement) float64 { return millis(m.Res.Elapsed) }},
+		{id: id + "-requests", label: label + " load: requests", format: fmtInt,
+			value: func(m measurement) float64 { return float64(m.Packets) }},
+		{id: id + "-heap", label: label + " load: heap per cached node (bytes)", format: fmtInt,
+			value: func(m measurement) float64 { return orNaN(m.Res.Heap) }},
+	}
 }
 
 func orNaN(v float64) float64 {
