@@ -4,10 +4,11 @@ GO ?= go
 
 all: test
 
-# Installs ZooKeeper and Apache Curator from Debian's packages when they are missing
-# (as root), else does nothing.
+# Installs ZooKeeper, Apache Curator and kazoo (the partition benchmark's peer, whose
+# smoke test runs in make test) from Debian's packages when they are missing (as
+# root), else does nothing.
 deps:
-	@scripts/deps.sh zookeeper curator
+	@scripts/deps.sh zookeeper curator kazoo
 
 # Apache Curator's recipes behind a small Java program of ours, compiled against
 # Debian's jars: the interop tests' partner and the benchmarks' yardstick.
@@ -48,16 +49,18 @@ test: deps curator-peer fmt-check vet oldest-go
 # once) vets every package with its tests, which type-checks all of them against its
 # standard library, and runs the tests that need no ZooKeeper: the lock queue's
 # order and rules, HoldContext, the partition's assignment, the counter's version
-# proof, paths, protected names, retry schedules, the fault
-# proxy, the chaos checker's own test, and every fuzz target's seeds. The tests
+# proof, listener delivery, the cost of telemetry left off, paths, protected names,
+# retry schedules, the fault proxy, the chaos checker's own test, and every fuzz
+# target's seeds. The tests
 # against ZooKeeper run once, with the race detector, on the current Go. Keep the go
 # line a release's full name (1.25.0, not 1.25): it names the toolchain here.
 GO_OLDEST := $(shell sed -n 's/^go //p' go.mod)
-NO_ZOOKEEPER_TESTS := ^(Test(Sequence|SortChildren.*|Rules|HoldContext|UnmeasuredAllocatesNothing|Assign.*|TookVersion|Validate.*|Namespace.*|ParentPath.*|Protected.*|Retry.*|IsRetryable|Proxy(Forwards|CutAndRestore|Blackhole|SetTarget|Close|ExpireSession|ConcurrentFaults)|NewProxyCleanup|StartProxyRejectsBadTarget|ChaosChecksCatchViolations|LivenessAndSoakChecksCatchViolations)|Fuzz.*)$$
+NO_ZOOKEEPER_TESTS := ^(Test(Sequence|SortChildren.*|Rules|HoldContext|UnmeasuredAllocatesNothing|Assign.*|TookVersion|Validate.*|Namespace.*|ParentPath.*|Protected.*|Retry.*|IsRetryable|Proxy(Forwards|CutAndRestore|Blackhole|SetTarget|Close|ExpireSession|ConcurrentFaults)|NewProxyCleanup|StartProxyRejectsBadTarget|ChaosChecksCatchViolations|LivenessAndSoakChecksCatchViolations|DeliveryInOrderAfterABlockedListener|StopDropsWhatIsPending|Outcome)|Fuzz.*)$$
 oldest-go:
 	GOTOOLCHAIN=go$(GO_OLDEST) $(GO) vet ./...
 	GOTOOLCHAIN=go$(GO_OLDEST) $(GO) test -count=1 -run '$(NO_ZOOKEEPER_TESTS)' \
-		./recipes/internal/lockqueue ./recipes/internal/nodewrite ./recipes/partition ./framework ./zktest ./integration
+		./recipes/internal/lockqueue ./recipes/internal/nodewrite ./recipes/internal/notify ./recipes/internal/instrument \
+		./recipes/partition ./framework ./zktest ./integration
 
 # Every recipe at work on a three-server ensemble under faults (connections cut,
 # sessions expired, servers and the leader killed, a server or the leader cut off from

@@ -2,6 +2,8 @@ package framework
 
 import (
 	"context"
+	"net"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -342,4 +344,45 @@ func TestASilentServerDoesNotHoldTheClient(t *testing.T) {
 	defer cancel()
 	require.NoError(t, c.WaitConnected(ctx))
 	require.Equal(t, srv.Addr(), c.Conn().Server())
+}
+
+// A handle once closed makes no connection, even when go-zookeeper dials after its
+// Close or while it runs: such a connection would keep an abandoned session alive on
+// its pings, and Client.Close would wait for go-zookeeper's loop forever.
+func TestAClosedHandleConnectsNoMore(t *testing.T) {
+	srv := zktest.NewServer(t)
+	var during atomic.Pointer[func()] // runs inside the next dial
+	var dialled atomic.Pointer[net.Conn]
+	c := newClient(t, []string{srv.Addr()}, WithDialer(func(network, addr string, timeout time.Duration) (net.Conn, error) {
+		if f := during.Swap(nil); f != nil {
+			(*f)()
+		}
+		conn, err := net.DialTimeout(network, addr, timeout)
+		if err == nil {
+			dialled.Store(&conn)
+		}
+		return conn, err
+	}))
+	closed := func() *handle {
+		h := &handle{log: c.log}
+		h.ctx, h.cancel = context.WithCancel(context.Background())
+		return h
+	}
+
+	h := closed()
+	h.cancel()
+	dialled.Store(nil)
+	_, err := c.connect(h, "tcp", srv.Addr(), time.Second)
+	require.ErrorIs(t, err, errHandleClosed, "closed before the dial")
+	require.Nil(t, dialled.Load(), "no connection made")
+
+	h = closed()
+	var cancel func() = h.cancel
+	during.Store(&cancel)
+	_, err = c.connect(h, "tcp", srv.Addr(), time.Second)
+	require.ErrorIs(t, err, errHandleClosed, "closed during the dial")
+	conn := dialled.Load()
+	require.NotNil(t, conn)
+	_, err = (*conn).Write([]byte{0})
+	require.ErrorIs(t, err, net.ErrClosed, "the connection made is closed")
 }

@@ -3,6 +3,7 @@ package framework
 import (
 	"context"
 	"encoding/binary"
+	"errors"
 	"fmt"
 	"log/slog"
 	"net"
@@ -121,7 +122,15 @@ func (c *Client) dial(gen int) *handle {
 // connect makes one connection to a server for go-zookeeper: the dialer's, with TLS
 // over it if configured, tracked. The TLS layer sits under the tracking so that the
 // tracking reads ZooKeeper's own bytes, not encrypted records.
+//
+// A closed handle connects no more: go-zookeeper's Close only stops its loop once a
+// connection ends or every server has been tried, so a connection made after the
+// handle closed would keep an abandoned session alive on its pings, and Client.Close
+// would wait for it forever (a 60-minute soak hung so).
 func (c *Client) connect(h *handle, network, addr string, timeout time.Duration) (net.Conn, error) {
+	if h.ctx.Err() != nil {
+		return nil, errHandleClosed
+	}
 	conn, err := c.opts.dialer(network, addr, timeout)
 	if err != nil {
 		return nil, err
@@ -134,8 +143,16 @@ func (c *Client) connect(h *handle, network, addr string, timeout time.Duration)
 	}
 	t := &trackedConn{Conn: conn, h: h, addr: addr, tls: c.opts.tls != nil, handshake: bound}
 	h.net.Store(t)
+	// close cancels, then closes the connection it finds stored: either it found this
+	// one, or this sees it cancelled.
+	if h.ctx.Err() != nil {
+		_ = t.Conn.Close()
+		return nil, errHandleClosed
+	}
 	return t, nil
 }
+
+var errHandleClosed = errors.New("zkrecipes: the session was abandoned or the client closed")
 
 // hostList hands out the servers in turn, unresolved.
 type hostList struct {

@@ -14,6 +14,7 @@ import (
 type Barrier struct {
 	c    *framework.Client
 	path string
+	tel  telemetry
 }
 
 // New makes a Barrier on the node at path. Nothing is sent to ZooKeeper until a
@@ -22,7 +23,7 @@ func New(c *framework.Client, path string) (*Barrier, error) {
 	if err := checkArgs(c, path); err != nil {
 		return nil, err
 	}
-	return &Barrier{c: c, path: path}, nil
+	return &Barrier{c: c, path: path, tel: newTelemetry(c, "barrier", opWait)}, nil
 }
 
 // Set raises the barrier: it makes its node (persistent, with container parents),
@@ -49,7 +50,9 @@ func (b *Barrier) Remove(ctx context.Context) error {
 // removed. It waits through lost connections and sessions; it returns early only
 // when ctx ends (an error wrapping ctx's), the client closes, or ZooKeeper refuses
 // to let it look (an ACL).
-func (b *Barrier) Wait(ctx context.Context) error {
+func (b *Barrier) Wait(ctx context.Context) (err error) {
+	call := b.tel.recipe.Call(ctx, opWait, b.path)
+	defer func() { call.End(b.tel.waits, outcome(err), err) }()
 	w := newWaiter(b.c)
 	defer w.stop()
 	for {

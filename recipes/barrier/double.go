@@ -43,6 +43,8 @@ type Double struct {
 	mu    sync.Mutex
 	state doubleState
 	node  *lockqueue.Node // our member node, while we have one
+
+	tel telemetry
 }
 
 // NewDouble makes a member of the double barrier at path, which opens once members
@@ -55,7 +57,7 @@ func NewDouble(c *framework.Client, path string, members int) (*Double, error) {
 	if members <= 0 {
 		return nil, fmt.Errorf("%w: %d members (at least 1)", ErrInvalid, members)
 	}
-	return &Double{c: c, path: path, members: members}, nil
+	return &Double{c: c, path: path, members: members, tel: newTelemetry(c, "double_barrier", opEnter, opLeave)}, nil
 }
 
 // turn moves from one state to the next, or says why it cannot.
@@ -77,7 +79,9 @@ func (d *Double) Enter(ctx context.Context) error {
 	if err := d.turn(outside, entering, ErrEntered); err != nil {
 		return err
 	}
+	call := d.tel.recipe.Call(ctx, opEnter, d.path)
 	err := d.enter(ctx)
+	call.End(d.tel.waits, outcome(err), err)
 	if err != nil {
 		d.dropNode(ctx)
 		d.turn(entering, outside, nil)
@@ -225,7 +229,13 @@ func (d *Double) Leave(ctx context.Context) error {
 	if err := d.turn(inside, leaving, ErrNotEntered); err != nil {
 		return err
 	}
+	call := d.tel.recipe.Call(ctx, opLeave, d.path)
 	lost, err := d.leave(ctx)
+	if lost && err == nil {
+		call.End(d.tel.waits, outcomeLost, nil)
+	} else {
+		call.End(d.tel.waits, outcome(err), err)
+	}
 	d.dropNode(ctx)
 	d.turn(leaving, outside, nil)
 	switch {

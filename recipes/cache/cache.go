@@ -49,6 +49,7 @@ type Cache struct {
 	retry      *time.Timer
 	retryArmed bool
 	stopped    bool // the client closed: no more reads
+	tel        *telemetry
 
 	inbox    *fifo[func()] // work for the loop
 	readers  readers       // the goroutines sending reads
@@ -112,6 +113,7 @@ func New(c *framework.Client, path string, opts ...Option) (*Cache, error) {
 		inbox:     newFifo[func()](),
 		outbox:    newFifo[delivery](),
 		initDone:  make(chan struct{}),
+		tel:       newTelemetry(c),
 	}
 	ca.ctx, ca.cancel = context.WithCancel(context.Background())
 	ca.root = &entry{path: path}
@@ -271,6 +273,7 @@ func (ca *Cache) Listen(fn func(Event)) (stop func()) {
 // at any moment hears exactly the events after the copy it could read then.
 func (ca *Cache) emit(ev Event) {
 	ca.emitted++
+	ca.tel.emitted(ev)
 	ca.outbox.push(delivery{ev: ev, n: ca.emitted})
 }
 

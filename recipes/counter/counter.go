@@ -19,13 +19,17 @@ import (
 type Result struct{ Pre, Post int64 }
 
 // Counter is a 64-bit counter in one persistent node: Curator's DistributedAtomicLong.
-// It holds no state between calls, and is safe for concurrent use.
+// Between calls it remembers only the node's version and value as it last saw them,
+// to write without reading first while nobody else writes. It is safe for concurrent
+// use.
 type Counter struct {
 	client   *framework.Client
 	path     string
 	node     nodewrite.Node
 	retry    framework.RetryPolicy
 	lockPath string
+	memory   memory
+	tel      telemetry
 }
 
 // New makes a counter at path. Nothing is sent to ZooKeeper until the first call;
@@ -58,7 +62,7 @@ func New(c *framework.Client, path string, opts ...Option) (*Counter, error) {
 			return nil, fmt.Errorf("%w: the lock path %s is the counter's own", ErrInvalid, path)
 		}
 	}
-	return &Counter{client: c, path: path, node: nodewrite.New(c, path), retry: o.retry, lockPath: o.lockPath}, nil
+	return &Counter{client: c, path: path, node: nodewrite.New(c, path), retry: o.retry, lockPath: o.lockPath, tel: newTelemetry(c)}, nil
 }
 
 // Path is the counter's node.
@@ -88,7 +92,9 @@ func (c *Counter) Get(ctx context.Context) (int64, error) {
 // tries (and, with PromotedToLock, those under the lock) all lost to other writers,
 // it returns an error wrapping ErrGaveUp.
 func (c *Counter) Add(ctx context.Context, delta int64) (Result, error) {
+	call := c.tel.recipe.Call(ctx, opAdd, c.path)
 	pre, post, _, err := c.update(ctx, fmt.Sprintf("add %d to", delta), func(v int64) (int64, bool) { return v + delta, true })
+	call.End(c.tel.updates, outcome(false, err), err)
 	if err != nil {
 		return Result{}, err
 	}
@@ -100,7 +106,9 @@ func (c *Counter) Add(ctx context.Context, delta int64) (Result, error) {
 // lost a race is tried again, while the value still equals expect. Errors are
 // Add's: ErrUnknownOutcome, ErrGaveUp, ErrBadData, ctx's.
 func (c *Counter) CompareAndSet(ctx context.Context, expect, v int64) (bool, error) {
+	call := c.tel.recipe.Call(ctx, opCAS, c.path)
 	_, _, wrote, err := c.update(ctx, fmt.Sprintf("compare %d and set %d at", expect, v), func(cur int64) (int64, bool) { return v, cur == expect })
+	call.End(c.tel.updates, outcome(!wrote, err), err)
 	return wrote, err
 }
 
@@ -109,13 +117,16 @@ func (c *Counter) CompareAndSet(ctx context.Context, expect, v int64) (bool, err
 // first, so it also overwrites a node that was not a counter. It is not sent twice:
 // when the connection drops after it was sent, it returns an error wrapping
 // ErrUnknownOutcome (and ctx's error when ctx ended while it was in flight).
-func (c *Counter) Set(ctx context.Context, v int64) error {
+func (c *Counter) Set(ctx context.Context, v int64) (err error) {
+	call := c.tel.recipe.Call(ctx, opSet, c.path)
+	defer func() { call.End(c.tel.updates, outcome(false, err), err) }()
 	data := encode(v)
 	where := fmt.Sprintf("set %s to %d", c.path, v)
 	for created := false; ; created = true {
-		_, err := c.node.Once(ctx, data, -1)
+		stat, err := c.node.Once(ctx, data, -1)
 		switch {
 		case err == nil:
+			c.memory.wrote(data, v, stat)
 			return nil
 		case errors.Is(err, zk.ErrNoNode) && !created:
 			if _, err := c.create(ctx); err != nil {
@@ -156,7 +167,12 @@ func (c *Counter) read(ctx context.Context, forWrite bool) (reading, error) {
 		return reading{}, fmt.Errorf("counter: read %s: %w", c.path, err)
 	}
 	v, err := c.decode(data)
-	return reading{data: data, value: v, stat: stat}, err
+	if err != nil {
+		return reading{}, err
+	}
+	r := reading{data: data, value: v, stat: stat}
+	c.memory.read(r)
+	return r, nil
 }
 
 // create makes the node at 0, and says whether this call made it. Repeating it is
@@ -178,6 +194,7 @@ func (c *Counter) update(ctx context.Context, what string, next func(int64) (int
 	if c.lockPath == "" || !errors.Is(err, ErrGaveUp) {
 		return pre, post, wrote, err
 	}
+	c.tel.promotions.Add(1)
 	m, err := mutex.New(c.client, c.lockPath)
 	if err != nil {
 		return 0, 0, false, fmt.Errorf("counter: %w", err)
@@ -200,7 +217,12 @@ func (c *Counter) update(ctx context.Context, what string, next func(int64) (int
 func (c *Counter) tries(ctx context.Context, what string, next func(int64) (int64, bool)) (pre, post int64, wrote bool, err error) {
 	where := what + " " + c.path
 	var cur *reading // the node, when a resolving read has just given it
-	err = backoff.Retry(func() error {
+	guessed := false // cur is the memory's, not a read's
+	if r, ok := c.memory.guess(); ok {
+		cur, guessed = &r, true
+	}
+	var try func() error
+	try = func() error {
 		if cur == nil {
 			r, err := c.read(ctx, true)
 			if err != nil {
@@ -209,16 +231,26 @@ func (c *Counter) tries(ctx context.Context, what string, next func(int64) (int6
 			cur = &r
 		}
 		v, ok := next(cur.value)
+		if !ok && guessed { // a remembered value declines nothing: read what it is now
+			cur, guessed = nil, false
+			return try()
+		}
 		if !ok {
 			pre, post = cur.value, cur.value
 			return nil
 		}
 		data := encode(v)
-		_, sent, err := c.node.Conditional(ctx, data, cur.stat.Version)
+		stat, sent, err := c.node.Conditional(ctx, data, cur.stat.Version)
 		switch {
 		case err == nil:
+			c.memory.wrote(data, v, stat)
 			pre, post, wrote = cur.value, v, true
 			return nil
+		case !sent && guessed && (errors.Is(err, zk.ErrBadVersion) || errors.Is(err, zk.ErrNoNode)):
+			// The memory was stale: not a lost race, so no backoff; read and try now.
+			c.memory.lost()
+			cur, guessed = nil, false
+			return try()
 		case !sent && (errors.Is(err, zk.ErrBadVersion) || errors.Is(err, zk.ErrNoNode)):
 			cur = nil // another writer came first: read again
 			return lostRace{err}
@@ -230,13 +262,14 @@ func (c *Counter) tries(ctx context.Context, what string, next func(int64) (int6
 			if rerr != nil || !nodewrite.TookVersion(cur.stat, r.stat, r.data, data) {
 				return backoff.Permanent(unknown(where, fmt.Errorf("resent after a lost reply, the write found the version moved on (%w); the node now: %s", err, describe(r, rerr))))
 			}
-			cur = &r
+			cur, guessed = &r, false
 			return lostRace{err}
 		case sent:
 			return backoff.Permanent(unknown(where, err))
 		}
 		return backoff.Permanent(fmt.Errorf("counter: %s: %w", where, err))
-	}, backoff.WithContext(c.retry.NewBackOff(), ctx))
+	}
+	err = backoff.Retry(try, backoff.WithContext(c.retry.NewBackOff(), ctx))
 	switch {
 	case err == nil:
 		return pre, post, wrote, nil

@@ -192,14 +192,18 @@ func TestCancelledBeforeSendingWritesNothing(t *testing.T) {
 	require.False(t, ok)
 }
 
-// The requests each call sends, counted on the wire: an Add is a read and a
-// conditional write, as Curator's; the first write to a missing node makes it first.
+// The requests each call sends, counted on the wire: the first write to a missing
+// node makes it first; an Add is a read and a conditional write, as Curator's, until
+// a read finds the node where this counter left it; from then on, while nobody else
+// writes, an Add is one conditional write. Another writer's add costs the next guess
+// a refused write and the read it had saved, and stops the guessing.
 func TestRequestsPerCall(t *testing.T) {
 	const create, getData, setData = 1, 4, 5
 	srv := zktest.NewServer(t)
 	ctx := testCtx(t)
 	d := &zkrtest.LossyDialer{}
 	n := newCounter(t, newClient(t, []string{srv.Addr()}, framework.WithDialer(d.Dial)), "/requests")
+	other := newCounter(t, newClient(t, []string{srv.Addr()}), "/requests")
 	d.Requests()
 
 	_, err := n.Add(ctx, 1)
@@ -207,10 +211,30 @@ func TestRequestsPerCall(t *testing.T) {
 	require.Equal(t, map[int32]int{getData: 1, create: 1, setData: 1}, d.Requests(), "the first Add")
 	_, err = n.Add(ctx, 1)
 	require.NoError(t, err)
-	require.Equal(t, map[int32]int{getData: 1, setData: 1}, d.Requests(), "an Add")
-	_, err = n.CompareAndSet(ctx, 2, 5)
+	require.Equal(t, map[int32]int{getData: 1, setData: 1}, d.Requests(), "an Add that finds the node as it left it")
+	r, err := n.Add(ctx, 1)
 	require.NoError(t, err)
-	require.Equal(t, map[int32]int{getData: 1, setData: 1}, d.Requests(), "a CompareAndSet")
+	require.Equal(t, Result{Pre: 2, Post: 3}, r)
+	require.Equal(t, map[int32]int{setData: 1}, d.Requests(), "an Add nobody else wrote before")
+
+	_, err = other.Add(ctx, 10)
+	require.NoError(t, err)
+	d.Requests()
+	r, err = n.Add(ctx, 1)
+	require.NoError(t, err)
+	require.Equal(t, Result{Pre: 13, Post: 14}, r, "a stale guess is never applied")
+	require.Equal(t, map[int32]int{setData: 2, getData: 1}, d.Requests(), "an Add after another writer's")
+	_, err = n.Add(ctx, 1)
+	require.NoError(t, err)
+	require.Equal(t, map[int32]int{getData: 1, setData: 1}, d.Requests(), "an Add after a stale guess reads first")
+
+	_, err = n.CompareAndSet(ctx, 15, 20)
+	require.NoError(t, err)
+	require.Equal(t, map[int32]int{setData: 1}, d.Requests(), "a CompareAndSet")
+	ok, err := n.CompareAndSet(ctx, 15, 30)
+	require.NoError(t, err)
+	require.False(t, ok)
+	require.Equal(t, map[int32]int{getData: 1}, d.Requests(), "a CompareAndSet the memory declines reads to be sure")
 	require.NoError(t, n.Set(ctx, 9))
 	require.Equal(t, map[int32]int{setData: 1}, d.Requests(), "a Set")
 	_, err = n.Get(ctx)

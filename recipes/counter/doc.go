@@ -6,9 +6,19 @@
 // An Add reads the node and writes the sum back on condition that the node's version
 // has not moved; a writer that lost the race reads again and retries, as often as
 // the retry policy allows, and with PromotedToLock it then takes Curator's mutex at
-// the lock path and tries again under it. An uncontended Add costs two requests, a
-// read and a write, as Curator's does. Under contention an Add either succeeds or
+// the lock path and tries again under it. Under contention an Add either succeeds or
 // returns an error wrapping ErrGaveUp, having written nothing.
+//
+// An Add costs a read and a write, as Curator's does, unless nobody else writes: a
+// Counter remembers the version and value it last read or wrote, and once a read has
+// found the node where it left it, it sends the conditional write straight away, one
+// request. The version keeps that exact (the write applies only if the node is still
+// at the remembered version, so still holds the remembered value); a write refused
+// for a stale memory reads and tries again at once, and the Counter stops guessing
+// until a read finds the node as it left it again, so contended adds cost what
+// Curator's do. The one thing a version cannot tell is a node deleted and made again
+// that has come back to the same version: do not delete a counter's node while
+// Counters use it (Curator's DistributedAtomicLong has no delete either).
 //
 // What a lost reply means is where this package parts from Curator. When the
 // connection drops after a conditional write was sent, nobody knows whether ZooKeeper

@@ -9,7 +9,10 @@
 // leadership it checks that its node belongs to the current session, so an expired
 // session's node never makes a second leader (Curator's CURATOR-696).
 //
-// A Latch's Context ends when its current term of leadership does.
+// A Latch's Context ends when its current term of leadership does. Its listeners
+// hear every change in order, on a goroutine of their own: the latch goes on
+// following the election while a listener blocks, and Close, which never waits for a
+// listener, may be called from one.
 //
 // A Selector runs a function while it leads: lead(ctx) gets a context that ends when
 // leadership may be lost, on InterruptLeadership, and on Close, and leadership is

@@ -4,15 +4,11 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"runtime"
-	"slices"
-	"strconv"
-	"strings"
 	"sync"
-	"sync/atomic"
 
 	"github.com/zkrecipes/zkrecipes/framework"
 	"github.com/zkrecipes/zkrecipes/recipes/internal/lockqueue"
+	"github.com/zkrecipes/zkrecipes/recipes/internal/notify"
 )
 
 const latchName = "latch-"
@@ -24,21 +20,21 @@ type Latch struct {
 	id            []byte
 	notifyOnClose bool
 
-	mu        sync.Mutex
-	started   bool
-	closed    bool
-	leader    bool
-	token     int64
-	term      <-chan struct{} // closes when the current term of leadership ends
-	node      *lockqueue.Node
-	changed   chan struct{} // closed and replaced on every change of leader or closed
-	listeners map[int]func(bool)
-	nextID    int
-	stop      context.CancelFunc // ends the election loop
-	done      chan struct{}      // closed when the loop has ended
+	mu      sync.Mutex
+	started bool
+	closed  bool
+	leader  bool
+	token   int64
+	term    <-chan struct{} // closes when the current term of leadership ends
+	node    *lockqueue.Node
+	changed chan struct{}      // closed and replaced on every change of leader or closed
+	stop    context.CancelFunc // ends the election loop
+	done    chan struct{}      // closed when the loop has ended
 
-	notify    sync.Mutex    // listeners hear changes one at a time, in order
-	deliverer atomic.Uint64 // the goroutine calling listeners now, or 0
+	// listeners hear the changes on a goroutine of their own: the loop never waits for
+	// them, so it follows the election while a listener blocks, and Close, waiting
+	// only for the loop, may be called from a listener.
+	listeners *notify.Listeners[bool]
 }
 
 // NewLatch makes a participant in the election at path. Nothing is sent to ZooKeeper
@@ -54,7 +50,7 @@ func NewLatch(c *framework.Client, path string, opts ...Option) (*Latch, error) 
 		id:            []byte(o.id),
 		notifyOnClose: o.notifyOnClose,
 		changed:       make(chan struct{}),
-		listeners:     map[int]func(bool){},
+		listeners:     notify.New[bool](),
 	}, nil
 }
 
@@ -107,6 +103,8 @@ func (l *Latch) Start(ctx context.Context) error {
 // run follows the election until ctx ends (Close) or the client closes.
 func (l *Latch) run(ctx context.Context, n *lockqueue.Node) {
 	defer close(l.done)
+	go l.listeners.Run(nil)
+	defer l.listeners.End() // after the last change, the loop's own end of leadership
 	pauses := &lockqueue.Pauses{Client: l.c}
 	for ctx.Err() == nil && l.c.Context().Err() == nil {
 		t := lockqueue.Track(l.c)
@@ -155,35 +153,19 @@ func (l *Latch) pause(ctx context.Context, pauses *lockqueue.Pauses, err error) 
 	pauses.Wait(ctx, nil)
 }
 
+// setLeader records a change of leadership and queues it for the listeners (Close's
+// end of leadership only with NotifyOnClose), in the order of the changes.
 func (l *Latch) setLeader(leader bool, token int64, term <-chan struct{}) {
-	l.notify.Lock()
-	defer l.notify.Unlock()
 	l.mu.Lock()
+	defer l.mu.Unlock()
 	if l.leader == leader {
-		l.mu.Unlock()
 		return
 	}
 	l.leader, l.token, l.term = leader, token, term
 	close(l.changed)
 	l.changed = make(chan struct{})
-	silent := l.closed && !l.notifyOnClose
-	fns := make([]func(bool), 0, len(l.listeners))
-	ids := make([]int, 0, len(l.listeners))
-	for id := range l.listeners {
-		ids = append(ids, id)
-	}
-	slices.Sort(ids)
-	for _, id := range ids {
-		fns = append(fns, l.listeners[id])
-	}
-	l.mu.Unlock()
-	if silent {
-		return
-	}
-	l.deliverer.Store(goroutineID())
-	defer l.deliverer.Store(0)
-	for _, fn := range fns {
-		fn(leader)
+	if !l.closed || l.notifyOnClose {
+		l.listeners.Push(leader)
 	}
 }
 
@@ -217,22 +199,14 @@ func (l *Latch) IsLeader() bool {
 }
 
 // Listen registers fn to hear every change of this latch's leadership: true when it
-// starts leading, false when it stops. Calls come one at a time, in order, from the
-// latch's own goroutine; fn must not block for long. stop unregisters fn.
+// starts leading, false when it stops, alternating. Calls come one at a time, in
+// order, on a goroutine of the latch's that the election never waits for: while fn
+// blocks, the latch goes on following the election (IsLeader, Context and
+// FencingToken tell the present, which may be ahead of the call being heard), and
+// later changes wait for fn. fn may call Close. stop unregisters fn, and may be
+// called from within fn.
 func (l *Latch) Listen(fn func(isLeader bool)) (stop func()) {
-	if fn == nil {
-		return func() {}
-	}
-	l.mu.Lock()
-	id := l.nextID
-	l.nextID++
-	l.listeners[id] = fn
-	l.mu.Unlock()
-	return func() {
-		l.mu.Lock()
-		delete(l.listeners, id)
-		l.mu.Unlock()
-	}
+	return l.listeners.Listen(fn)
 }
 
 // Leader asks ZooKeeper who leads now: ErrNoLeader when nobody takes part.
@@ -290,10 +264,12 @@ func (l *Latch) FencingToken() int64 {
 	return l.token
 }
 
-// Close leaves the election: leadership ends (listeners hear it only with
-// NotifyOnClose) and our node is deleted, in the background if the connection is
-// down. Called from a listener, Close returns at once and finishes once the listener
-// has returned. A second Close returns ErrClosed.
+// Close leaves the election: leadership ends and our node is deleted, in the
+// background if the connection is down. Close waits for the latch to stop following
+// the election, never for a listener, so a listener may call it. Listeners hear the
+// changes made before Close, and the end of leadership Close makes only with
+// NotifyOnClose; a listener running when Close returns hears those after it returns,
+// and nothing else follows them. A second Close returns ErrClosed.
 func (l *Latch) Close(ctx context.Context) error {
 	l.mu.Lock()
 	if l.closed {
@@ -309,25 +285,7 @@ func (l *Latch) Close(ctx context.Context) error {
 		return nil
 	}
 	stop()
-	// From one of our listeners, the loop that called it cannot end before Close
-	// returns; from anywhere else, even while a listener runs, Close waits for it.
-	if d := l.deliverer.Load(); d != 0 && d == goroutineID() {
-		go func() { _ = l.leave(context.WithoutCancel(ctx), done) }()
-		return nil
-	}
 	return l.leave(ctx, done)
-}
-
-// goroutineID is the current goroutine's number, read from its stack trace ("goroutine
-// 42 [running]:"), or 0 if that cannot be read: Go has no other way to tell whether
-// Close was called from inside a listener, where it must not wait, or from another
-// goroutine while a listener runs, where it must.
-func goroutineID() uint64 {
-	var buf [32]byte
-	header := strings.TrimPrefix(string(buf[:runtime.Stack(buf[:], false)]), "goroutine ")
-	id, _, _ := strings.Cut(header, " ")
-	n, _ := strconv.ParseUint(id, 10, 64)
-	return n
 }
 
 // leave waits for the election loop to end, then deletes our node.

@@ -228,33 +228,89 @@ func TestLeaderOfAnEmptyElection(t *testing.T) {
 	require.ErrorIs(t, err, ErrNoLeader)
 }
 
-// Close called from another goroutine while a listener runs waits for it, and for
-// the NotifyOnClose that follows, as it does at any other time.
-func TestCloseWaitsForARunningListener(t *testing.T) {
+// Close waits for the election loop, never for a listener: it returns while a
+// listener blocks, with the node gone, and the listener hears the NotifyOnClose that
+// follows once it returns. (goleak sees that the listeners' goroutine then ends.)
+func TestCloseDoesNotWaitForARunningListener(t *testing.T) {
 	srv := zktest.NewServer(t)
 	ctx := testCtx(t)
 	c := newClient(t, []string{srv.Addr()})
 	l := newLatch(t, c, "/election/busy-listener", NotifyOnClose())
 	release := make(chan struct{})
-	var down atomic.Int32
+	heard := make(chan bool, 10)
 	l.Listen(func(leads bool) {
+		heard <- leads
 		if leads {
 			<-release
-		} else {
-			down.Add(1)
 		}
 	})
 	require.NoError(t, l.Start(ctx))
-	require.NoError(t, l.Await(ctx)) // the listener is now held
-	go func() {
-		for l.IsLeader() { // until Close has begun
-			time.Sleep(time.Millisecond)
-		}
-		close(release)
-	}()
-	require.NoError(t, l.Close(ctx))
-	require.Equal(t, int32(1), down.Load(), "Close returned before its listeners heard it")
+	require.True(t, <-heard) // the listener is now held
+	require.NoError(t, l.Close(ctx), "Close returns while the listener blocks")
 	require.Empty(t, children(t, c, "/election/busy-listener"))
+	require.Empty(t, heard, "nothing is heard while the listener blocks")
+	close(release)
+	require.False(t, <-heard, "the end of leadership follows")
+}
+
+// While a listener blocks, the latch goes on following the election: a cut
+// connection ends the leadership (IsLeader, its Context) at once, not when the
+// listener returns, and the listener then hears every change, in order.
+func TestLeadershipEndsWhileAListenerBlocks(t *testing.T) {
+	srv := zktest.NewServer(t)
+	proxy := zktest.NewProxy(t, srv.Addr())
+	ctx := testCtx(t)
+	c := newClient(t, []string{proxy.Addr()}, framework.WithSessionTimeout(4*time.Second))
+	l := newLatch(t, c, "/election/blocked-listener")
+	release := make(chan struct{})
+	heard := make(chan bool, 10)
+	l.Listen(func(leads bool) {
+		heard <- leads
+		if leads {
+			<-release
+		}
+	})
+	require.NoError(t, l.Start(ctx))
+	require.True(t, <-heard) // the listener is now held
+	term, cancel := l.Context(ctx)
+	defer cancel()
+	require.True(t, l.IsLeader())
+
+	proxy.Cut()
+	select {
+	case <-term.Done():
+		require.ErrorIs(t, context.Cause(term), ErrNotLeader)
+	case <-time.After(wait):
+		t.Fatal("the leadership's context did not end while a listener blocked")
+	}
+	require.False(t, l.IsLeader())
+	require.Zero(t, l.FencingToken())
+	proxy.Restore()
+	require.NoError(t, l.Await(ctx), "leads again in the same session, the listener still held")
+	require.Empty(t, heard)
+	close(release)
+	require.False(t, <-heard)
+	require.True(t, <-heard)
+}
+
+// A listener may close its latch with NotifyOnClose too: Close returns, and the
+// listener hears the end of leadership once it has returned.
+func TestCloseFromAListenerWithNotifyOnClose(t *testing.T) {
+	srv := zktest.NewServer(t)
+	ctx := testCtx(t)
+	c := newClient(t, []string{srv.Addr()})
+	l := newLatch(t, c, "/election/one-shot-notify", NotifyOnClose())
+	heard := make(chan bool, 10)
+	l.Listen(func(leads bool) {
+		if leads {
+			require.NoError(t, l.Close(ctx))
+		}
+		heard <- leads
+	})
+	require.NoError(t, l.Start(ctx))
+	require.True(t, <-heard)
+	require.False(t, <-heard)
+	require.Empty(t, children(t, c, "/election/one-shot-notify"))
 }
 
 func TestCloseFromALeadershipListener(t *testing.T) {
@@ -373,18 +429,4 @@ func (s *Selector) joining() bool {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	return s.started
-}
-
-// Close tells its listeners' goroutine from any other by number: each goroutine has
-// its own, and none is 0.
-func TestGoroutineID(t *testing.T) {
-	ids := make(chan uint64, 2)
-	for range 2 {
-		go func() { ids <- goroutineID() }()
-	}
-	a, b, self := <-ids, <-ids, goroutineID()
-	require.NotZero(t, self)
-	require.NotEqual(t, a, b)
-	require.NotEqual(t, a, self)
-	require.Equal(t, self, goroutineID())
 }

@@ -17,7 +17,7 @@ import (
 // refereed wraps a lead function so that the referee sees every term.
 func refereed(ref *referee, who string, s **Selector, lead func(ctx context.Context) error) func(ctx context.Context) error {
 	return func(ctx context.Context) error {
-		ref.lead(who, (*s).FencingToken())
+		ref.lead(who, *s)
 		defer ref.follow(who)
 		return lead(ctx)
 	}

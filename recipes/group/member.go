@@ -32,6 +32,7 @@ type Member struct {
 	path, id string
 	node     *nodes.PersistentNode
 	members  *cache.Cache
+	tel      *telemetry
 
 	mu      sync.Mutex
 	payload []byte
@@ -57,7 +58,11 @@ func New(c *framework.Client, path, id string, payload []byte) (*Member, error) 
 	if err != nil {
 		return nil, fmt.Errorf("%w: %w", ErrInvalid, err)
 	}
-	return &Member{path: path, id: id, node: node, members: members, payload: bytes.Clone(payload)}, nil
+	m := &Member{path: path, id: id, node: node, members: members, payload: bytes.Clone(payload), tel: newTelemetry(c)}
+	if m.tel != nil {
+		members.Listen(m.tel.heard(path))
+	}
+	return m, nil
 }
 
 func nodePath(p, id string) string { return path.Join(p, id) }
@@ -162,6 +167,7 @@ func (m *Member) Close(ctx context.Context) error {
 	m.closed = true
 	m.mu.Unlock()
 	err := m.members.Close()
+	m.tel.close()
 	if err2 := m.node.Close(ctx); err2 != nil && !errors.Is(err2, nodes.ErrClosed) {
 		err = errors.Join(err, err2)
 	}

@@ -11,7 +11,9 @@ import (
 	"github.com/go-zookeeper/zk"
 
 	"github.com/zkrecipes/zkrecipes/framework"
+	"github.com/zkrecipes/zkrecipes/recipes/internal/instrument"
 	"github.com/zkrecipes/zkrecipes/recipes/internal/lockqueue"
+	"github.com/zkrecipes/zkrecipes/recipes/internal/notify"
 )
 
 // cleanupTimeout bounds the delete of the node of a Start that failed; past it the
@@ -34,9 +36,10 @@ type PersistentNode struct {
 	changed chan struct{} // closed and replaced when the node or its data changes
 	wake    chan struct{} // makes the keeper look again
 	stop    context.CancelFunc
-	done    chan struct{} // closed when the keeper has stopped
-	events  *events
-	mute    chan struct{} // closed to stop delivering events
+	done    chan struct{}            // closed when the keeper has stopped
+	events  *notify.Listeners[Event] // delivered so that the keeper never waits for a listener
+	mute    chan struct{}            // closed to stop delivering events
+	changes *instrument.Counter      // the events, counted; nil when not measured
 }
 
 // node is what a PersistentNode knows of the node it made. Fields are guarded by
@@ -67,7 +70,8 @@ func New(c *framework.Client, path string, data []byte, opts ...Option) (*Persis
 		node:    node{sessions: map[int64]bool{}},
 		changed: make(chan struct{}),
 		wake:    make(chan struct{}, 1),
-		events:  newEvents(),
+		events:  notify.New[Event](),
+		changes: newPresenceChanges(c),
 	}, nil
 }
 
@@ -93,7 +97,7 @@ func (p *PersistentNode) Start(ctx context.Context) error {
 	p.stop, p.done, p.mute = stop, done, mute
 	p.mu.Unlock()
 
-	go p.events.run(mute)
+	go p.events.Run(mute)
 	go p.keep(keepCtx, first, done)
 	var err error
 	select {
@@ -183,7 +187,7 @@ func (p *PersistentNode) Path() string {
 // of the PersistentNode's: the node made at Start, found gone, made again. fn must
 // not block for long (later events wait for it), and may call Close; once Close has
 // begun, no event is delivered but one already under way. stop unregisters fn.
-func (p *PersistentNode) Listen(fn func(Event)) (stop func()) { return p.events.listen(fn) }
+func (p *PersistentNode) Listen(fn func(Event)) (stop func()) { return p.events.Listen(fn) }
 
 // Close stops keeping the node and deletes it, unless it is no longer ours (its
 // session ended, or another client's node took the path). When the delete cannot be
@@ -324,7 +328,8 @@ func (p *PersistentNode) setInPlace(inPlace bool, written uint64) {
 	defer p.mu.Unlock()
 	if p.inPlace != inPlace || (inPlace && p.written != written) {
 		if p.inPlace != inPlace {
-			p.events.push(Event{Path: p.path, Present: inPlace})
+			p.changes.Add(1, presence(inPlace))
+			p.events.Push(Event{Path: p.path, Present: inPlace})
 		}
 		p.inPlace = inPlace
 		if inPlace {

@@ -40,6 +40,7 @@ type Partitioner struct {
 	source *cache.Cache  // ItemsFrom's path, or nil
 
 	wake chan struct{}
+	tel  *telemetry
 
 	mu      sync.Mutex
 	runs    map[string]*run // an item we own or are acquiring, until its goroutine ends
@@ -87,7 +88,7 @@ func New(c *framework.Client, path string, work func(ctx context.Context, it Ite
 	if work == nil {
 		return nil, fmt.Errorf("%w: nil work", ErrInvalid)
 	}
-	p := &Partitioner{c: c, path: path, work: work, o: o, wake: make(chan struct{}, 1), runs: map[string]*run{}}
+	p := &Partitioner{c: c, path: path, work: work, o: o, wake: make(chan struct{}, 1), runs: map[string]*run{}, tel: newTelemetry(c)}
 	if p.member, err = group.New(c, p.membersPath(), o.id, nil); err != nil {
 		return nil, fmt.Errorf("%w: %w", ErrInvalid, err)
 	}
@@ -261,12 +262,14 @@ func (p *Partitioner) runItem(ctx context.Context, name string, r *run) {
 			continue
 		}
 		pauses.Reset()
+		p.tel.acquired()
 		r.setHeld(true)
 		p.hold(ctx, m, name, log)
 		r.setHeld(false)
 		release, cancel := context.WithTimeout(context.WithoutCancel(ctx), 10*time.Second)
 		err := m.Release(release)
 		cancel()
+		p.tel.released(err)
 		if err != nil && !errors.Is(err, mutex.ErrLost) {
 			log.Warn("zkrecipes: partition: releasing the item's lock", "error", err)
 		}

@@ -15,7 +15,7 @@ type Count struct{ f *follower[int32] }
 // NewCount makes a shared count at path, whose node Start creates with seed if it
 // does not exist. Nothing is sent to ZooKeeper until Start.
 func NewCount(c *framework.Client, path string, seed int32) (*Count, error) {
-	f, err := newFollower(c, path, countBytes(seed), countOf)
+	f, err := newFollower(c, "shared_count", path, countBytes(seed), countOf)
 	if err != nil {
 		return nil, err
 	}

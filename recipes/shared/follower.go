@@ -31,6 +31,8 @@ type follower[T any] struct {
 	delivered int64   // the Mzxid of the last value the listeners heard
 	listeners map[int]func(Versioned[T])
 	nextID    int
+
+	tel telemetry
 }
 
 type state int
@@ -42,7 +44,9 @@ const (
 	closed
 )
 
-func newFollower[T any](c *framework.Client, path string, seed []byte, decode func([]byte) (T, error)) (*follower[T], error) {
+// newFollower makes the follower of a Value or a Count, recipe ("shared_value",
+// "shared_count") as its telemetry names it.
+func newFollower[T any](c *framework.Client, recipe, path string, seed []byte, decode func([]byte) (T, error)) (*follower[T], error) {
 	if err := lockqueue.CheckArgs(c, path); err != nil {
 		return nil, fmt.Errorf("%w: %w", ErrInvalid, err)
 	}
@@ -51,7 +55,7 @@ func newFollower[T any](c *framework.Client, path string, seed []byte, decode fu
 	}
 	seed = append([]byte(nil), seed...)
 	return &follower[T]{client: c, path: path, node: nodewrite.New(c, path), seed: seed,
-		decode: decode, data: seed, stat: zk.Stat{Version: -1}, listeners: map[int]func(Versioned[T]){}}, nil
+		decode: decode, data: seed, stat: zk.Stat{Version: -1}, listeners: map[int]func(Versioned[T]){}, tel: newTelemetry(c, recipe)}, nil
 }
 
 // Start creates the node with the seed if it does not exist (with container
@@ -212,7 +216,9 @@ func (f *follower[T]) writable() error {
 }
 
 // set writes data whatever the node holds, in one request never sent twice.
-func (f *follower[T]) set(ctx context.Context, data []byte) error {
+func (f *follower[T]) set(ctx context.Context, data []byte) (err error) {
+	call := f.tel.recipe.Call(ctx, opSet, f.path)
+	defer func() { call.End(f.tel.writes, outcome(false, err), err) }()
 	if err := f.writable(); err != nil {
 		return err
 	}
@@ -232,7 +238,9 @@ func (f *follower[T]) set(ctx context.Context, data []byte) error {
 // trySet writes data if the node is still at prev's version. A lost reply is
 // resent; a refusal after it counts as "someone else wrote first" only when a read
 // proves it.
-func (f *follower[T]) trySet(ctx context.Context, version int32, data []byte) (bool, error) {
+func (f *follower[T]) trySet(ctx context.Context, version int32, data []byte) (ok bool, err error) {
+	call := f.tel.recipe.Call(ctx, opTrySet, f.path)
+	defer func() { call.End(f.tel.writes, outcome(!ok, err), err) }()
 	if err := f.writable(); err != nil {
 		return false, err
 	}

@@ -13,7 +13,7 @@ type Value struct{ f *follower[[]byte] }
 // NewValue makes a shared value at path, whose node Start creates with seed if it
 // does not exist. Nothing is sent to ZooKeeper until Start.
 func NewValue(c *framework.Client, path string, seed []byte) (*Value, error) {
-	f, err := newFollower(c, path, seed, func(b []byte) ([]byte, error) { return append([]byte{}, b...), nil })
+	f, err := newFollower(c, "shared_value", path, seed, func(b []byte) ([]byte, error) { return append([]byte{}, b...), nil })
 	if err != nil {
 		return nil, err
 	}

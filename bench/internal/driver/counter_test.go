@@ -11,8 +11,9 @@ import (
 )
 
 // TestCounterSmoke runs short counter scenarios with zkrecipes: the counter ends at
-// the adds applied (measure fails otherwise), every add costs at least a read and a
-// write, and the lock's takes and the adds that gave up are shares of the adds.
+// the adds applied (measure fails otherwise), every add costs a write at least, one
+// session's adds mostly nothing more (the counter remembers the version it wrote),
+// and the lock's takes and the adds that gave up are shares of the adds.
 func TestCounterSmoke(t *testing.T) {
 	srv := zktest.NewServer(t)
 	t.Setenv("ZK_SERVERS", srv.Addr())
@@ -43,13 +44,15 @@ func TestCounterSmoke(t *testing.T) {
 		require.GreaterOrEqual(t, m.Res.Total, m.Res.Ops, n)
 		requests, ok := rep.row("counter-" + n + "-requests")
 		require.True(t, ok)
-		require.GreaterOrEqual(t, requests.value(recipesName), 2.0, "an add is a read and a write at least: %s sessions", n)
+		require.GreaterOrEqual(t, requests.value(recipesName), 1.0, "an add is a write at least: %s sessions", n)
 		for _, id := range []string{"-locked", "-failed"} {
 			share, _ := rep.row("counter-" + n + id)
 			require.GreaterOrEqual(t, share.value(recipesName), 0.0)
 			require.LessOrEqual(t, share.value(recipesName), 100.0)
 		}
 	}
+	alone, _ := rep.row("counter-1-requests")
+	require.Less(t, alone.value(recipesName), 1.5, "alone, an add is one write but for the first few")
 	locked, _ := rep.row("counter-1-locked")
 	require.Zero(t, locked.value(recipesName), "one session never loses a race, so never takes the lock")
 	for _, c := range cs {

@@ -25,9 +25,9 @@
 // lock-like recipe gets all of it by naming its Queue's Recipe; one whose acquisition
 // takes several steps (the semaphore: its lock, then its leases) measures the whole
 // with Begin and End, and acquires its steps with Options.Step. A recipe that does
-// not queue (a cache, a counter) reports through framework.Client.MeterProvider and
-// TracerProvider itself, after checking framework.Metering and framework.Tracing, so
-// that it too costs nothing when they are off. Recipe names and attribute values must
+// not queue (a cache, a counter) reports through recipes/internal/instrument, which
+// sets up its instruments the same way and costs nothing either when the providers
+// are off. Recipe names and attribute values must
 // stay a small fixed set: never a path, a node or a session as a metric attribute.
 //
 // Round trips: an uncontended acquisition costs a create and a list, and the release
