@@ -53,7 +53,10 @@ func pathProblem(p string) string {
 	case !utf8.ValidString(p):
 		return "not valid UTF-8"
 	}
-	for _, seg := range strings.Split(p[1:], "/") {
+	// Cut, not Split: this runs on every request, and Split allocates.
+	for rest, more := p[1:], true; more; {
+		var seg string
+		seg, rest, more = strings.Cut(rest, "/")
 		switch seg {
 		case "":
 			return "empty segment"

@@ -22,13 +22,13 @@ const RevokeMessage = "__REVOKE__"
 
 // Tracker follows the client's connection states for one participant: it wakes the
 // waiting participant on every change, and once the participant holds, closes lost
-// on the first state the error policy counts as an error. Start one before the
-// participant's node exists, so that no state change between its listing and its
-// grant goes unseen.
+// on the first state the error policy counts as an error, or when the client closes.
+// Start one before the participant's node exists, so that no state change between
+// its listing and its grant goes unseen.
 type Tracker struct {
 	c         *framework.Client
 	stopState func()
-	stopClose func() bool
+	stopClose func() bool // set by Grant: only a holder follows the client's close
 
 	mu      sync.Mutex
 	errors  int64 // error states seen
@@ -37,23 +37,18 @@ type Tracker struct {
 	since   time.Time  // when the hold was granted, if measured
 
 	wake     chan struct{}
-	lost     chan struct{}
+	lost     chan struct{} // made by Grant: a waiter that never holds needs none
 	lostOnce sync.Once
 }
 
 // Track starts a Tracker; Stop it unless a Held took it over.
 func Track(c *framework.Client) *Tracker {
-	t := &Tracker{c: c, wake: make(chan struct{}, 1), lost: make(chan struct{})}
+	t := &Tracker{c: c, wake: make(chan struct{}, 1)}
 	policy := c.ErrorPolicy()
 	t.stopState = c.Listen(func(s framework.ConnectionState) {
 		if policy.IsError(s) || s == framework.Lost {
 			t.failed()
 		}
-		t.poke()
-	})
-	// A closed client says nothing more, but its session is gone with our node.
-	t.stopClose = context.AfterFunc(c.Context(), func() {
-		t.failed()
 		t.poke()
 	})
 	return t
@@ -116,20 +111,36 @@ func (t *Tracker) Epoch() int64 {
 // Stop stops following the client's states.
 func (t *Tracker) Stop() {
 	t.stopState()
-	t.stopClose()
+	t.mu.Lock()
+	stopClose := t.stopClose
+	t.mu.Unlock()
+	if stopClose != nil {
+		stopClose()
+	}
 }
 
 // Grant makes node n a holder, unless an error state came since the listing that
-// found it holding (taken at epoch): then the participant must look again. parent is
-// that listing's stat of the lock path, whose pzxid becomes the fencing token. The
-// Held takes the Tracker over.
+// found it holding (taken at epoch), or the client has closed: then the participant
+// must look again (and a closed client's listing says ErrClosed). parent is that
+// listing's stat of the lock path, whose pzxid becomes the fencing token. The Held
+// takes the Tracker over.
 func (t *Tracker) Grant(epoch int64, n *Node, parent *zk.Stat) (*Held, bool) {
 	t.mu.Lock()
 	defer t.mu.Unlock()
-	if t.errors != epoch {
+	if t.errors != epoch || t.c.Context().Err() != nil {
 		return nil, false
 	}
+	t.lost = make(chan struct{})
 	t.holding = true
+	// A closed client says nothing more, but its session is gone with our node. Only
+	// a holder follows the close this way, from here on: a waiter's next request says
+	// ErrClosed, and a context.AfterFunc per waiter cost each waiter its registration
+	// in the client's context (a thousand queued waiters, a thousand of them). A
+	// close from now on, or already under way, runs failed at once and loses the hold.
+	t.stopClose = context.AfterFunc(t.c.Context(), func() {
+		t.failed()
+		t.poke()
+	})
 	t.since = t.tel.granted()
 	return &Held{Node: n, token: parent.Pzxid, c: t.c, t: t}, true
 }

@@ -205,6 +205,7 @@ func (q *Queue) await(ctx context.Context, n *Node, t *Tracker, wait bool) (*Hel
 		select {
 		case <-changed:
 		case <-t.Wake():
+		case <-q.Client.Context().Done(): // the next listing says ErrClosed
 		case <-ctx.Done():
 			return nil, fmt.Errorf("waiting for %s: %w", q.Path, ctx.Err())
 		}
