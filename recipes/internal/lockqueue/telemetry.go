@@ -11,15 +11,17 @@ import (
 	"go.opentelemetry.io/otel/trace"
 
 	"github.com/zkrecipes/zkrecipes/framework"
+	"github.com/zkrecipes/zkrecipes/recipes/internal/instrument"
 )
 
-// The outcomes of an acquisition, the values of its outcome attribute.
+// The outcomes of an acquisition, the values of its outcome attribute: the state
+// recipes' for an ended context and other errors.
 const (
 	Acquired  = "acquired"
-	TimedOut  = "timed_out" // its context's deadline passed
-	Cancelled = "cancelled" // its context was cancelled, or the recipe closed
-	Refused   = "refused"   // it would have waited, and was asked not to (TryAcquire)
-	Failed    = "failed"    // any other error: the client closed, an ACL refused, retries ran out
+	TimedOut  = instrument.TimedOut  // its context's deadline passed
+	Cancelled = instrument.Cancelled // its context was cancelled, or the recipe closed
+	Refused   = "refused"            // it would have waited, and was asked not to (TryAcquire)
+	Failed    = instrument.Failed    // any other error: the client closed, an ACL refused, retries ran out
 )
 
 var acquisitionOutcomes = []string{Acquired, TimedOut, Cancelled, Refused, Failed}
@@ -31,12 +33,8 @@ func acquisitionOutcome(err error) string {
 		return Acquired
 	case errors.Is(err, ErrWouldBlock):
 		return Refused
-	case errors.Is(err, context.DeadlineExceeded):
-		return TimedOut
-	case errors.Is(err, context.Canceled):
-		return Cancelled
 	}
-	return Failed
+	return instrument.Outcome(err)
 }
 
 // telemetry is what a queue's recipe reports through: nil for a recipe that reports
