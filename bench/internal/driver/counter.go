@@ -163,18 +163,7 @@ func (t *counterTrial) Run(ctx context.Context, _ func(context.Context) error) (
 			}
 		}()
 	}
-	timer := time.NewTimer(t.w.Duration)
-	select {
-	case <-timer.C:
-	case <-ctx.Done():
-		timer.Stop()
-	}
-	stop.Store(true)
-	if err := waitGroup(ctx, &wg); err != nil {
-		return result{}, err
-	}
-	close(errs)
-	if err := <-errs; err != nil {
+	if err := runFor(ctx, t.w.Duration, &stop, &wg, errs); err != nil {
 		return result{}, err
 	}
 	return result{Ops: int(ops.Load()), Total: int(total.Load()), Failed: int(failed.Load()), Elapsed: t.w.Duration}, nil

@@ -268,18 +268,7 @@ func runTimed(ctx context.Context, lockers []locker, writer []bool, d time.Durat
 			}
 		}()
 	}
-	timer := time.NewTimer(d)
-	select {
-	case <-timer.C:
-	case <-ctx.Done():
-		timer.Stop()
-	}
-	stop.Store(true)
-	if err := waitGroup(ctx, &wg); err != nil {
-		return result{}, err
-	}
-	close(errs)
-	if err := <-errs; err != nil {
+	if err := runFor(ctx, d, &stop, &wg, errs); err != nil {
 		return result{}, err
 	}
 	return result{Ops: int(ops.Load()), Total: int(total.Load()), Reads: int(reads.Load()),
@@ -288,6 +277,23 @@ func runTimed(ctx context.Context, lockers []locker, writer []bool, d time.Durat
 
 // waitGroup waits for wg, or for ctx to end: a go-zookeeper lock cannot be cancelled,
 // so its goroutines end only when the trial closes its sessions.
+// runFor lets the workers run for d (or until ctx ends), tells them to stop, waits
+// for them, and returns the first error one of them sent.
+func runFor(ctx context.Context, d time.Duration, stop *atomic.Bool, wg *sync.WaitGroup, errs chan error) error {
+	timer := time.NewTimer(d)
+	select {
+	case <-timer.C:
+	case <-ctx.Done():
+		timer.Stop()
+	}
+	stop.Store(true)
+	if err := waitGroup(ctx, wg); err != nil {
+		return err
+	}
+	close(errs)
+	return <-errs
+}
+
 func waitGroup(ctx context.Context, wg *sync.WaitGroup) error {
 	done := make(chan struct{})
 	go func() {
