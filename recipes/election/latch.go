@@ -195,7 +195,22 @@ func (l *Latch) Await(ctx context.Context) error {
 func (l *Latch) IsLeader() bool {
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	return l.leader && !l.closed
+	return l.leading()
+}
+
+// leading is the loop's word on leadership, unless the term it granted has already
+// ended and the loop has not yet heard: a term's end is the loss, at once. l.mu is
+// held.
+func (l *Latch) leading() bool {
+	if !l.leader || l.closed {
+		return false
+	}
+	select {
+	case <-l.term:
+		return false
+	default:
+		return true
+	}
 }
 
 // Listen registers fn to hear every change of this latch's leadership: true when it
@@ -258,7 +273,7 @@ func (l *Latch) Context(parent context.Context) (context.Context, context.Cancel
 func (l *Latch) FencingToken() int64 {
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	if !l.leader || l.closed {
+	if !l.leading() {
 		return 0
 	}
 	return l.token
