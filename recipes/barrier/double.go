@@ -7,7 +7,6 @@ import (
 	"path"
 	"slices"
 	"sync"
-	"time"
 
 	"github.com/go-zookeeper/zk"
 	"github.com/google/uuid"
@@ -19,10 +18,6 @@ import (
 // readyName is the node the member that sees the barrier full makes, as Curator's
 // does: its creation lets the waiting members pass.
 const readyName = "ready"
-
-// cleanupTimeout bounds the delete of our member node when Enter or Leave gives up;
-// past it the client's guaranteed delete carries on in the background.
-const cleanupTimeout = 5 * time.Second
 
 type doubleState int
 
@@ -251,7 +246,7 @@ func (d *Double) Leave(ctx context.Context) error {
 // tidy deletes the ready node once no member is left, after a Leave that gave up:
 // a leftover ready node would let Curator's members of the next round pass alone.
 func (d *Double) tidy(ctx context.Context) {
-	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), cleanupTimeout)
+	ctx, cancel := lockqueue.CleanupContext(ctx)
 	defer cancel()
 	if names, err := d.memberNames(ctx); err == nil && len(names) == 0 {
 		_ = d.c.Delete(ctx, path.Join(d.path, readyName), -1)

@@ -93,7 +93,11 @@ func (m *Member) Start(ctx context.Context) error {
 		err = m.members.Start(ctx)
 	}
 	if err != nil {
-		_ = m.Close(ctx)
+		// Our node may be in place already: delete it with a context of its own, since
+		// ctx may be the one that ended.
+		cleanup, cancel := lockqueue.CleanupContext(ctx)
+		_ = m.Close(cleanup)
+		cancel()
 		return fmt.Errorf("group: joining %s: %w", m.path, err)
 	}
 	return nil

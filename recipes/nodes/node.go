@@ -6,7 +6,6 @@ import (
 	"errors"
 	"fmt"
 	"sync"
-	"time"
 
 	"github.com/go-zookeeper/zk"
 
@@ -15,10 +14,6 @@ import (
 	"github.com/zkrecipes/zkrecipes/recipes/internal/lockqueue"
 	"github.com/zkrecipes/zkrecipes/recipes/internal/notify"
 )
-
-// cleanupTimeout bounds the delete of the node of a Start that failed; past it the
-// delete goes on in the background.
-const cleanupTimeout = 5 * time.Second
 
 // PersistentNode is a node this client keeps in place: made again after its
 // session ends or someone deletes it, and given the latest data, until Close.
@@ -91,6 +86,10 @@ func (p *PersistentNode) Start(ctx context.Context) error {
 		p.mu.Unlock()
 		return ErrStarted
 	}
+	if err := ctx.Err(); err != nil {
+		p.mu.Unlock()
+		return fmt.Errorf("nodes: starting %s: %w", p.base, err)
+	}
 	p.started = true
 	keepCtx, stop := context.WithCancel(context.Background())
 	done, first, mute := make(chan struct{}), make(chan error, 1), make(chan struct{})
@@ -127,7 +126,7 @@ func (p *PersistentNode) Start(ctx context.Context) error {
 	}
 	// A node made as ctx ended: delete it with a context of its own, since ctx may be
 	// the one that ended.
-	cleanup, cancel := context.WithTimeout(context.WithoutCancel(ctx), cleanupTimeout)
+	cleanup, cancel := lockqueue.CleanupContext(ctx)
 	_ = p.remove(cleanup)
 	cancel()
 	p.mu.Lock()
