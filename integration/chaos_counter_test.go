@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/anishathalye/porcupine"
+	"github.com/go-zookeeper/zk"
 
 	"github.com/zkrecipes/zkrecipes/recipes/counter"
 )
@@ -24,14 +25,19 @@ import (
 // is checked on its own: linearizability is a property of each object, and a
 // history's check grows far faster than its length once unknown outcomes hold calls
 // open to its end (one counter over a 10-minute soak took the checker past 23 GiB).
+// A counter no client can call any more is checked and deleted during the run
+// (retire), so that a soak's histories and nodes do not grow with its length.
 type counterWorkload struct {
 	clients []*chaosClient
 	opts    [][]counter.Option // client i's
 	began   time.Time
 
 	mu        sync.Mutex
-	histories map[int][]porcupine.Operation // by epoch: one counter's calls
+	histories map[int][]porcupine.Operation // by epoch: one counter's calls, until checked
+	inFlight  map[int]int                   // by epoch: calls begun and not yet recorded
 	calls     int
+	counters  int      // counters checked
+	undeleted []string // counters checked and not yet deleted
 	outcomes  map[string]int
 	checked   porcupine.CheckResult
 	took      time.Duration
@@ -40,7 +46,8 @@ type counterWorkload struct {
 const counterEpoch = 20 * time.Second
 
 func newCounterWorkload(clients []*chaosClient) (*counterWorkload, error) {
-	w := &counterWorkload{clients: clients, began: time.Now(), histories: map[int][]porcupine.Operation{}, outcomes: map[string]int{}}
+	w := &counterWorkload{clients: clients, began: time.Now(), histories: map[int][]porcupine.Operation{}, inFlight: map[int]int{},
+		outcomes: map[string]int{}, checked: porcupine.Ok}
 	for i, cc := range clients {
 		var opts []counter.Option
 		if i%2 == 1 {
@@ -124,10 +131,18 @@ func (w *counterWorkload) work(ctx context.Context, i int, rng *rand.Rand) {
 	var prevCall int64 // when its previous call began
 	session := cc.c.SessionID()
 	for ctx.Err() == nil {
-		if e := w.epoch(); e != epoch {
+		// The epoch is read and the call counted in flight at once, so that retire,
+		// which looks at both under the same lock, never checks a counter with a call
+		// still to come.
+		w.mu.Lock()
+		e := w.epoch()
+		w.inFlight[e]++
+		w.mu.Unlock()
+		if e != epoch {
 			var err error
 			if n, err = w.counter(cc, e, w.opts[i]); err != nil {
 				w.classify("new counter", err)
+				w.landed(e, nil)
 				return
 			}
 			epoch, last = e, 0
@@ -173,7 +188,8 @@ func (w *counterWorkload) work(ctx context.Context, i int, rng *rand.Rand) {
 			v, err := n.Get(octx)
 			if _, unknown := w.classify("get", err); err != nil || unknown {
 				cancel()
-				continue // a failed read tells nothing
+				w.landed(epoch, nil) // a failed read tells nothing
+				continue
 			}
 			last = v
 			op = porcupine.Operation{ClientId: i, Input: getInput{}, Call: readFrom, Output: v}
@@ -183,12 +199,87 @@ func (w *counterWorkload) work(ctx context.Context, i int, rng *rand.Rand) {
 		if unknownOutcome(op.Output) {
 			op.Return = math.MaxInt64
 		}
-		w.mu.Lock()
-		w.histories[epoch] = append(w.histories[epoch], op)
-		w.calls++
-		w.mu.Unlock()
+		w.landed(epoch, &op)
 		pause(ctx, between(rng, 0, 10*time.Millisecond))
 	}
+}
+
+// landed records a call of the epoch's counter that is over, and its operation if
+// it tells something.
+func (w *counterWorkload) landed(epoch int, op *porcupine.Operation) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	w.inFlight[epoch]--
+	if op != nil {
+		w.histories[epoch] = append(w.histories[epoch], *op)
+		w.calls++
+	}
+}
+
+// retire checks and deletes, every counterEpoch until ctx ends, the counters that no
+// client can call any more: their epoch is over by a whole epoch (so that a write
+// whose outcome was unknown has long landed or been dropped) and none of their calls
+// is in flight. A counter that cannot be read now, under the faults, waits for the
+// next round, or for finish.
+func (w *counterWorkload) retire(ctx context.Context) {
+	for pause(ctx, counterEpoch) {
+		w.mu.Lock()
+		var done []int
+		for e := range w.histories {
+			if e < w.epoch()-1 && w.inFlight[e] == 0 {
+				done = append(done, e)
+			}
+		}
+		w.mu.Unlock()
+		for _, e := range done {
+			if ctx.Err() != nil || w.check(ctx, e) != nil {
+				break
+			}
+		}
+		_ = w.deleteChecked(ctx)
+	}
+}
+
+// check reads the epoch's counter's final value with an add of 0, a conditional
+// write and so a linearizable read, after every other call but the open ones; checks
+// the counter's history with it; deletes the counter; and forgets its history.
+func (w *counterWorkload) check(ctx context.Context, epoch int) error {
+	cc := w.clients[0]
+	n, err := w.counter(cc, epoch, nil)
+	if err != nil {
+		return err
+	}
+	octx, cancel := context.WithTimeout(ctx, wait)
+	defer cancel()
+	call := w.now()
+	r, err := n.Add(octx, 0)
+	if err != nil {
+		return fmt.Errorf("counter: the final read of %s: %w", n.Path(), err)
+	}
+	final := porcupine.Operation{ClientId: len(w.clients), Input: addInput{0}, Call: call,
+		Output: addOutput{pre: r.Pre, post: r.Post}, Return: w.now()}
+	w.mu.Lock()
+	history := append(slices.Clip(w.histories[epoch]), final)
+	w.mu.Unlock()
+	began := time.Now()
+	verdict := porcupine.CheckOperationsTimeout(counterModel, history, time.Minute)
+	took := time.Since(began)
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	delete(w.histories, epoch)
+	delete(w.inFlight, epoch)
+	// Deleted apart from the check: a delete that fails under the faults may have
+	// been done, and a second check would make the counter again, at 0.
+	w.undeleted = append(w.undeleted, n.Path())
+	w.counters++
+	w.took += took
+	switch {
+	case verdict == porcupine.Illegal:
+		w.checked = porcupine.Illegal
+	case verdict == porcupine.Unknown && w.checked == porcupine.Ok:
+		w.checked = porcupine.Unknown
+	}
+	return nil
 }
 
 func (w *counterWorkload) now() int64 { return int64(time.Since(w.began)) }
@@ -224,45 +315,40 @@ func (w *counterWorkload) classify(kind string, err error) (failed, unknown bool
 	return failed, unknown
 }
 
-// finish reads each counter's final value with an add of 0, a conditional write and
-// so a linearizable read, after every other call but the open ones; checks each
-// counter's history; and deletes the counters, which the run must not leave behind.
-func (w *counterWorkload) finish(ctx context.Context) error {
+// deleteChecked deletes the counters checked so far; those it cannot delete now stay
+// on the list.
+func (w *counterWorkload) deleteChecked(ctx context.Context) error {
 	w.mu.Lock()
-	defer w.mu.Unlock()
-	cc := w.clients[0]
-	w.checked = porcupine.Ok
-	for _, epoch := range slices.Sorted(maps.Keys(w.histories)) {
-		n, err := w.counter(cc, epoch, nil)
-		if err != nil {
-			return err
-		}
+	paths := w.undeleted
+	w.undeleted = nil
+	w.mu.Unlock()
+	var errs []error
+	for _, p := range paths {
 		octx, cancel := context.WithTimeout(ctx, wait)
-		call := w.now()
-		r, err := n.Add(octx, 0)
-		if err != nil {
-			cancel()
-			return fmt.Errorf("counter: the final read of %s: %w", n.Path(), err)
-		}
-		history := append(w.histories[epoch], porcupine.Operation{ClientId: len(w.clients), Input: addInput{0}, Call: call,
-			Output: addOutput{pre: r.Pre, post: r.Post}, Return: w.now()})
-		began := time.Now()
-		switch porcupine.CheckOperationsTimeout(counterModel, history, time.Minute) {
-		case porcupine.Illegal:
-			w.checked = porcupine.Illegal
-		case porcupine.Unknown:
-			if w.checked == porcupine.Ok {
-				w.checked = porcupine.Unknown
-			}
-		}
-		w.took += time.Since(began)
-		err = cc.c.Delete(octx, n.Path(), -1)
+		err := w.clients[0].c.Delete(octx, p, -1)
 		cancel()
-		if err != nil {
-			return fmt.Errorf("counter: delete %s: %w", n.Path(), err)
+		if err != nil && !errors.Is(err, zk.ErrNoNode) {
+			w.mu.Lock()
+			w.undeleted = append(w.undeleted, p)
+			w.mu.Unlock()
+			errs = append(errs, fmt.Errorf("counter: delete %s: %w", p, err))
 		}
 	}
-	return nil
+	return errors.Join(errs...)
+}
+
+// finish checks and deletes the counters retire has not, after every call is over;
+// the run must not leave them behind.
+func (w *counterWorkload) finish(ctx context.Context) error {
+	w.mu.Lock()
+	left := slices.Sorted(maps.Keys(w.histories))
+	w.mu.Unlock()
+	for _, epoch := range left {
+		if err := w.check(ctx, epoch); err != nil {
+			return err
+		}
+	}
+	return w.deleteChecked(ctx)
 }
 
 // problems are the violations: a history that is not linearizable, or that the
@@ -272,9 +358,9 @@ func (w *counterWorkload) problems() []string {
 	case porcupine.Ok:
 		return nil
 	case porcupine.Illegal:
-		return []string{fmt.Sprintf("counter: the history of one of the %d counters is not linearizable", len(w.histories))}
+		return []string{fmt.Sprintf("counter: the history of one of the %d counters is not linearizable", w.counters)}
 	}
-	return []string{fmt.Sprintf("counter: the checker could not decide on the history of one of the %d counters within its time limit", len(w.histories))}
+	return []string{fmt.Sprintf("counter: the checker could not decide on the history of one of the %d counters within its time limit", w.counters)}
 }
 
 func (w *counterWorkload) String() string {
@@ -282,5 +368,5 @@ func (w *counterWorkload) String() string {
 	defer w.mu.Unlock()
 	verdict := map[porcupine.CheckResult]string{porcupine.Ok: "linearizable", porcupine.Illegal: "NOT linearizable", porcupine.Unknown: "undecided"}[w.checked]
 	return fmt.Sprintf("counter: %d calls by %d clients on %d counters, a new one every %v (%s); histories %s (porcupine, %v)",
-		w.calls, len(w.clients), len(w.histories), counterEpoch, sortedCounts(w.outcomes), verdict, w.took.Round(time.Millisecond))
+		w.calls, len(w.clients), w.counters, counterEpoch, sortedCounts(w.outcomes), verdict, w.took.Round(time.Millisecond))
 }

@@ -158,6 +158,7 @@ func TestChaos(t *testing.T) {
 		rng := rand.New(rand.NewPCG(seed, uint64(1000+i)))
 		wg.Go(func() { counters.work(runCtx, i, rng) })
 	}
+	wg.Go(func() { counters.retire(runCtx) })
 	for i := range shares.clients {
 		rng := rand.New(rand.NewPCG(seed, uint64(2000+i)))
 		wg.Go(func() { shares.work(runCtx, i, rng) })
