@@ -24,8 +24,7 @@ type Latch struct {
 	started bool
 	closed  bool
 	leader  bool
-	token   int64
-	term    <-chan struct{} // closes when the current term of leadership ends
+	hold    *lockqueue.Held // the current term of leadership, while leader
 	node    *lockqueue.Node
 	changed chan struct{}      // closed and replaced on every change of leader or closed
 	stop    context.CancelFunc // ends the election loop
@@ -130,13 +129,13 @@ func (l *Latch) run(ctx context.Context, n *lockqueue.Node) {
 			continue
 		}
 		pauses.Reset()
-		l.setLeader(true, h.FencingToken(), h.Lost())
+		l.setLeader(h)
 		select {
 		case <-h.Lost(): // an error state, or the client closed
 		case <-ctx.Done():
 		}
 		h.Forget()
-		l.setLeader(false, 0, nil)
+		l.setLeader(nil)
 		// Look at our node again once a session is back: if it is the same session, we
 		// keep our place; if not, Await finds the node gone and we join anew.
 		_ = l.c.WaitConnected(ctx)
@@ -153,15 +152,17 @@ func (l *Latch) pause(ctx context.Context, pauses *lockqueue.Pauses, err error) 
 	pauses.Wait(ctx, nil)
 }
 
-// setLeader records a change of leadership and queues it for the listeners (Close's
-// end of leadership only with NotifyOnClose), in the order of the changes.
-func (l *Latch) setLeader(leader bool, token int64, term <-chan struct{}) {
+// setLeader records a change of leadership, to the term h (nil: not leading), and
+// queues it for the listeners (Close's end of leadership only with NotifyOnClose), in
+// the order of the changes.
+func (l *Latch) setLeader(h *lockqueue.Held) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
+	leader := h != nil
 	if l.leader == leader {
 		return
 	}
-	l.leader, l.token, l.term = leader, token, term
+	l.leader, l.hold = leader, h
 	close(l.changed)
 	l.changed = make(chan struct{})
 	if !l.closed || l.notifyOnClose {
@@ -206,7 +207,7 @@ func (l *Latch) leading() bool {
 		return false
 	}
 	select {
-	case <-l.term:
+	case <-l.hold.Lost():
 		return false
 	default:
 		return true
@@ -260,9 +261,9 @@ func (l *Latch) Node() string {
 // over.
 func (l *Latch) Context(parent context.Context) (context.Context, context.CancelFunc) {
 	l.mu.Lock()
-	term := l.term
-	if !l.leader || l.closed {
-		term = lockqueue.Closed
+	term := lockqueue.Closed
+	if l.leader && !l.closed {
+		term = l.hold.Lost()
 	}
 	l.mu.Unlock()
 	return lockqueue.HoldContext(parent, fmt.Errorf("%w: %s", ErrNotLeader, l.q.Path), term)
@@ -276,7 +277,7 @@ func (l *Latch) FencingToken() int64 {
 	if !l.leading() {
 		return 0
 	}
-	return l.token
+	return l.hold.FencingToken()
 }
 
 // Close leaves the election: leadership ends and our node is deleted, in the
@@ -292,7 +293,7 @@ func (l *Latch) Close(ctx context.Context) error {
 		return ErrClosed
 	}
 	l.closed = true
-	started, stop, done := l.started, l.stop, l.done
+	started, stop, done, hold := l.started, l.stop, l.done, l.hold
 	close(l.changed)
 	l.changed = make(chan struct{})
 	l.mu.Unlock()
@@ -300,12 +301,19 @@ func (l *Latch) Close(ctx context.Context) error {
 		return nil
 	}
 	stop()
-	return l.leave(ctx, done)
+	// As Curator does, the delete goes out at once, not after the loop has wound down:
+	// the next leader waits for it. Our term ends first, so that no two terms overlap.
+	if hold != nil {
+		hold.Forget()
+	}
+	err := l.leave(ctx)
+	<-done
+	// The loop may have made a node meanwhile (it joins anew after a session loss).
+	return errors.Join(err, l.leave(ctx))
 }
 
-// leave waits for the election loop to end, then deletes our node.
-func (l *Latch) leave(ctx context.Context, done <-chan struct{}) error {
-	<-done
+// leave deletes our node, if we have one.
+func (l *Latch) leave(ctx context.Context) error {
 	l.mu.Lock()
 	n := l.node
 	l.node = nil

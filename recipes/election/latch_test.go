@@ -253,6 +253,31 @@ func TestCloseDoesNotWaitForARunningListener(t *testing.T) {
 	require.False(t, <-heard, "the end of leadership follows")
 }
 
+// Close sends its delete before the latch's loop has wound down (the next leader
+// waits for it), yet the closed leader's term, its Context, has ended by then: the
+// next leader never starts while it runs.
+func TestCloseEndsTheTermBeforeTheNextOneStarts(t *testing.T) {
+	srv := zktest.NewServer(t)
+	ctx := testCtx(t)
+	a := newLatch(t, newClient(t, []string{srv.Addr()}), "/election/terms")
+	b := newLatch(t, newClient(t, []string{srv.Addr()}), "/election/terms")
+	require.NoError(t, a.Start(ctx))
+	require.NoError(t, a.Await(ctx))
+	term, cancel := a.Context(ctx)
+	defer cancel()
+	overlapped := make(chan bool, 1)
+	b.Listen(func(leads bool) {
+		if leads {
+			overlapped <- term.Err() == nil || a.IsLeader() || a.FencingToken() != 0
+		}
+	})
+	require.NoError(t, b.Start(ctx))
+	require.NoError(t, a.Close(ctx))
+	require.NoError(t, b.Await(ctx))
+	require.False(t, <-overlapped, "b leads while a's term runs")
+	require.ErrorIs(t, context.Cause(term), ErrNotLeader)
+}
+
 // While a listener blocks, the latch goes on following the election: a cut
 // connection ends the leadership (IsLeader, its Context) at once, not when the
 // listener returns, and the listener then hears every change, in order.
