@@ -43,7 +43,9 @@ type Client struct {
 	suspendedAt int // counts Suspended states, so a late timer of an old one is ignored
 	listeners   map[int]listener
 	nextID      int
-	changes     int // how many states were published
+	changes     int           // how many states were published
+	errorStates int64         // how many of them the error policy counts as errors, or Lost
+	nextChange  chan struct{} // closed when the next state is published
 	closing     bool
 
 	namespaceReady atomic.Bool
@@ -88,16 +90,17 @@ func New(servers []string, opts ...Option) (*Client, error) {
 		}
 	}
 	c := &Client{
-		servers:   append([]string(nil), servers...),
-		opts:      o,
-		log:       o.logger,
-		metrics:   newClientMetrics(o.meterProvider),
-		events:    newQueue[sessionEvent](),
-		published: newQueue[change](),
-		connected: make(chan struct{}),
-		listeners: map[int]listener{},
-		closingCh: make(chan struct{}),
-		done:      make(chan struct{}),
+		servers:    append([]string(nil), servers...),
+		opts:       o,
+		log:        o.logger,
+		metrics:    newClientMetrics(o.meterProvider),
+		events:     newQueue[sessionEvent](),
+		published:  newQueue[change](),
+		connected:  make(chan struct{}),
+		nextChange: make(chan struct{}),
+		listeners:  map[int]listener{},
+		closingCh:  make(chan struct{}),
+		done:       make(chan struct{}),
 
 		idle:        make(chan *worker, idleWorkers),
 		stopWorkers: make(chan struct{}),
@@ -165,6 +168,18 @@ func (c *Client) Listen(fn func(ConnectionState)) (stop func()) {
 		delete(c.listeners, id)
 		c.mu.Unlock()
 	}
+}
+
+// StateChanges is for recipes whose participants wait on their own, many at once
+// (a lock's queued waiters): errorStates counts the states published so far that
+// the error policy counts as errors (and every Lost), and next closes when the next
+// state is published. Taken before a look at the server, they tell after it whether
+// an error came meanwhile, and wake the participant on any change, with no listener
+// of its own.
+func (c *Client) StateChanges() (errorStates int64, next <-chan struct{}) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.errorStates, c.nextChange
 }
 
 // SessionID is the id of the session requests currently run in, 0 while there is

@@ -142,6 +142,43 @@ func TestListenersHearInOrderAndStopFromWithin(t *testing.T) {
 	require.Equal(t, []ConnectionState{Suspended}, heard, "a listener that stopped itself hears nothing more")
 }
 
+// StateChanges counts the states the error policy counts as errors, and its channel
+// closes on any state published after it was taken, before any listener has heard.
+func TestStateChangesCountErrorsAndWakeOnAnyChange(t *testing.T) {
+	for _, tc := range []struct {
+		name   string
+		policy ErrorPolicy
+		errors int64 // of Suspended, Reconnected
+	}{
+		{"standard", StandardErrorPolicy, 1},
+		{"session loss", SessionErrorPolicy, 0},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			srv := zktest.NewServer(t, longSessions)
+			c := newClient(t, []string{srv.Addr()}, WithSessionTimeout(longSession), WithErrorPolicy(tc.policy))
+			log := listen(c)
+			errs0, next := c.StateChanges()
+			select {
+			case <-next:
+				t.Fatal("closed with no change")
+			default:
+			}
+			srv.Stop()
+			log.waitFor(t, Suspended)
+			<-next // closed by the change
+			require.NoError(t, srv.Start())
+			log.waitFor(t, Suspended, Reconnected)
+			errs, next := c.StateChanges()
+			require.Equal(t, errs0+tc.errors, errs)
+			select {
+			case <-next:
+				t.Fatal("closed with no change since")
+			default:
+			}
+		})
+	}
+}
+
 func TestNamespacesAreSeparate(t *testing.T) {
 	srv := zktest.NewServer(t)
 	a := newClient(t, []string{srv.Addr()}, WithNamespace("a"))

@@ -279,6 +279,11 @@ func (c *Client) publish(s ConnectionState) {
 	c.log.Info("zkrecipes: connection state", "state", s.String())
 	c.metrics.stateChanged(s)
 	c.changes++
+	if c.opts.errorPolicy.IsError(s) || s == Lost {
+		c.errorStates++
+	}
+	close(c.nextChange)
+	c.nextChange = make(chan struct{})
 	c.published.push(change{state: s, n: c.changes})
 }
 

@@ -25,39 +25,35 @@ const RevokeMessage = "__REVOKE__"
 // on the first state the error policy counts as an error, or when the client closes.
 // Start one before the participant's node exists, so that no state change between
 // its listing and its grant goes unseen.
+//
+// A waiter reads the client's StateChanges, shared by every waiter; only a holder
+// registers a listener and follows the client's close. A listener and a channel per
+// waiter were a third of a queued waiter's memory.
 type Tracker struct {
 	c         *framework.Client
-	stopState func()
-	stopClose func() bool // set by Grant: only a holder follows the client's close
+	stopState func()      // set by Grant
+	stopClose func() bool // set by Grant
 
 	mu      sync.Mutex
-	errors  int64 // error states seen
+	next    <-chan struct{} // closes on the first state change after the last Epoch
 	holding bool
 	tel     *telemetry // what the hold reports through
 	since   time.Time  // when the hold was granted, if measured
 
-	wake     chan struct{}
 	lost     chan struct{} // made by Grant: a waiter that never holds needs none
 	lostOnce sync.Once
 }
 
 // Track starts a Tracker; Stop it unless a Held took it over.
 func Track(c *framework.Client) *Tracker {
-	t := &Tracker{c: c, wake: make(chan struct{}, 1)}
-	policy := c.ErrorPolicy()
-	t.stopState = c.Listen(func(s framework.ConnectionState) {
-		if policy.IsError(s) || s == framework.Lost {
-			t.failed()
-		}
-		t.poke()
-	})
+	t := &Tracker{c: c}
+	t.Epoch()
 	return t
 }
 
-// failed counts an error state, and loses the hold if there is one.
+// failed loses the hold, if there is one, to an error state or the client's close.
 func (t *Tracker) failed() {
 	t.mu.Lock()
-	t.errors++
 	holding := t.holding
 	t.mu.Unlock()
 	if holding {
@@ -91,29 +87,31 @@ func (t *Tracker) end() {
 	tel.ended(since)
 }
 
-func (t *Tracker) poke() {
-	select {
-	case t.wake <- struct{}{}:
-	default:
-	}
-}
-
-// Wake receives after every connection state change.
-func (t *Tracker) Wake() <-chan struct{} { return t.wake }
-
-// Epoch counts the error states seen; take it before a listing, for Grant.
-func (t *Tracker) Epoch() int64 {
+// Wake closes on the first connection state change after the last Epoch (or Track).
+func (t *Tracker) Wake() <-chan struct{} {
 	t.mu.Lock()
 	defer t.mu.Unlock()
-	return t.errors
+	return t.next
+}
+
+// Epoch counts the error states the client has published; take it before a listing,
+// for Grant. Wake then closes on the next change.
+func (t *Tracker) Epoch() int64 {
+	errorStates, next := t.c.StateChanges()
+	t.mu.Lock()
+	t.next = next
+	t.mu.Unlock()
+	return errorStates
 }
 
 // Stop stops following the client's states.
 func (t *Tracker) Stop() {
-	t.stopState()
 	t.mu.Lock()
-	stopClose := t.stopClose
+	stopState, stopClose := t.stopState, t.stopClose
 	t.mu.Unlock()
+	if stopState != nil {
+		stopState()
+	}
 	if stopClose != nil {
 		stopClose()
 	}
@@ -125,11 +123,21 @@ func (t *Tracker) Stop() {
 // listing's stat of the lock path, whose pzxid becomes the fencing token. The Held
 // takes the Tracker over.
 func (t *Tracker) Grant(epoch int64, n *Node, parent *zk.Stat) (*Held, bool) {
-	t.mu.Lock()
-	defer t.mu.Unlock()
-	if t.errors != epoch || t.c.Context().Err() != nil {
+	// The listener first, then the count: an error state published before the
+	// listener hears nothing is in the count, and refuses the grant.
+	policy := t.c.ErrorPolicy()
+	stopState := t.c.Listen(func(s framework.ConnectionState) {
+		if policy.IsError(s) || s == framework.Lost {
+			t.failed()
+		}
+	})
+	if errorStates, _ := t.c.StateChanges(); errorStates != epoch || t.c.Context().Err() != nil {
+		stopState()
 		return nil, false
 	}
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	t.stopState = stopState
 	t.lost = make(chan struct{})
 	t.holding = true
 	// A closed client says nothing more, but its session is gone with our node. Only
@@ -137,10 +145,7 @@ func (t *Tracker) Grant(epoch int64, n *Node, parent *zk.Stat) (*Held, bool) {
 	// ErrClosed, and a context.AfterFunc per waiter cost each waiter its registration
 	// in the client's context (a thousand queued waiters, a thousand of them). A
 	// close from now on, or already under way, runs failed at once and loses the hold.
-	t.stopClose = context.AfterFunc(t.c.Context(), func() {
-		t.failed()
-		t.poke()
-	})
+	t.stopClose = context.AfterFunc(t.c.Context(), t.failed)
 	t.since = t.tel.granted()
 	return &Held{Node: n, token: parent.Pzxid, c: t.c, t: t}, true
 }
