@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"net"
 	"os"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -18,6 +19,7 @@ type Ensemble struct {
 	ms        []*member
 	routes    *routes // nil for one member
 	closeOnce sync.Once
+	keep      bool // Close leaves the members' directories (a failed test's)
 }
 
 // NewEnsemble starts an ensemble of n servers (1 to 5; 3 is the usual) and registers its
@@ -28,7 +30,10 @@ func NewEnsemble(tb testing.TB, n int, opts ...Option) *Ensemble {
 	if err != nil {
 		tb.Fatal(err)
 	}
-	tb.Cleanup(func() { _ = e.Close() })
+	tb.Cleanup(func() {
+		e.keep = keepAfterFailure(tb, e.ms)
+		_ = e.Close()
+	})
 	return e
 }
 
@@ -144,7 +149,7 @@ func (e *Ensemble) FourLetter(ctx context.Context, i int, word string) (string, 
 func (e *Ensemble) Close() error {
 	var err error
 	e.closeOnce.Do(func() {
-		err = closeMembers(e.ms)
+		err = closeMembers(e.ms, e.keep)
 		e.routes.close()
 	})
 	return err
@@ -171,7 +176,7 @@ func startMembers(ctx context.Context, cfg config, java string, n int) ([]*membe
 		for _, m := range ms {
 			bindFailed = bindFailed || m.bindFailed()
 		}
-		_ = closeMembers(ms)
+		_ = closeMembers(ms, false)
 		rs.close()
 		// A fixed client port is checked before each try, so with TLS a bind that
 		// failed may be the free secure port's lost race, worth another try.
@@ -269,11 +274,28 @@ func allocatePorts(cfg config, n int) ([]memberPorts, error) {
 	return ports, nil
 }
 
-func closeMembers(ms []*member) error {
+func closeMembers(ms []*member, keep bool) error {
 	var errs []error
 	for _, m := range ms {
 		m.stop()
-		errs = append(errs, os.RemoveAll(m.dir))
+		if !keep {
+			errs = append(errs, os.RemoveAll(m.dir))
+		}
 	}
 	return errors.Join(errs...)
+}
+
+// keepAfterFailure says whether a test's servers should leave their directories,
+// data and server.log, behind: when the test failed, since the servers' side of what
+// went wrong is there.
+func keepAfterFailure(tb testing.TB, ms []*member) bool {
+	if !tb.Failed() {
+		return false
+	}
+	dirs := make([]string, len(ms))
+	for i, m := range ms {
+		dirs[i] = m.dir
+	}
+	tb.Logf("zktest: the test failed; the servers' data and logs (server.log) stay in %s", strings.Join(dirs, " "))
+	return true
 }

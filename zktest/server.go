@@ -13,6 +13,7 @@ import (
 type Server struct {
 	m         *member
 	closeOnce sync.Once
+	keep      bool // Close leaves the directory (a failed test's)
 }
 
 // NewServer starts a standalone server for the test and registers its Close with
@@ -23,7 +24,10 @@ func NewServer(tb testing.TB, opts ...Option) *Server {
 	if err != nil {
 		tb.Fatal(err)
 	}
-	tb.Cleanup(func() { _ = s.Close() })
+	tb.Cleanup(func() {
+		s.keep = keepAfterFailure(tb, []*member{s.m})
+		_ = s.Close()
+	})
 	return s
 }
 
@@ -85,7 +89,9 @@ func (s *Server) Close() error {
 	var err error
 	s.closeOnce.Do(func() {
 		s.m.stop()
-		err = os.RemoveAll(s.m.dir)
+		if !s.keep {
+			err = os.RemoveAll(s.m.dir)
+		}
 	})
 	return err
 }

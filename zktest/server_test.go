@@ -3,7 +3,9 @@ package zktest
 import (
 	"context"
 	"errors"
+	"fmt"
 	"os"
+	"path/filepath"
 	"strconv"
 	"strings"
 	"syscall"
@@ -132,4 +134,30 @@ func TestFixedClientPort(t *testing.T) {
 	require.Error(t, err)
 	_, err = StartServer(context.Background(), WithClientPort(-1))
 	require.Error(t, err)
+}
+
+// failedTB is a test that has failed, and keeps what it is told to log.
+type failedTB struct {
+	testing.TB
+	logs []string
+}
+
+func (f *failedTB) Failed() bool { return true }
+
+func (f *failedTB) Logf(format string, args ...any) {
+	f.logs = append(f.logs, fmt.Sprintf(format, args...))
+}
+
+// A failed test's server leaves its directory, with server.log, and says where.
+func TestAFailedTestKeepsTheServersDirectory(t *testing.T) {
+	ft := &failedTB{TB: t}
+	var dir string
+	t.Cleanup(func() { // runs after the server's Close, registered later
+		_, err := os.Stat(filepath.Join(dir, "server.log"))
+		require.NoError(t, err, "the server's log is kept")
+		require.Len(t, ft.logs, 1)
+		require.Contains(t, ft.logs[0], dir)
+		require.NoError(t, os.RemoveAll(dir))
+	})
+	dir = NewServer(ft).m.dir
 }
