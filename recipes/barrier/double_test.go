@@ -9,6 +9,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/zkrecipes/zkrecipes/framework"
+	"github.com/zkrecipes/zkrecipes/internal/zkrtest"
 	"github.com/zkrecipes/zkrecipes/zktest"
 )
 
@@ -115,6 +116,56 @@ func TestDoubleIgnoresALeftoverReadyNode(t *testing.T) {
 	second := newDouble(t, newClient(t, []string{srv.Addr()}), "/barriers/stale", 2)
 	require.NoError(t, second.Enter(ctx))
 	require.NoError(t, <-entered)
+}
+
+// A wake-up that is not the barrier filling never lets a member pass. Curator's
+// Enter (with a timeout) passes on a connection event or a spurious wake-up alone,
+// without counting again (apache/curator#1290). Here a lone member waits in Enter
+// while its connection is cut and comes back in the same session, three times: each
+// reconnect wakes it, and it lists the members again (seen on the wire) and waits on.
+func TestDoubleEnterPassesOnlyOnTheCount(t *testing.T) {
+	const getChildren2 = 12 // ZooKeeper's opcode: what Children sends
+	srv := zktest.NewServer(t)
+	ctx := testCtx(t)
+	observer := newClient(t, []string{srv.Addr()})
+	d := &zkrtest.LossyDialer{}
+	c := newClient(t, []string{srv.Addr()}, framework.WithDialer(d.Dial), framework.WithSessionTimeout(10*time.Second))
+	lone := newDouble(t, c, "/barriers/wakeups", 2)
+	entered := run(ctx, lone.Enter)
+	// listed waits until Enter has listed the members (again), and has the answer:
+	// a request of ours on its connection is answered after the listing.
+	listed := func(what string) {
+		t.Helper()
+		n, returned := 0, false
+		eventually(t, func() bool {
+			select {
+			case <-entered:
+				returned = true
+			default:
+			}
+			n += d.Requests()[getChildren2]
+			return returned || n > 0
+		}, what)
+		require.False(t, returned, "Enter returned with one member of two")
+		_, _, err := c.Exists(ctx, "/")
+		require.NoError(t, err)
+	}
+	listed("Enter listed the members")
+	node, session := members(t, observer, "/barriers/wakeups")[0], c.SessionID()
+	for range 3 {
+		d.Cut()
+		listed("Enter woke on the reconnect and listed the members again")
+	}
+	notYet(t, entered, "Enter with one member of two")
+	require.Equal(t, session, c.SessionID(), "the same session: connection events only")
+	require.Equal(t, node, lone.ourName(), "the same node")
+
+	other := newDouble(t, observer, "/barriers/wakeups", 2)
+	require.NoError(t, other.Enter(ctx))
+	require.NoError(t, <-entered)
+	for _, l := range []<-chan error{run(ctx, lone.Leave), run(ctx, other.Leave)} {
+		require.NoError(t, <-l)
+	}
 }
 
 // A member whose session ends while it waits in Enter joins again in its next
