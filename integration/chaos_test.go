@@ -35,7 +35,8 @@ const chaosSessionTimeout = 2 * time.Second
 // session's node; caches that hear no impossible history and hold the server's tree
 // soon after the faults stop; items of a partition whose works never overlap and that
 // each have one owner again once the faults stop; group members whose views are exact
-// again once the faults stop; once the faults stop, every waiter through within the
+// again once the faults stop; persistent nodes back in place, with their latest data,
+// once the faults stop; once the faults stop, every waiter through within the
 // liveness limit; and once every client is closed, no node and no goroutine left
 // behind. With -chaos.sample it is a soak, failing on growth that does not level off.
 // It prints what it did and found.
@@ -94,6 +95,9 @@ func TestChaos(t *testing.T) {
 	gw, err := newGroupWatch(ctx, newClients("group", 3))
 	require.NoError(t, err)
 
+	nw, err := newNodeWatch(ctx, newClients("persistent", 3))
+	require.NoError(t, err)
+
 	cacheClients := newClients("cache", 4)
 	cw, err := newCacheWatch(ctx, cacheClients[0], cacheClients[1:])
 	require.NoError(t, err)
@@ -142,6 +146,9 @@ func TestChaos(t *testing.T) {
 			gw.settle(ctx, lastFault)
 			gw.close(ctx)
 			phase("the group settled and closed")
+			nw.settle(ctx, lastFault)
+			nw.close(ctx)
+			phase("the persistent nodes settled and closed")
 		})
 		pause(ctx, livenessLimit)
 		endWork()
@@ -162,6 +169,10 @@ func TestChaos(t *testing.T) {
 	for i := range shares.clients {
 		rng := rand.New(rand.NewPCG(seed, uint64(2000+i)))
 		wg.Go(func() { shares.work(runCtx, i, rng) })
+	}
+	for i := range nw.nodes {
+		rng := rand.New(rand.NewPCG(seed, uint64(3000+i)))
+		wg.Go(func() { nw.work(runCtx, i, rng) })
 	}
 	wg.Wait()
 	phase("every workload over")
@@ -191,7 +202,7 @@ func TestChaos(t *testing.T) {
 		goleak.IgnoreAnyFunction("github.com/zkrecipes/zkrecipes/zktest.(*Proxy).serve"),
 		goleak.IgnoreAnyFunction("github.com/zkrecipes/zkrecipes/zktest.(*Proxy).serve.func1"))
 
-	r := report{seed: seed, ran: ran, faults: f, workloads: append(ws, pr.items...), counter: counters, shared: shares, caches: cw, partition: pr, group: gw, clients: clients,
+	r := report{seed: seed, ran: ran, faults: f, workloads: append(ws, pr.items...), counter: counters, shared: shares, caches: cw, partition: pr, group: gw, nodes: nw, clients: clients,
 		orphans: orphans, leftovers: leftovers, leaked: leaked, lastFault: lastFault, paused: paused, soak: soak}
 	t.Log("\n" + r.String())
 	require.NoError(t, f.err)
@@ -253,6 +264,7 @@ type report struct {
 	caches    *cacheWatch
 	partition *partitionRun
 	group     *groupWatch
+	nodes     *nodeWatch
 	clients   []*chaosClient
 	leftovers []string       // nodes left once the clients were closed
 	orphans   []string       // ephemeral nodes left while they were open, all work over
@@ -297,6 +309,7 @@ func (r *report) check() {
 	if r.group.problem != "" {
 		r.problems = append(r.problems, "group: "+r.group.problem)
 	}
+	r.problems = append(r.problems, r.nodes.problems()...)
 	if r.partition.problem != "" {
 		r.problems = append(r.problems, "partition: "+r.partition.problem)
 	}
@@ -421,6 +434,7 @@ func (r *report) String() string {
 	b.WriteString(r.caches.report())
 	b.WriteString(r.partition.report())
 	b.WriteString(r.group.report())
+	b.WriteString(r.nodes.report())
 	b.WriteString(r.paused.String())
 	b.WriteString(livenessLine(r.workloads, r.lastFault))
 	b.WriteString(r.soak.String())
