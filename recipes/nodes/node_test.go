@@ -3,6 +3,9 @@ package nodes
 import (
 	"context"
 	"fmt"
+	"log/slog"
+	"slices"
+	"sync"
 	"testing"
 	"time"
 
@@ -146,6 +149,69 @@ func TestNodeOfAnEarlierSession(t *testing.T) {
 	p.sessions[earlier.SessionID()] = true
 	require.NoError(t, p.Start(ctx))
 	nodeIs(t, c, "/leftover/node", "new", c.SessionID)
+}
+
+// The way a node of an earlier session of ours comes about: the server is down for
+// longer than the session timeout, so the client gives its session up (Lost) and
+// opens a new one once the server is back; but the server restored the old session
+// from its log, and keeps it, with our node, for another session timeout. The keeper
+// must not take that node for the new session's, as Curator's PersistentNode does
+// (it writes its data into it, and the node vanishes when the old session expires):
+// data given now is written to a node of the new session.
+func TestNodeOfASessionGivenUp(t *testing.T) {
+	srv := zktest.NewServer(t)
+	log := &messages{}
+	c := newClient(t, []string{srv.Addr()}, framework.WithSessionTimeout(4*time.Second), framework.WithLogger(slog.New(log)))
+	ctx := testCtx(t)
+	p := newNode(t, c, "/given-up/node", []byte("v1"))
+	require.NoError(t, p.Start(ctx))
+	old := c.SessionID()
+	lost := make(chan struct{})
+	var once sync.Once
+	stop := c.Listen(func(s framework.ConnectionState) {
+		if s == framework.Lost {
+			once.Do(func() { close(lost) })
+		}
+	})
+	defer stop()
+
+	srv.Stop()
+	select {
+	case <-lost:
+	case <-time.After(wait):
+		t.Fatal("the client did not give its session up")
+	}
+	require.NoError(t, srv.Start())
+	require.NoError(t, c.WaitConnected(ctx))
+	require.NoError(t, p.SetData(ctx, []byte("v2")), "returns once the node holds the data")
+	data, stat, err := c.Get(ctx, "/given-up/node")
+	require.NoError(t, err)
+	require.NotEqual(t, old, c.SessionID(), "a new session")
+	require.Equal(t, "v2", string(data))
+	require.Equal(t, c.SessionID(), stat.EphemeralOwner, "written to a node of the new session, not of the given-up one")
+	require.True(t, log.has("zkrecipes: deleting a persistent node left by an earlier session"),
+		"the server still had the old session and its node when the keeper looked")
+}
+
+// messages keeps the messages logged.
+type messages struct {
+	mu   sync.Mutex
+	msgs []string
+}
+
+func (m *messages) Enabled(context.Context, slog.Level) bool { return true }
+func (m *messages) Handle(_ context.Context, r slog.Record) error {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	m.msgs = append(m.msgs, r.Message)
+	return nil
+}
+func (m *messages) WithAttrs([]slog.Attr) slog.Handler { return m }
+func (m *messages) WithGroup(string) slog.Handler      { return m }
+func (m *messages) has(msg string) bool {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	return slices.Contains(m.msgs, msg)
 }
 
 // A node of the current session at the path is ours (the node of a create whose
