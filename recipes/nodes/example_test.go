@@ -50,3 +50,45 @@ func ExamplePersistentNode() {
 	// now 10.0.0.7:8081
 	// still there after Close: false
 }
+
+// Listen tells when the node is made, found gone and made again: here a persistent
+// node that someone deletes.
+func ExamplePersistentNode_Listen() {
+	ctx := context.Background()
+	srv, err := zktest.StartServer(ctx) // a throwaway ZooKeeper; use your ensemble's addresses
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	defer srv.Close()
+	client, err := framework.New([]string{srv.Addr()})
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	defer client.Close()
+
+	flag, err := nodes.New(client, "/config/feature-x", []byte("on"), nodes.Persistent())
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	events := make(chan nodes.Event, 10)
+	flag.Listen(func(ev nodes.Event) { events <- ev })
+	if err := flag.Start(ctx); err != nil {
+		fmt.Println(err)
+		return
+	}
+	defer flag.Close(ctx)
+	fmt.Println(<-events)
+	if err := client.Delete(ctx, "/config/feature-x", -1); err != nil {
+		fmt.Println(err)
+		return
+	}
+	fmt.Println(<-events)
+	fmt.Println(<-events)
+	// Output:
+	// {/config/feature-x true}
+	// {/config/feature-x false}
+	// {/config/feature-x true}
+}
