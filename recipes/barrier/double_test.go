@@ -96,6 +96,39 @@ func compare(a, b string) int {
 	return 0
 }
 
+// members is a threshold, not a limit (Curator's testOverSubscribed): three members
+// of a barrier for two all enter, whether they come together or one comes late, and
+// all leave.
+func TestDoubleOverSubscribed(t *testing.T) {
+	srv := zktest.NewServer(t)
+	ctx := testCtx(t)
+	observer := newClient(t, []string{srv.Addr()})
+	var ds []*Double
+	for range 3 {
+		ds = append(ds, newDouble(t, newClient(t, []string{srv.Addr()}), "/barriers/over", 2))
+	}
+	together := func(call func(*Double) func(context.Context) error) {
+		var done []<-chan error
+		for _, d := range ds {
+			done = append(done, run(ctx, call(d)))
+		}
+		for _, e := range done {
+			require.NoError(t, <-e)
+		}
+	}
+	together(func(d *Double) func(context.Context) error { return d.Enter })
+	require.Len(t, members(t, observer, "/barriers/over"), 3)
+	together(func(d *Double) func(context.Context) error { return d.Leave })
+	require.Empty(t, children(t, observer, "/barriers/over"))
+
+	for _, e := range []<-chan error{run(ctx, ds[0].Enter), run(ctx, ds[1].Enter)} {
+		require.NoError(t, <-e)
+	}
+	require.NoError(t, ds[2].Enter(ctx), "the late third: the barrier is full already")
+	together(func(d *Double) func(context.Context) error { return d.Leave })
+	require.Empty(t, children(t, observer, "/barriers/over"))
+}
+
 // A ready node left by an earlier round, whose members went without deleting it,
 // does not let a lone member pass (it does with Curator's).
 func TestDoubleIgnoresALeftoverReadyNode(t *testing.T) {
