@@ -248,6 +248,22 @@ func pause(ctx context.Context, d time.Duration) bool {
 	}
 }
 
+// settleAfter polls look every so often, once the faults have stopped (at stopped),
+// until it finds nothing wrong, for at most wait. It returns how long after stopped
+// that was, or what look last found wrong.
+func settleAfter(ctx context.Context, stopped time.Time, every time.Duration, look func() (wrong string)) (time.Duration, string) {
+	deadline := time.Now().Add(wait)
+	for {
+		wrong := look()
+		if wrong == "" {
+			return time.Since(stopped), ""
+		}
+		if time.Now().After(deadline) || !pause(ctx, every) {
+			return 0, wrong
+		}
+	}
+}
+
 func between(rng *rand.Rand, lo, hi time.Duration) time.Duration {
 	return lo + time.Duration(rng.Int64N(int64(hi-lo)))
 }

@@ -61,18 +61,16 @@ func (gw *groupWatch) exact() bool {
 
 // settle waits, once the faults have stopped (at stopped), until every view is exact.
 func (gw *groupWatch) settle(ctx context.Context, stopped time.Time) {
-	deadline := time.Now().Add(wait)
-	for !gw.exact() {
-		if time.Now().After(deadline) || !pause(ctx, 20*time.Millisecond) {
-			var views []string
-			for _, m := range gw.members {
-				views = append(views, fmt.Sprintf("%s sees %v", m.ID(), slices.Sorted(maps.Keys(m.Members()))))
-			}
-			gw.problem = fmt.Sprintf("views not exact %v after the faults stopped: %v", wait, views)
-			return
+	gw.settled, gw.problem = settleAfter(ctx, stopped, 20*time.Millisecond, func() string {
+		if gw.exact() {
+			return ""
 		}
-	}
-	gw.settled = time.Since(stopped)
+		var views []string
+		for _, m := range gw.members {
+			views = append(views, fmt.Sprintf("%s sees %v", m.ID(), slices.Sorted(maps.Keys(m.Members()))))
+		}
+		return fmt.Sprintf("views not exact %v after the faults stopped: %v", wait, views)
+	})
 }
 
 func (gw *groupWatch) close(ctx context.Context) {

@@ -125,8 +125,7 @@ func (nw *nodeWatch) misplaced(ctx context.Context, i int) string {
 // settle waits, once the faults have stopped (at stopped), until every node is in
 // place.
 func (nw *nodeWatch) settle(ctx context.Context, stopped time.Time) {
-	deadline := time.Now().Add(wait)
-	for {
+	settled, problem := settleAfter(ctx, stopped, 20*time.Millisecond, func() string {
 		var wrong []string
 		for i := range nw.nodes {
 			if w := nw.misplaced(ctx, i); w != "" {
@@ -134,18 +133,13 @@ func (nw *nodeWatch) settle(ctx context.Context, stopped time.Time) {
 			}
 		}
 		if len(wrong) == 0 {
-			nw.mu.Lock()
-			nw.settled = time.Since(stopped)
-			nw.mu.Unlock()
-			return
+			return ""
 		}
-		if time.Now().After(deadline) || !pause(ctx, 20*time.Millisecond) {
-			nw.mu.Lock()
-			nw.problem = fmt.Sprintf("not in place %v after the faults stopped: %v", wait, wrong)
-			nw.mu.Unlock()
-			return
-		}
-	}
+		return fmt.Sprintf("not in place %v after the faults stopped: %v", wait, wrong)
+	})
+	nw.mu.Lock()
+	nw.settled, nw.problem = settled, problem
+	nw.mu.Unlock()
 }
 
 // close closes the nodes, which deletes them.

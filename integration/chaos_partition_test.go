@@ -90,8 +90,7 @@ func holderNode(ctx context.Context, cc *chaosClient, lock string) string {
 // settle waits, once the faults have stopped (at stopped), until every item runs in
 // exactly one member, as Owned says.
 func (pr *partitionRun) settle(ctx context.Context, stopped time.Time) {
-	deadline := time.Now().Add(wait)
-	for {
+	pr.settled, pr.problem = settleAfter(ctx, stopped, 50*time.Millisecond, func() string {
 		count := map[string]int{}
 		for _, p := range pr.members {
 			for _, it := range p.Owned() {
@@ -103,14 +102,10 @@ func (pr *partitionRun) settle(ctx context.Context, stopped time.Time) {
 			ok = ok && n == 1
 		}
 		if ok {
-			pr.settled = time.Since(stopped)
-			return
+			return ""
 		}
-		if time.Now().After(deadline) || !pause(ctx, 50*time.Millisecond) {
-			pr.problem = fmt.Sprintf("items not owned exactly once %v after the faults stopped: %v", wait, count)
-			return
-		}
-	}
+		return fmt.Sprintf("items not owned exactly once %v after the faults stopped: %v", wait, count)
+	})
 }
 
 func (pr *partitionRun) close(ctx context.Context) {
