@@ -117,6 +117,10 @@ func (t *Tracker) Stop() {
 	}
 }
 
+// beforeHolding, if set, runs in Grant once the holder's listener is registered and
+// before the hold is recorded: a test's way to publish a state in that window.
+var beforeHolding func()
+
 // Grant makes node n a holder, unless an error state came since the listing that
 // found it holding (taken at epoch), or the client has closed: then the participant
 // must look again (and a closed client's listing says ErrClosed). parent is that
@@ -134,6 +138,9 @@ func (t *Tracker) Grant(epoch int64, n *Node, parent *zk.Stat) (*Held, bool) {
 	if errorStates, _ := t.c.StateChanges(); errorStates != epoch || t.c.Context().Err() != nil {
 		stopState()
 		return nil, false
+	}
+	if beforeHolding != nil {
+		beforeHolding()
 	}
 	t.mu.Lock()
 	defer t.mu.Unlock()
