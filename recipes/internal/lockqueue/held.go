@@ -135,14 +135,17 @@ func (t *Tracker) Grant(epoch int64, n *Node, parent *zk.Stat) (*Held, bool) {
 			t.failed()
 		}
 	})
-	if errorStates, _ := t.c.StateChanges(); errorStates != epoch || t.c.Context().Err() != nil {
-		stopState()
-		return nil, false
-	}
 	if beforeHolding != nil {
 		beforeHolding()
 	}
+	// The count is compared under t.mu, as failed reads holding: the listener's
+	// failed ran before (its state is in the count), or runs once the hold is recorded.
 	t.mu.Lock()
+	if errorStates, _ := t.c.StateChanges(); errorStates != epoch || t.c.Context().Err() != nil {
+		t.mu.Unlock()
+		stopState()
+		return nil, false
+	}
 	defer t.mu.Unlock()
 	t.stopState = stopState
 	t.lost = make(chan struct{})
