@@ -159,7 +159,9 @@ func (l *Latch) setLeader(h *lockqueue.Held) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	leader := h != nil
-	if l.leader == leader {
+	if l.leader == leader || (leader && l.closed) {
+		// A grant that came as Close began is no term: Close ended it, and has deleted
+		// or is deleting our node, so the next leader may lead already.
 		return
 	}
 	l.leader, l.hold = leader, h
