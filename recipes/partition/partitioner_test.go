@@ -12,6 +12,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/zkrecipes/zkrecipes/framework"
+	"github.com/zkrecipes/zkrecipes/internal/zkrtest"
 	"github.com/zkrecipes/zkrecipes/recipes/group"
 	"github.com/zkrecipes/zkrecipes/zktest"
 )
@@ -255,4 +256,53 @@ func TestClientClosedUnderIt(t *testing.T) {
 	closeCtx, cancel := context.WithTimeout(ctx, 5*time.Second)
 	defer cancel()
 	_ = p.Close(closeCtx)
+}
+
+// Members whose views of the group disagree: c, cut off from the server (its
+// session kept, and its holds with it, by SessionErrorPolicy), does not see d join
+// and goes on running all its items; a and d do, and a hands its share to d at once,
+// while d queues behind c for the items c is to give up, without running them (the
+// registers). Once c is back it sees d and hands them over: all converge, having
+// moved the fewest items.
+func TestViewsThatDisagree(t *testing.T) {
+	srv := zktest.NewServer(t)
+	proxy := zktest.NewProxy(t, srv.Addr())
+	c := newClient(t, []string{srv.Addr()})
+	r := newRegisters(t)
+	items := names("job", 12)
+	opts := []Option{Items(items...)}
+	members := map[string]*Partitioner{
+		"a": start(t, newClient(t, []string{srv.Addr()}), "/views", "a", r, opts...),
+		// Long enough a session that c keeps it through the cut.
+		"c": start(t, newClient(t, []string{proxy.Addr()}, framework.WithSessionTimeout(20*time.Second),
+			framework.WithErrorPolicy(framework.SessionErrorPolicy)), "/views", "c", r, opts...),
+	}
+	owners := settled(t, r, items, members)
+	_, runs := r.snapshot()
+
+	proxy.Cut()
+	members["d"] = start(t, newClient(t, []string{srv.Addr()}), "/views", "d", r, opts...)
+	target := Assign(items, []string{"a", "c", "d"}, owners)
+	require.Eventually(t, func() bool {
+		inside, _ := r.snapshot()
+		for _, it := range items {
+			switch {
+			case owners[it] == "c" && target[it] == "d": // d waits behind c, who runs on
+				queue, err := zkrtest.List(c, "/views/items/"+it)
+				if err != nil || len(queue) != 2 || inside[it] != "c" {
+					return false
+				}
+			case inside[it] != target[it]:
+				return false
+			}
+		}
+		return true
+	}, wait, 10*time.Millisecond, "a's items did not move to d, or d did not queue behind c")
+	require.Len(t, members["c"].Owned(), 6, "c, not seeing d, believes it owns its six")
+
+	proxy.Restore()
+	next := settled(t, r, items, members)
+	require.Equal(t, target, next)
+	_, nextRuns := r.snapshot()
+	checkMoves(t, owners, next, runs, nextRuns)
 }
