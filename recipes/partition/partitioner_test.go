@@ -5,7 +5,9 @@ import (
 	"errors"
 	"fmt"
 	"maps"
+	"os"
 	"slices"
+	"strconv"
 	"testing"
 	"time"
 
@@ -305,4 +307,22 @@ func TestViewsThatDisagree(t *testing.T) {
 	require.Equal(t, target, next)
 	_, nextRuns := r.snapshot()
 	checkMoves(t, owners, next, runs, nextRuns)
+}
+
+// Without WithID a member is host:pid: its node under path/members, and the owner
+// its item locks name.
+func TestDefaultID(t *testing.T) {
+	srv := zktest.NewServer(t)
+	c := newClient(t, []string{srv.Addr()})
+	host, err := os.Hostname()
+	require.NoError(t, err)
+	id := host + ":" + strconv.Itoa(os.Getpid())
+	r := newRegisters(t)
+	p, err := New(newClient(t, []string{srv.Addr()}), "/default", r.work(id), Items("x"))
+	require.NoError(t, err)
+	require.NoError(t, p.Start(testCtx(t)))
+	t.Cleanup(func() { _ = p.Close(context.Background()) })
+	require.Equal(t, id, p.ID())
+	require.Equal(t, []string{id}, children(t, c, "/default/members"))
+	settled(t, r, []string{"x"}, map[string]*Partitioner{id: p})
 }
