@@ -4,10 +4,13 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"log/slog"
 	"maps"
 	"os"
 	"slices"
 	"strconv"
+	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -16,6 +19,7 @@ import (
 	"github.com/zkrecipes/zkrecipes/framework"
 	"github.com/zkrecipes/zkrecipes/internal/zkrtest"
 	"github.com/zkrecipes/zkrecipes/recipes/group"
+	"github.com/zkrecipes/zkrecipes/recipes/mutex"
 	"github.com/zkrecipes/zkrecipes/zktest"
 )
 
@@ -181,13 +185,19 @@ func TestCloseHandsOverAndLeavesNothing(t *testing.T) {
 	}, wait, 50*time.Millisecond, "the containers go once empty")
 }
 
-// A work that returns while its item is still ours runs again, after the pause.
+// A work that returns while its item is still ours runs again, after the pause, with
+// its error logged at Warn through the client's logger.
 func TestWorkThatReturnsRunsAgain(t *testing.T) {
 	srv := zktest.NewServer(t)
 	ctx := testCtx(t)
+	logs := &lockedBuffer{}
+	logger := slog.New(slog.NewTextHandler(logs, &slog.HandlerOptions{Level: slog.LevelWarn}))
 	runs := make(chan Item, 10)
-	p, err := New(newClient(t, []string{srv.Addr()}), "/again", func(ctx context.Context, it Item) error {
-		runs <- it
+	p, err := New(newClient(t, []string{srv.Addr()}, framework.WithLogger(logger)), "/again", func(ctx context.Context, it Item) error {
+		select {
+		case runs <- it:
+		case <-ctx.Done():
+		}
 		return errors.New("failed")
 	}, WithID("a"), Items("x"), WithRestartPause(10*time.Millisecond))
 	require.NoError(t, err)
@@ -196,6 +206,27 @@ func TestWorkThatReturnsRunsAgain(t *testing.T) {
 	first, second := <-runs, <-runs
 	require.Equal(t, first, second, "the same hold, the same token")
 	require.Equal(t, []string{"x"}, p.Owned())
+	for _, want := range []string{"level=WARN", "item=x", "error=failed"} {
+		require.Contains(t, logs.String(), want)
+	}
+}
+
+// lockedBuffer is a log's destination, read while the Partitioner's goroutines write.
+type lockedBuffer struct {
+	mu sync.Mutex
+	b  strings.Builder
+}
+
+func (l *lockedBuffer) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.Write(p)
+}
+
+func (l *lockedBuffer) String() string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.String()
 }
 
 func TestDuplicateID(t *testing.T) {
@@ -325,4 +356,24 @@ func TestDefaultID(t *testing.T) {
 	require.Equal(t, id, p.ID())
 	require.Equal(t, []string{id}, children(t, c, "/default/members"))
 	settled(t, r, []string{"x"}, map[string]*Partitioner{id: p})
+}
+
+// Start returns once the member has joined, without waiting for its items: here the
+// only item's lock is held by someone outside the set, and the item runs once they
+// let go.
+func TestStartDoesNotWaitForItems(t *testing.T) {
+	srv := zktest.NewServer(t)
+	ctx := testCtx(t)
+	other, err := mutex.New(newClient(t, []string{srv.Addr()}), "/waiting/items/x", mutex.WithID("outsider"))
+	require.NoError(t, err)
+	require.NoError(t, other.Acquire(ctx))
+
+	r := newRegisters(t)
+	p := start(t, newClient(t, []string{srv.Addr()}), "/waiting", "a", r, Items("x"))
+	require.Empty(t, p.Owned())
+	inside, _ := r.snapshot()
+	require.Empty(t, inside)
+
+	require.NoError(t, other.Release(ctx))
+	settled(t, r, []string{"x"}, map[string]*Partitioner{"a": p})
 }
