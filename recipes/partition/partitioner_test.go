@@ -9,8 +9,6 @@ import (
 	"os"
 	"slices"
 	"strconv"
-	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -190,7 +188,7 @@ func TestCloseHandsOverAndLeavesNothing(t *testing.T) {
 func TestWorkThatReturnsRunsAgain(t *testing.T) {
 	srv := zktest.NewServer(t)
 	ctx := testCtx(t)
-	logs := &lockedBuffer{}
+	logs := &zkrtest.SyncBuffer{}
 	logger := slog.New(slog.NewTextHandler(logs, &slog.HandlerOptions{Level: slog.LevelWarn}))
 	runs := make(chan Item, 10)
 	p, err := New(newClient(t, []string{srv.Addr()}, framework.WithLogger(logger)), "/again", func(ctx context.Context, it Item) error {
@@ -209,24 +207,6 @@ func TestWorkThatReturnsRunsAgain(t *testing.T) {
 	for _, want := range []string{"level=WARN", "item=x", "error=failed"} {
 		require.Contains(t, logs.String(), want)
 	}
-}
-
-// lockedBuffer is a log's destination, read while the Partitioner's goroutines write.
-type lockedBuffer struct {
-	mu sync.Mutex
-	b  strings.Builder
-}
-
-func (l *lockedBuffer) Write(p []byte) (int, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.Write(p)
-}
-
-func (l *lockedBuffer) String() string {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.String()
 }
 
 func TestDuplicateID(t *testing.T) {
