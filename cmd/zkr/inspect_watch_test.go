@@ -93,8 +93,10 @@ func TestInspectWatchJSON(t *testing.T) {
 	}
 	require.Equal(t, []string{"", "m1=first", "m1=second", ""}, seen)
 
-	// --for ends a watch by itself, with 0.
-	code, stdout, stderr := runZkr(t, []string{"ZK_SERVERS=" + h.servers}, "inspect", "/g", "--watch", "--for", "100ms")
+	// --for ends a watch by itself, with 0. Its time counts from the start, connection
+	// and load included, so it is long enough for those on busy cores (100ms was not,
+	// under -race with the package's parallel tests).
+	code, stdout, stderr := runZkr(t, []string{"ZK_SERVERS=" + h.servers}, "inspect", "/g", "--watch", "--for", "2s")
 	require.Equal(t, 0, code, stderr)
 	require.Contains(t, stdout, "/g: no participants")
 }

@@ -1,7 +1,6 @@
 package main
 
 import (
-	"bytes"
 	"context"
 	"fmt"
 	"os"
@@ -9,7 +8,6 @@ import (
 	"path/filepath"
 	"runtime"
 	"strings"
-	"sync"
 	"syscall"
 	"testing"
 	"time"
@@ -92,7 +90,7 @@ func newHarness(t *testing.T) *harness {
 type proc struct {
 	t              *testing.T
 	cmd            *exec.Cmd
-	stdout, stderr syncBuffer
+	stdout, stderr zkrtest.SyncBuffer
 	done           chan struct{}
 }
 
@@ -208,26 +206,9 @@ func (h *harness) touch(name string) {
 }
 
 // waitOutput waits for text on one of a proc's streams.
-func waitOutput(t *testing.T, b *syncBuffer, text string) {
+func waitOutput(t *testing.T, b *zkrtest.SyncBuffer, text string) {
 	t.Helper()
 	eventually(t, fmt.Sprintf("%q in zkr's output", text), func() bool { return strings.Contains(b.String(), text) })
-}
-
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *syncBuffer) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
 }
 
 // sh is a child command: a shell script.
