@@ -52,6 +52,7 @@ func TestLeadershipMetrics(t *testing.T) {
 	}
 	require.Equal(t, int64(3), tm.Count(t, waitDuration), "no other wait")
 	require.Zero(t, tm.Sum(t, holdsLost), "no leadership lost")
+	tm.RequireBoundedAttributes(t)
 
 	spans := map[string]int{}
 	for _, s := range tm.Spans() {
