@@ -102,12 +102,22 @@ func (h *harness) start(args ...string) *proc {
 // startZkr runs zkr with args and extra environment; stdin is /dev/null, as in cron.
 func startZkr(t *testing.T, env []string, args ...string) *proc {
 	t.Helper()
+	return startZkrTo(t, nil, env, args...)
+}
+
+// startZkrTo is startZkr with zkr's stdout on the file given (a terminal), when not
+// nil; p.stdout then stays empty.
+func startZkrTo(t *testing.T, stdout *os.File, env []string, args ...string) *proc {
+	t.Helper()
 	p := &proc{t: t, done: make(chan struct{})}
 	p.cmd = exec.CommandContext(testCtx(t), zkrBin, args...)
 	// The race detector sleeps a second before a process exits, unless told not to.
 	p.cmd.Env = append(os.Environ(), "GORACE="+os.Getenv("GORACE")+" atexit_sleep_ms=0")
 	p.cmd.Env = append(p.cmd.Env, env...)
 	p.cmd.Stdout, p.cmd.Stderr = &p.stdout, &p.stderr
+	if stdout != nil {
+		p.cmd.Stdout = stdout
+	}
 	require.NoError(t, p.cmd.Start())
 	go func() {
 		_ = p.cmd.Wait()

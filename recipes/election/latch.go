@@ -176,7 +176,7 @@ func (l *Latch) setLeader(h *lockqueue.Held) {
 func (l *Latch) Await(ctx context.Context) error {
 	for {
 		l.mu.Lock()
-		leader, closed, started, ch := l.leader, l.closed, l.started, l.changed
+		leader, closed, started, ch := l.leading(), l.closed, l.started, l.changed
 		l.mu.Unlock()
 		switch {
 		case closed:
