@@ -51,7 +51,8 @@ test: deps curator-peer fmt-check vet oldest-go
 # order and rules, HoldContext, the partition's assignment, the counter's version
 # proof, listener delivery, the cost of telemetry left off, paths, protected names,
 # retry schedules, the fault proxy, the chaos checker's own test, and every fuzz
-# target's seeds. The tests
+# target's seeds (the names also catch a few framework tests, of namespaces, protected
+# creates and retries, that start a server of their own: they run too). The tests
 # against ZooKeeper run once, with the race detector, on the current Go. Keep the go
 # line a release's full name (1.25.0, not 1.25): it names the toolchain here.
 GO_OLDEST := $(shell sed -n 's/^go //p' go.mod)
@@ -123,6 +124,8 @@ demo:
 # member, into BENCHMARKS-ensemble.md. Last, the cache, group, counter and partition
 # scenarios (issues 13 to 15, -recipes) against Curator's recipes and, for the
 # partition, kazoo's SetPartitioner (bench/kazoo-peer), into BENCHMARKS-recipes.md.
+# Then the instrumentation's cost, off against metrics against metrics and traces
+# (scripts/bench-telemetry.sh, benchstat), into BENCHMARKS-telemetry.md.
 BENCH_ARGS ?= -out BENCHMARKS.md -plot bench/benchmarks.png
 BENCH_ENSEMBLE_ARGS ?= -ensemble 3 -out BENCHMARKS-ensemble.md -plot '' -analysis '' -save build/bench-ensemble.json
 BENCH_RECIPES_ARGS ?= -recipes -out BENCHMARKS-recipes.md -plot '' -analysis '' -save build/bench-recipes.json
@@ -132,6 +135,7 @@ bench: deps curator-peer build/bench
 	build/bench $(BENCH_ARGS)
 	build/bench $(BENCH_ENSEMBLE_ARGS)
 	build/bench $(BENCH_RECIPES_ARGS)
+	GO=$(GO) scripts/bench-telemetry.sh BENCHMARKS-telemetry.md
 
 build/bench:
 	cd bench && $(GO) build -o ../build/bench .

@@ -48,8 +48,8 @@
 //     operation, retries included (zkrecipes.client.request.duration, by operation
 //     and outcome; its count is the number of operations). Attributes take a few
 //     fixed values each, never a path or a session id. Without providers nothing is
-//     measured and nothing is allocated for it; the library's module requires only
-//     the API, never the SDK.
+//     measured and nothing is allocated for it. A program using the library builds
+//     only the API, never the SDK, which the module requires for its own tests.
 //
 // Recipes (mutex, rwlock, semaphore, election) build on it; Conn gives raw access to
 // the go-zookeeper connection for anything else.

@@ -78,6 +78,7 @@ func TestClientMetricsAreWhatHappened(t *testing.T) {
 		return heard[framework.Reconnected] == 1
 	}, zkrtest.Wait, 10*time.Millisecond)
 	require.Equal(t, int64(1), tm.Sum(t, sessionsLost), "one session lost")
+	tm.RequireBoundedAttributes(t)
 	mu.Lock()
 	defer mu.Unlock()
 	require.Equal(t, int64(1), heard[framework.Lost])

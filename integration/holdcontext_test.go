@@ -292,6 +292,35 @@ func TestLatchContextFollowsLeadership(t *testing.T) {
 	require.ErrorIs(t, context.Cause(leading), election.ErrNotLeader)
 }
 
+// TestLeaseContextFollowsItsLease: one lease's Context ends, with ErrLost, when that
+// lease is released, and when it may be lost; the other lease's goes on meanwhile.
+func TestLeaseContextFollowsItsLease(t *testing.T) {
+	srv := zktest.NewServer(t)
+	ctx := testCtx(t)
+	proxy := zktest.NewProxy(t, srv.Addr())
+	s, err := semaphore.New(newClient(t, []string{proxy.Addr()}), "/holdctx/lease", 3)
+	require.NoError(t, err)
+	leases, err := s.Acquire(ctx, 2)
+	require.NoError(t, err)
+	released, stop := leases[0].Context(ctx)
+	defer stop()
+	held, stop := leases[1].Context(ctx)
+	defer stop()
+	require.NoError(t, released.Err())
+
+	require.NoError(t, leases[0].Release(ctx))
+	<-released.Done()
+	require.ErrorIs(t, context.Cause(released), semaphore.ErrLost)
+	require.NoError(t, held.Err(), "the other lease's goes on")
+
+	proxy.Cut()
+	<-held.Done()
+	proxy.Restore()
+	require.ErrorIs(t, context.Cause(held), semaphore.ErrLost)
+	require.ErrorIs(t, leases[1].Release(ctx), semaphore.ErrLost)
+	requireNoEphemerals(t, newClient(t, []string{srv.Addr()}), "/holdctx/lease")
+}
+
 // requireNoEphemerals waits until no ephemeral node is left under p.
 func requireNoEphemerals(t *testing.T, c *framework.Client, p string) {
 	t.Helper()

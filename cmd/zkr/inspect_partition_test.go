@@ -3,7 +3,7 @@ package main
 import (
 	"context"
 	"encoding/json"
-	"slices"
+	"maps"
 	"strings"
 	"testing"
 	"time"
@@ -20,6 +20,7 @@ func TestInspectPartition(t *testing.T) {
 	h := newHarness(t)
 	ctx := zkrtest.Context(t)
 	items := []string{"billing", "emails", "exports"}
+	members := map[string]*partition.Partitioner{}
 	for _, id := range []string{"r1", "r2"} {
 		p, err := partition.New(zkrtest.Client(t, []string{h.servers}), "/scheduler",
 			func(ctx context.Context, _ partition.Item) error { <-ctx.Done(); return nil },
@@ -27,14 +28,32 @@ func TestInspectPartition(t *testing.T) {
 		require.NoError(t, err)
 		require.NoError(t, p.Start(ctx))
 		t.Cleanup(func() { _ = p.Close(context.Background()) })
+		members[id] = p
 	}
-	// Both hold their shares: 2 and 1.
+	// who is item -> owner as the members themselves say it.
+	who := func() map[string]string {
+		m := map[string]string{}
+		for id, p := range members {
+			for _, it := range p.Owned() {
+				m[it] = id
+			}
+		}
+		return m
+	}
+	// Both hold their shares, 2 and 1, and inspect shows each item's owner as the
+	// members' Owned say it.
 	var q queue
 	require.Eventually(t, func() bool {
 		code, stdout, _ := runZkr(t, []string{"ZK_SERVERS=" + h.servers}, "inspect", "/scheduler", "--json")
 		q = queue{}
-		return code == 0 && json.Unmarshal([]byte(stdout), &q) == nil && len(q.Items) == 3 &&
-			!slices.ContainsFunc(q.Items, func(it partitionItem) bool { return it.Owner == "" })
+		if code != 0 || json.Unmarshal([]byte(stdout), &q) != nil || len(q.Items) != 3 {
+			return false
+		}
+		shown := map[string]string{}
+		for _, it := range q.Items {
+			shown[it.Name] = it.Owner
+		}
+		return maps.Equal(shown, who())
 	}, zkrtest.Wait, 100*time.Millisecond)
 	require.Equal(t, "partition", q.Recipe)
 	require.Equal(t, []string{"r1", "r2"}, q.Members)

@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"encoding/json"
+	"regexp"
 	"strings"
 	"syscall"
 	"testing"
@@ -11,7 +12,9 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/zkrecipes/zkrecipes/internal/zkrtest"
+	"github.com/zkrecipes/zkrecipes/recipes/election"
 	"github.com/zkrecipes/zkrecipes/recipes/group"
+	"github.com/zkrecipes/zkrecipes/recipes/partition"
 	"github.com/zkrecipes/zkrecipes/zktest"
 )
 
@@ -93,8 +96,10 @@ func TestInspectWatchJSON(t *testing.T) {
 	}
 	require.Equal(t, []string{"", "m1=first", "m1=second", ""}, seen)
 
-	// --for ends a watch by itself, with 0.
-	code, stdout, stderr := runZkr(t, []string{"ZK_SERVERS=" + h.servers}, "inspect", "/g", "--watch", "--for", "100ms")
+	// --for ends a watch by itself, with 0. Its time counts from the start, connection
+	// and load included, so it is long enough for those on busy cores (100ms was not,
+	// under -race with the package's parallel tests).
+	code, stdout, stderr := runZkr(t, []string{"ZK_SERVERS=" + h.servers}, "inspect", "/g", "--watch", "--for", "2s")
 	require.Equal(t, 0, code, stderr)
 	require.Contains(t, stdout, "/g: no participants")
 }
@@ -134,4 +139,50 @@ func watchLines(p *proc) []string {
 		return nil
 	}
 	return strings.Split(strings.TrimSuffix(out, "\n"), "\n")
+}
+
+// --watch follows who leads an election and who owns a partition's items, one line
+// per change.
+func TestInspectWatchLeadersAndItems(t *testing.T) {
+	t.Parallel()
+	h := newHarness(t)
+	ctx := zkrtest.Context(t)
+	e := h.start("inspect", "/e", "--watch")
+	p := h.start("inspect", "/p", "--watch")
+	waitOutput(t, &e.stdout, " /e: no participants\n")
+	waitOutput(t, &p.stdout, " /p: no participants\n")
+
+	first, err := election.NewLatch(zkrtest.Client(t, []string{h.servers}), "/e", election.WithID("first"))
+	require.NoError(t, err)
+	require.NoError(t, first.Start(ctx))
+	require.NoError(t, first.Await(ctx))
+	waitOutput(t, &e.stdout, " /e: latch, holding: latch first (token ")
+	second, err := election.NewLatch(zkrtest.Client(t, []string{h.servers}), "/e", election.WithID("second"))
+	require.NoError(t, err)
+	require.NoError(t, second.Start(ctx))
+	waitOutput(t, &e.stdout, "; waiting: latch second\n")
+	require.NoError(t, first.Close(ctx))
+	require.NoError(t, second.Await(ctx))
+	waitOutput(t, &e.stdout, " /e: latch, holding: latch second (token ")
+	require.NoError(t, second.Close(ctx))
+
+	part, err := partition.New(zkrtest.Client(t, []string{h.servers}), "/p",
+		func(ctx context.Context, _ partition.Item) error { <-ctx.Done(); return nil },
+		partition.WithID("r1"), partition.Items("x", "y"))
+	require.NoError(t, err)
+	require.NoError(t, part.Start(ctx))
+	eventually(t, "both items owned", func() bool {
+		l := watchLines(p)
+		return len(l) > 0 && regexp.MustCompile(`/p: partition, members r1; items x r1 \(token \d+, 0 waiting\), y r1 \(token \d+, 0 waiting\)$`).MatchString(l[len(l)-1])
+	})
+	require.NoError(t, part.Close(ctx))
+	eventually(t, "the items without an owner", func() bool {
+		l := watchLines(p)
+		return len(l) > 0 && strings.HasSuffix(l[len(l)-1], "/p: partition, members ; items x - (token 0, 0 waiting), y - (token 0, 0 waiting)")
+	})
+
+	for _, w := range []*proc{e, p} {
+		w.signal(syscall.SIGTERM)
+		require.Equal(t, 0, w.wait())
+	}
 }

@@ -1,7 +1,6 @@
 package main
 
 import (
-	"bytes"
 	"context"
 	"fmt"
 	"os"
@@ -9,7 +8,6 @@ import (
 	"path/filepath"
 	"runtime"
 	"strings"
-	"sync"
 	"syscall"
 	"testing"
 	"time"
@@ -92,7 +90,7 @@ func newHarness(t *testing.T) *harness {
 type proc struct {
 	t              *testing.T
 	cmd            *exec.Cmd
-	stdout, stderr syncBuffer
+	stdout, stderr zkrtest.SyncBuffer
 	done           chan struct{}
 }
 
@@ -104,12 +102,22 @@ func (h *harness) start(args ...string) *proc {
 // startZkr runs zkr with args and extra environment; stdin is /dev/null, as in cron.
 func startZkr(t *testing.T, env []string, args ...string) *proc {
 	t.Helper()
+	return startZkrTo(t, nil, env, args...)
+}
+
+// startZkrTo is startZkr with zkr's stdout on the file given (a terminal), when not
+// nil; p.stdout then stays empty.
+func startZkrTo(t *testing.T, stdout *os.File, env []string, args ...string) *proc {
+	t.Helper()
 	p := &proc{t: t, done: make(chan struct{})}
 	p.cmd = exec.CommandContext(testCtx(t), zkrBin, args...)
 	// The race detector sleeps a second before a process exits, unless told not to.
 	p.cmd.Env = append(os.Environ(), "GORACE="+os.Getenv("GORACE")+" atexit_sleep_ms=0")
 	p.cmd.Env = append(p.cmd.Env, env...)
 	p.cmd.Stdout, p.cmd.Stderr = &p.stdout, &p.stderr
+	if stdout != nil {
+		p.cmd.Stdout = stdout
+	}
 	require.NoError(t, p.cmd.Start())
 	go func() {
 		_ = p.cmd.Wait()
@@ -208,26 +216,9 @@ func (h *harness) touch(name string) {
 }
 
 // waitOutput waits for text on one of a proc's streams.
-func waitOutput(t *testing.T, b *syncBuffer, text string) {
+func waitOutput(t *testing.T, b *zkrtest.SyncBuffer, text string) {
 	t.Helper()
 	eventually(t, fmt.Sprintf("%q in zkr's output", text), func() bool { return strings.Contains(b.String(), text) })
-}
-
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *syncBuffer) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
 }
 
 // sh is a child command: a shell script.

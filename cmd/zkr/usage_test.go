@@ -39,6 +39,11 @@ func TestBadInput(t *testing.T) {
 		{[]string{"semaphore", "/a", "--leases", "-2"}, exitUsage, "zkr semaphore: --leases must be at least 1, not -2"},
 		{[]string{"elect", "/a"}, exitUsage, "zkr elect: missing CMD after --"},
 		{[]string{"inspect", "/a", "--", "true"}, exitUsage, "zkr inspect: inspect runs no command"},
+		{[]string{"inspect", "/a", "--for", "1s"}, exitUsage, "zkr inspect: --for goes with --watch"},
+		{[]string{"inspect", "/a", "--watch", "--for", "-1s"}, exitUsage, "zkr inspect: --for cannot be negative"},
+		{[]string{"inspect", "/a", "--watch", "--tree"}, exitUsage, "zkr inspect: --tree goes with neither --as nor --watch"},
+		{[]string{"inspect", "/a", "--watch", "--as", "queue"}, exitUsage, `zkr inspect: --as wants one of group, value, count, counter, not "queue"`},
+		{[]string{"inspect", "a", "--watch"}, exitUsage, `zkr inspect: invalid PATH "a"`},
 		{[]string{"dev", "extra"}, exitUsage, "zkr dev: dev takes no arguments"},
 		{[]string{"--auth", "nocolon", "lock", "/a"}, exitUsage, "zkr lock: --auth wants scheme:credentials"},
 		{[]string{"--servers", "", "lock", "/a"}, exitUsage, "zkr lock: no ZooKeeper servers"},
@@ -47,6 +52,10 @@ func TestBadInput(t *testing.T) {
 		{[]string{"--servers", closed, "--connect-timeout", "1s", "lock", "/a", "--", "true"}, exitZooKeeper,
 			"zkr lock: cannot connect to ZooKeeper at " + closed + " within 1s (last attempt: dial tcp " + closed},
 		{[]string{"--servers", closed, "--connect-timeout", "1s", "inspect", "/a"}, exitZooKeeper,
+			"zkr inspect: cannot connect to ZooKeeper at " + closed + " within 1s (last attempt: dial tcp " + closed},
+		{[]string{"--servers", closed, "--connect-timeout", "1s", "inspect", "/a", "--watch"}, exitZooKeeper,
+			"zkr inspect: cannot connect to ZooKeeper at " + closed + " within 1s (last attempt: dial tcp " + closed},
+		{[]string{"--servers", closed, "--connect-timeout", "1s", "inspect", "/a", "--watch", "--json"}, exitZooKeeper,
 			"zkr inspect: cannot connect to ZooKeeper at " + closed + " within 1s (last attempt: dial tcp " + closed},
 	} {
 		t.Run(strings.Join(tc.args, " "), func(t *testing.T) {

@@ -146,9 +146,13 @@ func shareJobs(ctx context.Context, server, namespace string) error {
 	if err := kept(running, starts, after, afterStarts, victim); err != nil {
 		return err
 	}
-	say("%s's jobs had new owners %v after it went silent (bound: its session timeout and a second, %v)", victim, took.Round(time.Millisecond), bound)
-	if took > bound+time.Second { // the demo's own pauses: its replicas share two cores
-		return fmt.Errorf("%s's jobs took %v to move, over %v", victim, took, bound)
+	// The check allows a second past the bound for the demo's own pauses: its
+	// replicas, server and checks share the machine's cores.
+	allowed := bound + time.Second
+	say("%s's jobs had new owners %v after it went silent (bound: its session timeout and a second, %v; checked against %v)",
+		victim, took.Round(time.Millisecond), bound, allowed)
+	if took > allowed {
+		return fmt.Errorf("%s's jobs took %v to move, over the %v allowed", victim, took, allowed)
 	}
 	reps[victim].close()
 	delete(reps, victim)

@@ -37,14 +37,36 @@ func NewTelemetry(t testing.TB) *Telemetry {
 	return tm
 }
 
+// each calls fn with every data point recorded so far: its instrument's name, its
+// attributes, and a counter's or up-down counter's value, or a histogram's count.
+func (tm *Telemetry) each(t testing.TB, fn func(name string, set attribute.Set, value int64)) {
+	t.Helper()
+	var rm metricdata.ResourceMetrics
+	require.NoError(t, tm.reader.Collect(context.Background(), &rm))
+	for _, sm := range rm.ScopeMetrics {
+		for _, m := range sm.Metrics {
+			switch data := m.Data.(type) {
+			case metricdata.Sum[int64]:
+				for _, p := range data.DataPoints {
+					fn(m.Name, p.Attributes, p.Value)
+				}
+			case metricdata.Histogram[float64]:
+				for _, p := range data.DataPoints {
+					fn(m.Name, p.Attributes, int64(p.Count))
+				}
+			default:
+				t.Fatalf("instrument %s has data of type %T", m.Name, m.Data)
+			}
+		}
+	}
+}
+
 // points reads the data points of the instrument name whose attributes include
 // attrs (key, value, key, value...): a counter's or up-down counter's values, or a
 // histogram's counts.
 func (tm *Telemetry) points(t testing.TB, name string, attrs []string) []int64 {
 	t.Helper()
 	require.Zero(t, len(attrs)%2, "attributes come as key, value pairs")
-	var rm metricdata.ResourceMetrics
-	require.NoError(t, tm.reader.Collect(context.Background(), &rm))
 	match := func(set attribute.Set) bool {
 		for i := 0; i < len(attrs); i += 2 {
 			if v, ok := set.Value(attribute.Key(attrs[i])); !ok || v.Emit() != attrs[i+1] {
@@ -54,30 +76,27 @@ func (tm *Telemetry) points(t testing.TB, name string, attrs []string) []int64 {
 		return true
 	}
 	var values []int64
-	for _, sm := range rm.ScopeMetrics {
-		for _, m := range sm.Metrics {
-			if m.Name != name {
-				continue
-			}
-			switch data := m.Data.(type) {
-			case metricdata.Sum[int64]:
-				for _, p := range data.DataPoints {
-					if match(p.Attributes) {
-						values = append(values, p.Value)
-					}
-				}
-			case metricdata.Histogram[float64]:
-				for _, p := range data.DataPoints {
-					if match(p.Attributes) {
-						values = append(values, int64(p.Count))
-					}
-				}
-			default:
-				t.Fatalf("instrument %s has data of type %T", name, m.Data)
-			}
+	tm.each(t, func(n string, set attribute.Set, value int64) {
+		if n == name && match(set) {
+			values = append(values, value)
 		}
-	}
+	})
 	return values
+}
+
+// boundedKeys are the metric attributes of the client and the recipes: each takes a
+// few fixed values, never a path, a node or a session.
+var boundedKeys = []string{"recipe", "outcome", "operation", "state", "reason", "change", "type"}
+
+// RequireBoundedAttributes fails the test unless every data point recorded so far,
+// of any instrument, has only attributes from boundedKeys.
+func (tm *Telemetry) RequireBoundedAttributes(t testing.TB) {
+	t.Helper()
+	tm.each(t, func(name string, set attribute.Set, _ int64) {
+		for _, kv := range set.ToSlice() {
+			require.Contains(t, boundedKeys, string(kv.Key), "%s has attribute %s=%s", name, kv.Key, kv.Value.Emit())
+		}
+	})
 }
 
 // Sum is the total of counter name over the attribute sets that include attrs (key,

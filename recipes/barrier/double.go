@@ -154,14 +154,16 @@ func (d *Double) ensureNode(ctx context.Context, since *int64) error {
 		}
 		d.dropNode(ctx) // of an earlier session: nobody's
 		p := path.Join(d.path, uuid.NewString())
-		_, err := d.c.Create(ctx, p, localAddress(), framework.Ephemeral(), framework.CreatingParents())
-		if err != nil && !errors.Is(err, zk.ErrNodeExists) { // exists: our create, whose reply was lost
-			return err
-		}
+		// Ours before the create is sent: a create that ends with ctx may still be
+		// applied, and the node must then be deleted with the others.
 		n = &lockqueue.Node{Path: p, Name: path.Base(p)}
 		d.mu.Lock()
 		d.node = n
 		d.mu.Unlock()
+		_, err := d.c.Create(ctx, p, localAddress(), framework.Ephemeral(), framework.CreatingParents())
+		if err != nil && !errors.Is(err, zk.ErrNodeExists) { // exists: our create, whose reply was lost
+			return err
+		}
 		ok, stat, err := d.c.Exists(ctx, p)
 		if err != nil {
 			return err // the node is dropped on the next round: its session is unknown

@@ -65,4 +65,5 @@ func TestWaitMetrics(t *testing.T) {
 	}
 	require.Equal(t, map[string]int{"barrier wait ok": 2, "barrier wait timed_out": 1, "barrier wait cancelled": 1,
 		"double_barrier enter ok": 2, "double_barrier enter timed_out": 1, "double_barrier leave ok": 2}, spans)
+	tm.RequireBoundedAttributes(t)
 }

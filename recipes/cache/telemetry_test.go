@@ -56,4 +56,5 @@ func TestEventMetrics(t *testing.T) {
 		require.Equal(t, counts[typ], tm.Sum(t, "zkrecipes.cache.events", "recipe", "cache", "type", strings.ToLower(typ.String())), typ.String())
 	}
 	require.Equal(t, int64(1), tm.Count(t, "zkrecipes.cache.rebuild.duration", "recipe", "cache"))
+	tm.RequireBoundedAttributes(t)
 }

@@ -84,4 +84,5 @@ func TestWriteMetrics(t *testing.T) {
 	}
 	require.Equal(t, map[string]int{"counter set ok": 1, "counter add ok": 2, "counter add cancelled": 1, "counter add unknown": 1,
 		"counter add gave_up": 1, "counter compare_and_set ok": 1, "counter compare_and_set unchanged": 1}, outcomes)
+	tm.RequireBoundedAttributes(t)
 }

@@ -2,6 +2,7 @@ package election_test
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"time"
 
@@ -47,6 +48,47 @@ func ExampleLatch() {
 	// Output:
 	// leading: true
 	// leader: replica-1
+}
+
+// Context gives the leader's work a context that ends with its term of leadership:
+// when the leadership may be lost, or at Close.
+func ExampleLatch_Context() {
+	ctx := context.Background()
+	srv, err := zktest.StartServer(ctx)
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	defer srv.Close()
+	client, err := framework.New([]string{srv.Addr()})
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	defer client.Close()
+
+	latch, err := election.NewLatch(client, "/election/report-builder")
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	if err := latch.Start(ctx); err != nil {
+		fmt.Println(err)
+		return
+	}
+	if err := latch.Await(ctx); err != nil {
+		fmt.Println(err)
+		return
+	}
+	term, stopTerm := latch.Context(ctx)
+	defer stopTerm()
+	fmt.Println("leading; term live:", term.Err() == nil) // run the leader's work under term
+	_ = latch.Close(ctx)
+	<-term.Done()
+	fmt.Println("term over:", errors.Is(context.Cause(term), election.ErrNotLeader))
+	// Output:
+	// leading; term live: true
+	// term over: true
 }
 
 func ExampleSelector() {

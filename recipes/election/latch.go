@@ -159,7 +159,9 @@ func (l *Latch) setLeader(h *lockqueue.Held) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	leader := h != nil
-	if l.leader == leader {
+	if l.leader == leader || (leader && l.closed) {
+		// A grant that came as Close began is no term: Close ended it, and has deleted
+		// or is deleting our node, so the next leader may lead already.
 		return
 	}
 	l.leader, l.hold = leader, h
@@ -174,7 +176,7 @@ func (l *Latch) setLeader(h *lockqueue.Held) {
 func (l *Latch) Await(ctx context.Context) error {
 	for {
 		l.mu.Lock()
-		leader, closed, started, ch := l.leader, l.closed, l.started, l.changed
+		leader, closed, started, ch := l.leading(), l.closed, l.started, l.changed
 		l.mu.Unlock()
 		switch {
 		case closed:

@@ -3,6 +3,7 @@ package election
 import (
 	"context"
 	"fmt"
+	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -454,4 +455,39 @@ func (s *Selector) joining() bool {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	return s.started
+}
+
+// A listing that finds the latch first, answered just as Close begins, makes no term:
+// Close has already deleted our node and the next leader may lead, so no change of
+// leadership may follow Close (its listeners would hear true, with NotifyOnClose).
+func TestAGrantAsCloseBeginsMakesNoTerm(t *testing.T) {
+	srv := zktest.NewServer(t)
+	ctx := testCtx(t)
+	a := newLatch(t, newClient(t, []string{srv.Addr()}), "/election/late", NotifyOnClose())
+	closed, awaited := make(chan error, 1), make(chan error, 1)
+	var afterClose chan struct{} // the latch's changed once Close has begun
+	exclusive := a.q.Rule
+	var once sync.Once
+	a.q.Rule = func(sorted []string, ours int) (bool, int) {
+		holds, watch := exclusive(sorted, ours)
+		if holds {
+			once.Do(func() {
+				go func() { closed <- a.Close(ctx) }()
+				awaited <- a.Await(ctx) // returns once Close has begun
+				a.mu.Lock()
+				afterClose = a.changed
+				a.mu.Unlock()
+			})
+		}
+		return holds, watch
+	}
+	require.NoError(t, a.Start(ctx))
+	require.NoError(t, <-closed)
+	require.ErrorIs(t, <-awaited, ErrClosed)
+	select {
+	case <-afterClose:
+		t.Fatal("the latch recorded a change of leadership after Close")
+	default:
+	}
+	require.False(t, a.IsLeader())
 }

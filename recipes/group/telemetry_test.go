@@ -44,4 +44,5 @@ func TestMembershipMetrics(t *testing.T) {
 
 	require.NoError(t, a.Close(ctx))
 	require.True(t, figures(2, 1, 1, 0)(), "a closed member sees nobody")
+	tm.RequireBoundedAttributes(t)
 }

@@ -40,3 +40,35 @@ func ExampleMultiLock() {
 	// both held: true
 	// released: true
 }
+
+// Do holds every lock while a function runs under a context that ends if any of them
+// may be lost, and releases them after, even on a panic.
+func ExampleMultiLock_Do() {
+	ctx := context.Background()
+	srv, err := zktest.StartServer(ctx)
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	defer srv.Close()
+	client, err := framework.New([]string{srv.Addr()})
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	defer client.Close()
+
+	both, err := multilock.NewMutexes(client, []string{"/locks/accounts/bob", "/locks/accounts/alice"})
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	err = both.Do(ctx, func(ctx context.Context) error {
+		fmt.Println("both held:", both.IsAcquired(), "context live:", ctx.Err() == nil)
+		return nil // move the money here, under ctx
+	})
+	fmt.Println("done:", err, "held:", both.IsAcquired())
+	// Output:
+	// both held: true context live: true
+	// done: <nil> held: false
+}

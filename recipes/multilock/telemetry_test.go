@@ -27,4 +27,5 @@ func TestMetricsAreThoseOfItsLocks(t *testing.T) {
 		paths = append(paths, zkrtest.SpanAttributes(s)["path"])
 	}
 	require.Equal(t, []string{"/locks/a", "/locks/b"}, paths, "one span per lock, in order")
+	tm.RequireBoundedAttributes(t)
 }

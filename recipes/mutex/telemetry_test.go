@@ -65,6 +65,7 @@ func TestMetricsAndSpansAreWhatHappened(t *testing.T) {
 	require.Equal(t, int64(3), tm.Count(t, holdDuration, "recipe", "mutex"))
 	require.Equal(t, int64(1), tm.Sum(t, holdsLost, "recipe", "mutex"))
 	require.Zero(t, tm.Sum(t, waiters, "recipe", "mutex"))
+	tm.RequireBoundedAttributes(t)
 
 	spans := tm.Spans()
 	outcomes := map[string]int{}

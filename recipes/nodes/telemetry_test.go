@@ -31,4 +31,5 @@ func TestPresenceMetrics(t *testing.T) {
 	require.Equal(t, int64(2), tm.Sum(t, presenceChanges, "recipe", "persistent_node", "change", "placed"))
 	require.Equal(t, int64(1), tm.Sum(t, presenceChanges, "recipe", "persistent_node", "change", "gone"))
 	require.Equal(t, int64(3), tm.Sum(t, presenceChanges))
+	tm.RequireBoundedAttributes(t)
 }

@@ -4,15 +4,20 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"log/slog"
 	"maps"
+	"os"
 	"slices"
+	"strconv"
 	"testing"
 	"time"
 
 	"github.com/stretchr/testify/require"
 
 	"github.com/zkrecipes/zkrecipes/framework"
+	"github.com/zkrecipes/zkrecipes/internal/zkrtest"
 	"github.com/zkrecipes/zkrecipes/recipes/group"
+	"github.com/zkrecipes/zkrecipes/recipes/mutex"
 	"github.com/zkrecipes/zkrecipes/zktest"
 )
 
@@ -178,13 +183,19 @@ func TestCloseHandsOverAndLeavesNothing(t *testing.T) {
 	}, wait, 50*time.Millisecond, "the containers go once empty")
 }
 
-// A work that returns while its item is still ours runs again, after the pause.
+// A work that returns while its item is still ours runs again, after the pause, with
+// its error logged at Warn through the client's logger.
 func TestWorkThatReturnsRunsAgain(t *testing.T) {
 	srv := zktest.NewServer(t)
 	ctx := testCtx(t)
+	logs := &zkrtest.SyncBuffer{}
+	logger := slog.New(slog.NewTextHandler(logs, &slog.HandlerOptions{Level: slog.LevelWarn}))
 	runs := make(chan Item, 10)
-	p, err := New(newClient(t, []string{srv.Addr()}), "/again", func(ctx context.Context, it Item) error {
-		runs <- it
+	p, err := New(newClient(t, []string{srv.Addr()}, framework.WithLogger(logger)), "/again", func(ctx context.Context, it Item) error {
+		select {
+		case runs <- it:
+		case <-ctx.Done():
+		}
 		return errors.New("failed")
 	}, WithID("a"), Items("x"), WithRestartPause(10*time.Millisecond))
 	require.NoError(t, err)
@@ -193,6 +204,9 @@ func TestWorkThatReturnsRunsAgain(t *testing.T) {
 	first, second := <-runs, <-runs
 	require.Equal(t, first, second, "the same hold, the same token")
 	require.Equal(t, []string{"x"}, p.Owned())
+	for _, want := range []string{"level=WARN", "item=x", "error=failed"} {
+		require.Contains(t, logs.String(), want)
+	}
 }
 
 func TestDuplicateID(t *testing.T) {
@@ -255,4 +269,91 @@ func TestClientClosedUnderIt(t *testing.T) {
 	closeCtx, cancel := context.WithTimeout(ctx, 5*time.Second)
 	defer cancel()
 	_ = p.Close(closeCtx)
+}
+
+// Members whose views of the group disagree: c, cut off from the server (its
+// session kept, and its holds with it, by SessionErrorPolicy), does not see d join
+// and goes on running all its items; a and d do, and a hands its share to d at once,
+// while d queues behind c for the items c is to give up, without running them (the
+// registers). Once c is back it sees d and hands them over: all converge, having
+// moved the fewest items.
+func TestViewsThatDisagree(t *testing.T) {
+	srv := zktest.NewServer(t)
+	proxy := zktest.NewProxy(t, srv.Addr())
+	c := newClient(t, []string{srv.Addr()})
+	r := newRegisters(t)
+	items := names("job", 12)
+	opts := []Option{Items(items...)}
+	members := map[string]*Partitioner{
+		"a": start(t, newClient(t, []string{srv.Addr()}), "/views", "a", r, opts...),
+		// Long enough a session that c keeps it through the cut.
+		"c": start(t, newClient(t, []string{proxy.Addr()}, framework.WithSessionTimeout(20*time.Second),
+			framework.WithErrorPolicy(framework.SessionErrorPolicy)), "/views", "c", r, opts...),
+	}
+	owners := settled(t, r, items, members)
+	_, runs := r.snapshot()
+
+	proxy.Cut()
+	members["d"] = start(t, newClient(t, []string{srv.Addr()}), "/views", "d", r, opts...)
+	target := Assign(items, []string{"a", "c", "d"}, owners)
+	require.Eventually(t, func() bool {
+		inside, _ := r.snapshot()
+		for _, it := range items {
+			switch {
+			case owners[it] == "c" && target[it] == "d": // d waits behind c, who runs on
+				queue, err := zkrtest.List(c, "/views/items/"+it)
+				if err != nil || len(queue) != 2 || inside[it] != "c" {
+					return false
+				}
+			case inside[it] != target[it]:
+				return false
+			}
+		}
+		return true
+	}, wait, 10*time.Millisecond, "a's items did not move to d, or d did not queue behind c")
+	require.Len(t, members["c"].Owned(), 6, "c, not seeing d, believes it owns its six")
+
+	proxy.Restore()
+	next := settled(t, r, items, members)
+	require.Equal(t, target, next)
+	_, nextRuns := r.snapshot()
+	checkMoves(t, owners, next, runs, nextRuns)
+}
+
+// Without WithID a member is host:pid: its node under path/members, and the owner
+// its item locks name.
+func TestDefaultID(t *testing.T) {
+	srv := zktest.NewServer(t)
+	c := newClient(t, []string{srv.Addr()})
+	host, err := os.Hostname()
+	require.NoError(t, err)
+	id := host + ":" + strconv.Itoa(os.Getpid())
+	r := newRegisters(t)
+	p, err := New(newClient(t, []string{srv.Addr()}), "/default", r.work(id), Items("x"))
+	require.NoError(t, err)
+	require.NoError(t, p.Start(testCtx(t)))
+	t.Cleanup(func() { _ = p.Close(context.Background()) })
+	require.Equal(t, id, p.ID())
+	require.Equal(t, []string{id}, children(t, c, "/default/members"))
+	settled(t, r, []string{"x"}, map[string]*Partitioner{id: p})
+}
+
+// Start returns once the member has joined, without waiting for its items: here the
+// only item's lock is held by someone outside the set, and the item runs once they
+// let go.
+func TestStartDoesNotWaitForItems(t *testing.T) {
+	srv := zktest.NewServer(t)
+	ctx := testCtx(t)
+	other, err := mutex.New(newClient(t, []string{srv.Addr()}), "/waiting/items/x", mutex.WithID("outsider"))
+	require.NoError(t, err)
+	require.NoError(t, other.Acquire(ctx))
+
+	r := newRegisters(t)
+	p := start(t, newClient(t, []string{srv.Addr()}), "/waiting", "a", r, Items("x"))
+	require.Empty(t, p.Owned())
+	inside, _ := r.snapshot()
+	require.Empty(t, inside)
+
+	require.NoError(t, other.Release(ctx))
+	settled(t, r, []string{"x"}, map[string]*Partitioner{"a": p})
 }

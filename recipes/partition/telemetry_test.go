@@ -40,6 +40,7 @@ func TestOwnershipMetrics(t *testing.T) {
 	require.Equal(t, int64(3), tm.Sum(t, ownershipChanges, "change", "released"))
 	require.Equal(t, int64(3), tm.Sum(t, ownershipChanges, "change", "acquired"), "a took nothing again")
 	require.Zero(t, tm.Sum(t, ownershipChanges, "change", "lost"))
+	tm.RequireBoundedAttributes(t)
 }
 
 // An item whose lock goes with an expired session is counted lost, and acquired
@@ -58,4 +59,5 @@ func TestLostOwnershipMetrics(t *testing.T) {
 	require.Equal(t, int64(1), tm.Sum(t, ownershipChanges, "change", "lost"))
 	require.Zero(t, tm.Sum(t, ownershipChanges, "change", "released"))
 	require.Equal(t, int64(1), tm.Sum(t, itemsOwned))
+	tm.RequireBoundedAttributes(t)
 }

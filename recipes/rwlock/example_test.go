@@ -82,3 +82,36 @@ func ExampleLock() {
 	// reader-b holds: true
 	// write while read: false
 }
+
+// Do holds one side of the lock while a function runs under a context that ends if
+// the lock may be lost, and releases it after, even on a panic.
+func ExampleLock_Do() {
+	ctx := context.Background()
+	srv, err := zktest.StartServer(ctx)
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	defer srv.Close()
+	client, err := framework.New([]string{srv.Addr()})
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	defer client.Close()
+
+	config, err := rwlock.New(client, "/locks/config")
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	read := config.ReadLock()
+	err = read.Do(ctx, func(ctx context.Context) error {
+		fmt.Println("reading; held:", read.IsAcquired(), "context live:", ctx.Err() == nil)
+		return nil
+	})
+	fmt.Println("done:", err, "held:", read.IsAcquired())
+	// Output:
+	// reading; held: true context live: true
+	// done: <nil> held: false
+}

@@ -37,4 +37,5 @@ func TestMetricsOfBothSides(t *testing.T) {
 	require.Equal(t, int64(2), tm.Count(t, hold, "recipe", "rwlock.read"))
 	require.Zero(t, tm.Sum(t, "zkrecipes.lock.holds_lost"))
 	require.Len(t, tm.Spans(), 4)
+	tm.RequireBoundedAttributes(t)
 }

@@ -68,8 +68,38 @@ func ExampleSemaphore() {
 	// worker-1 holds: true
 }
 
-// A lease is only as good as its session: watch Lost while working, and pass the
-// fencing token to whatever the lease protects.
+// Do takes the leases, runs the work under a context that ends if any of them may be
+// lost, and gives them back after, even on a panic.
+func ExampleSemaphore_Do() {
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	client, stop, err := connect(ctx)
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	defer stop()
+
+	encoders, err := semaphore.New(client, "/jobs/encoders", 2)
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	err = encoders.Do(ctx, 2, func(ctx context.Context, leases []*semaphore.Lease) error {
+		fmt.Println(len(leases), "leases; context live:", ctx.Err() == nil)
+		return nil
+	})
+	fmt.Println("done:", err)
+	left, _ := encoders.Participants(ctx)
+	fmt.Println("leases left:", len(left))
+	// Output:
+	// 2 leases; context live: true
+	// done: <nil>
+	// leases left: 0
+}
+
+// A lease is only as good as its session: work under its Context, which ends when
+// Lost closes, and pass the fencing token to whatever the lease protects.
 func ExampleLease() {
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
@@ -93,15 +123,17 @@ func ExampleLease() {
 	lease := leases[0]
 	fmt.Println("node under", path.Dir(lease.Node()))
 
+	work, stopWork := lease.Context(ctx) // ends if the lease may be lost, and on its release
+	defer stopWork()
 	select {
-	case <-lease.Lost():
+	case <-work.Done():
 		fmt.Println("lost: stop writing")
 	default:
 		fmt.Println("writing with fencing token > 0:", lease.FencingToken() > 0)
 	}
 
 	fmt.Println("release:", lease.Release(ctx))
-	<-lease.Lost() // closed by the release
+	<-work.Done() // ended by the release
 	fmt.Println("again:", errors.Is(lease.Release(ctx), semaphore.ErrNotHeld))
 	// Output:
 	// node under /db/writers/leases

@@ -61,4 +61,5 @@ func TestMetricsOfLeasesAndMutex(t *testing.T) {
 		"semaphore acquire acquired": 1, "semaphore acquire refused": 1, "semaphore acquire cancelled": 1,
 		"semaphore.mutex acquire acquired": 1, "semaphore.mutex acquire refused": 1,
 	}, spans)
+	tm.RequireBoundedAttributes(t)
 }

@@ -57,4 +57,5 @@ func TestWriteMetrics(t *testing.T) {
 		}
 	}
 	require.Equal(t, 5, spans)
+	tm.RequireBoundedAttributes(t)
 }

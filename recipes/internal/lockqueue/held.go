@@ -117,6 +117,10 @@ func (t *Tracker) Stop() {
 	}
 }
 
+// beforeHolding, if set, runs in Grant once the holder's listener is registered and
+// before the hold is recorded: a test's way to publish a state in that window.
+var beforeHolding func()
+
 // Grant makes node n a holder, unless an error state came since the listing that
 // found it holding (taken at epoch), or the client has closed: then the participant
 // must look again (and a closed client's listing says ErrClosed). parent is that
@@ -131,11 +135,17 @@ func (t *Tracker) Grant(epoch int64, n *Node, parent *zk.Stat) (*Held, bool) {
 			t.failed()
 		}
 	})
+	if beforeHolding != nil {
+		beforeHolding()
+	}
+	// The count is compared under t.mu, as failed reads holding: the listener's
+	// failed ran before (its state is in the count), or runs once the hold is recorded.
+	t.mu.Lock()
 	if errorStates, _ := t.c.StateChanges(); errorStates != epoch || t.c.Context().Err() != nil {
+		t.mu.Unlock()
 		stopState()
 		return nil, false
 	}
-	t.mu.Lock()
 	defer t.mu.Unlock()
 	t.stopState = stopState
 	t.lost = make(chan struct{})

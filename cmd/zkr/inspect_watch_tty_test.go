@@ -1,0 +1,103 @@
+//go:build linux
+
+package main
+
+import (
+	"fmt"
+	"io"
+	"os"
+	"regexp"
+	"strings"
+	"syscall"
+	"testing"
+	"unsafe"
+
+	"github.com/stretchr/testify/require"
+)
+
+// On a terminal, --watch draws its view again in place, from the top of a cleared
+// screen, instead of printing a line per change: the holder and the waiter show up,
+// then the lock free again.
+func TestInspectWatchRedrawsOnATerminal(t *testing.T) {
+	t.Parallel()
+	h := newHarness(t)
+	term := newTerminal(t)
+	w := startZkrTo(t, term.slave, []string{"ZK_SERVERS=" + h.servers}, "inspect", "/w", "--watch")
+	require.NoError(t, term.slave.Close()) // zkr has its own
+	term.waitScreen(t, "/w: no participants")
+
+	a := h.start("lock", "/w", "--id", "a")
+	term.waitScreen(t, "/w: mutex, 1 participants")
+	require.Regexp(t, `holder\s+lock\s+a\s`, term.screen())
+	b := h.start("lock", "/w", "--id", "b", "--", "true")
+	term.waitScreen(t, "/w: mutex, 2 participants")
+	require.Regexp(t, `waiting\s+lock\s+b\s`, term.screen())
+	a.signal(syscall.SIGTERM)
+	require.Equal(t, 0, a.wait())
+	require.Equal(t, 0, b.wait())
+	term.waitScreen(t, "/w: no participants")
+
+	w.signal(syscall.SIGTERM)
+	require.Equal(t, 0, w.wait())
+	out := term.out.String()
+	require.Contains(t, out, "zkr inspect --watch /w")
+	require.Greater(t, strings.Count(out, clearScreen), 3, "a screen per change")
+	require.NotRegexp(t, regexp.MustCompile(`\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z /w`), out, "no piped lines")
+	require.Empty(t, w.stdout.String())
+}
+
+// clearScreen is what --watch sends before each screen: home, and clear.
+const clearScreen = "\033[H\033[2J"
+
+// terminal is a pseudo-terminal whose slave side a zkr writes to; out gathers what
+// it shows.
+type terminal struct {
+	master, slave *os.File
+	out           syncBuffer
+}
+
+func newTerminal(t *testing.T) *terminal {
+	t.Helper()
+	master, err := os.OpenFile("/dev/ptmx", os.O_RDWR|syscall.O_NOCTTY, 0)
+	require.NoError(t, err)
+	rc, err := master.SyscallConn()
+	require.NoError(t, err)
+	var n uint32
+	var errno syscall.Errno
+	require.NoError(t, rc.Control(func(fd uintptr) {
+		var unlock int32
+		if _, _, errno = syscall.Syscall(syscall.SYS_IOCTL, fd, syscall.TIOCSPTLCK, uintptr(unsafe.Pointer(&unlock))); errno == 0 {
+			_, _, errno = syscall.Syscall(syscall.SYS_IOCTL, fd, syscall.TIOCGPTN, uintptr(unsafe.Pointer(&n)))
+		}
+	}))
+	require.Zero(t, errno)
+	slave, err := os.OpenFile(fmt.Sprintf("/dev/pts/%d", n), os.O_RDWR|syscall.O_NOCTTY, 0)
+	require.NoError(t, err)
+	term := &terminal{master: master, slave: slave}
+	copied := make(chan struct{})
+	go func() {
+		_, _ = io.Copy(&term.out, master) // until zkr and we have closed the slave side
+		close(copied)
+	}()
+	// Registered before zkr starts, so run after its process is killed.
+	t.Cleanup(func() {
+		_ = slave.Close()
+		_ = master.Close()
+		<-copied
+	})
+	return term
+}
+
+// screen is what the terminal shows: everything since the last clear.
+func (term *terminal) screen() string {
+	out := term.out.String()
+	return out[strings.LastIndex(out, clearScreen)+1:]
+}
+
+// waitScreen waits until the screen shows text.
+func (term *terminal) waitScreen(t *testing.T, text string) {
+	t.Helper()
+	eventually(t, fmt.Sprintf("the screen to show %q", text), func() bool {
+		return strings.Contains(term.screen(), text)
+	})
+}

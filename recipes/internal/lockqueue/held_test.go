@@ -1,0 +1,51 @@
+package lockqueue
+
+import (
+	"sync"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/zkrecipes/zkrecipes/framework"
+	"github.com/zkrecipes/zkrecipes/internal/zkrtest"
+	"github.com/zkrecipes/zkrecipes/zktest"
+)
+
+// An error state published after Grant has compared the count, while it records the
+// hold, is not missed: the hold it grants is lost at once, or it grants none.
+func TestGrantMissesNoErrorStateWhileItRecordsTheHold(t *testing.T) {
+	srv := zktest.NewServer(t)
+	ctx := zkrtest.Context(t)
+	c := zkrtest.Client(t, []string{srv.Addr()}, framework.WithErrorPolicy(framework.StandardErrorPolicy))
+	tr := Track(c)
+	defer tr.Stop()
+	epoch := tr.Epoch()
+	n, err := CreateNode(ctx, c, "/grant", "lock-", nil)
+	require.NoError(t, err)
+	_, parent, err := c.Children(ctx, "/grant")
+	require.NoError(t, err)
+
+	beforeHolding = func() {
+		// Registered after the holder's listener, so it hears the state after it.
+		heard := make(chan struct{})
+		var once sync.Once
+		stop := c.Listen(func(s framework.ConnectionState) {
+			if s == framework.Suspended {
+				once.Do(func() { close(heard) })
+			}
+		})
+		defer stop()
+		srv.Stop()
+		select {
+		case <-heard:
+		case <-ctx.Done():
+		}
+	}
+	defer func() { beforeHolding = nil }()
+	h, ok := tr.Grant(epoch, n, parent)
+	require.NoError(t, ctx.Err(), "Suspended heard")
+	if ok {
+		defer h.Forget()
+		require.True(t, isClosed(h.Lost()), "a hold granted across a Suspended is lost")
+	}
+}
