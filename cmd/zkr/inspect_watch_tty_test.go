@@ -10,9 +10,11 @@ import (
 	"strings"
 	"syscall"
 	"testing"
-	"unsafe"
 
 	"github.com/stretchr/testify/require"
+	"golang.org/x/sys/unix"
+
+	"github.com/zkrecipes/zkrecipes/internal/zkrtest"
 )
 
 // On a terminal, --watch draws its view again in place, from the top of a cleared
@@ -53,7 +55,7 @@ const clearScreen = "\033[H\033[2J"
 // it shows.
 type terminal struct {
 	master, slave *os.File
-	out           syncBuffer
+	out           zkrtest.SyncBuffer
 }
 
 func newTerminal(t *testing.T) *terminal {
@@ -62,15 +64,14 @@ func newTerminal(t *testing.T) *terminal {
 	require.NoError(t, err)
 	rc, err := master.SyscallConn()
 	require.NoError(t, err)
-	var n uint32
-	var errno syscall.Errno
+	var n int
+	var ioctlErr error
 	require.NoError(t, rc.Control(func(fd uintptr) {
-		var unlock int32
-		if _, _, errno = syscall.Syscall(syscall.SYS_IOCTL, fd, syscall.TIOCSPTLCK, uintptr(unsafe.Pointer(&unlock))); errno == 0 {
-			_, _, errno = syscall.Syscall(syscall.SYS_IOCTL, fd, syscall.TIOCGPTN, uintptr(unsafe.Pointer(&n)))
+		if ioctlErr = unix.IoctlSetPointerInt(int(fd), unix.TIOCSPTLCK, 0); ioctlErr == nil {
+			n, ioctlErr = unix.IoctlGetInt(int(fd), unix.TIOCGPTN)
 		}
 	}))
-	require.Zero(t, errno)
+	require.NoError(t, ioctlErr, "unlocking the pseudo-terminal and asking its number")
 	slave, err := os.OpenFile(fmt.Sprintf("/dev/pts/%d", n), os.O_RDWR|syscall.O_NOCTTY, 0)
 	require.NoError(t, err)
 	term := &terminal{master: master, slave: slave}
