@@ -153,14 +153,18 @@ func TestItemsFrom(t *testing.T) {
 	}
 	settled(t, r, items, members)
 
+	created := time.Now()
 	add("j-4")
 	add("j-5")
 	settled(t, r, items, members)
+	t.Logf("the new items' works ran, the shares balanced, %v after their creation", time.Since(created).Round(time.Millisecond))
 
+	deleted := time.Now()
 	require.NoError(t, c.Delete(ctx, "/jobs/j-1", -1))
 	items = slices.DeleteFunc(items, func(s string) bool { return s == "j-1" })
 	inside := settled(t, r, items, members)
 	require.NotContains(t, inside, "j-1", "the deleted item's work ended")
+	t.Logf("the deleted item's work ended, the shares balanced, %v after its deletion", time.Since(deleted).Round(time.Millisecond))
 }
 
 // Close ends the works and hands every item over; nothing is left on the server.
