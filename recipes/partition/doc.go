@@ -42,6 +42,10 @@
 //
 // Assign decides. Its answer depends on the items, the members and the items'
 // current owners, and on nothing else, so members that see the same state agree.
+// A member takes the current owners from its copy of the locks, and the locks it
+// holds from itself: its copy may lag behind its own locks (just after a reconnect,
+// until the copy's resync has read them), and must not move an item of its own
+// that should stay.
 //
 // Why the current owners: no rule of the items and members alone can be balanced to
 // the item and move only what it must. Two items over members {a, b} go one to each;

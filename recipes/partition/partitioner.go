@@ -187,9 +187,19 @@ func (p *Partitioner) Start(ctx context.Context) error {
 func (p *Partitioner) reconcile(ctx context.Context, poke func()) {
 	items := p.items()
 	members := slices.Collect(maps.Keys(p.member.Members()))
-	target := Assign(items, members, p.owners(items))
+	owners := p.owners(items)
 	p.mu.Lock()
 	defer p.mu.Unlock()
+	// The locks we hold we know first-hand. The cache may not show them yet: a lock
+	// taken just before a cut, say, stays out of its copy until its resync after the
+	// reconnect has read the new node, and an assignment from that copy would move an
+	// item that is ours and should stay.
+	for name, r := range p.runs {
+		if r.isHeld() {
+			owners[name] = p.o.id
+		}
+	}
+	target := Assign(items, members, owners)
 	for name, r := range p.runs {
 		if target[name] != p.o.id {
 			r.cancel()
