@@ -264,6 +264,16 @@ func settleAfter(ctx context.Context, stopped time.Time, every time.Duration, lo
 	}
 }
 
+// closeAll closes each of a workload's recipes, giving each its own 10 s: what one
+// that cannot finish leaves behind, the run's check for leftover nodes reports.
+func closeAll[T interface{ Close(context.Context) error }](ctx context.Context, recipes []T) {
+	for _, r := range recipes {
+		cctx, cancel := context.WithTimeout(ctx, 10*time.Second)
+		_ = r.Close(cctx)
+		cancel()
+	}
+}
+
 func between(rng *rand.Rand, lo, hi time.Duration) time.Duration {
 	return lo + time.Duration(rng.Int64N(int64(hi-lo)))
 }

@@ -77,11 +77,7 @@ func (gw *groupWatch) close(ctx context.Context) {
 	for _, stop := range gw.stops {
 		stop()
 	}
-	for _, m := range gw.members {
-		cctx, cancel := context.WithTimeout(ctx, 10*time.Second)
-		_ = m.Close(cctx)
-		cancel()
-	}
+	closeAll(ctx, gw.members)
 	gw.changes = len(gw.heard)
 }
 

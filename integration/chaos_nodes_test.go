@@ -144,11 +144,7 @@ func (nw *nodeWatch) settle(ctx context.Context, stopped time.Time) {
 
 // close closes the nodes, which deletes them.
 func (nw *nodeWatch) close(ctx context.Context) {
-	for _, p := range nw.nodes {
-		cctx, cancel := context.WithTimeout(ctx, 10*time.Second)
-		_ = p.Close(cctx)
-		cancel()
-	}
+	closeAll(ctx, nw.nodes)
 }
 
 func (nw *nodeWatch) report() string {

@@ -109,11 +109,7 @@ func (pr *partitionRun) settle(ctx context.Context, stopped time.Time) {
 }
 
 func (pr *partitionRun) close(ctx context.Context) {
-	for _, p := range pr.members {
-		cctx, cancel := context.WithTimeout(ctx, 10*time.Second)
-		_ = p.Close(cctx)
-		cancel()
-	}
+	closeAll(ctx, pr.members)
 }
 
 func (pr *partitionRun) report() string {

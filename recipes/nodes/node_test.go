@@ -12,6 +12,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/zkrecipes/zkrecipes/framework"
+	"github.com/zkrecipes/zkrecipes/internal/zkrtest"
 	"github.com/zkrecipes/zkrecipes/zktest"
 )
 
@@ -166,13 +167,7 @@ func TestNodeOfASessionGivenUp(t *testing.T) {
 	p := newNode(t, c, "/given-up/node", []byte("v1"))
 	require.NoError(t, p.Start(ctx))
 	old := c.SessionID()
-	lost := make(chan struct{})
-	var once sync.Once
-	stop := c.Listen(func(s framework.ConnectionState) {
-		if s == framework.Lost {
-			once.Do(func() { close(lost) })
-		}
-	})
+	lost, stop := zkrtest.Hears(c, framework.Lost)
 	defer stop()
 
 	srv.Stop()

@@ -1,7 +1,6 @@
 package lockqueue
 
 import (
-	"sync"
 	"testing"
 
 	"github.com/stretchr/testify/require"
@@ -27,13 +26,7 @@ func TestGrantMissesNoErrorStateWhileItRecordsTheHold(t *testing.T) {
 
 	beforeHolding = func() {
 		// Registered after the holder's listener, so it hears the state after it.
-		heard := make(chan struct{})
-		var once sync.Once
-		stop := c.Listen(func(s framework.ConnectionState) {
-			if s == framework.Suspended {
-				once.Do(func() { close(heard) })
-			}
-		})
+		heard, stop := zkrtest.Hears(c, framework.Suspended)
 		defer stop()
 		srv.Stop()
 		select {
