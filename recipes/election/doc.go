@@ -14,9 +14,11 @@
 // following the election while a listener blocks, and Close, which never waits for a
 // listener, may be called from one.
 //
-// A Selector runs a function while it leads: lead(ctx) gets a context that ends when
-// leadership may be lost, on InterruptLeadership, and on Close, and leadership is
-// given up when lead returns. It queues with the mutex's nodes
+// A Selector runs a function while it leads: lead(ctx, term) gets the term's
+// participant id and fencing token, and a context that ends when leadership may be
+// lost, on InterruptLeadership, and on Close (context.Cause tells which:
+// ErrLeadershipLost, ErrInterrupted, ErrClosed); leadership is given up when lead
+// returns. It queues with the mutex's nodes
 // (P/_c_<uuid>-lock-<seq>), as Curator's is built on its mutex; AutoRequeue enters
 // the election again after every term.
 //
