@@ -25,7 +25,7 @@
 // Start, of either, returns once our node is in the queue. So a client that the
 // election's ACL refuses (framework.WithACL; the nodes and their container parents
 // all get the client's ACL) hears it from Start at once: an error wrapping
-// zk.ErrNoAuth.
+// framework.ErrNoAuth.
 //
 // "Elect a single scheduler poller" is the use this package exists for: with the
 // default error policy, two participants whose sessions are alive never both

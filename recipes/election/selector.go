@@ -78,8 +78,8 @@ func NewSelector(c *framework.Client, path string, lead func(ctx context.Context
 // Start enters the election: it returns once our node is in the queue (waiting for
 // a connection if need be), and the selector then waits for leadership in the
 // background until Close. If the node cannot be made (an ACL refuses it: the error
-// wraps zk.ErrNoAuth) or ctx ends first, Start returns the error, leaves no node,
-// and may be tried again.
+// wraps framework.ErrNoAuth) or ctx ends first, Start returns the error, leaves no
+// node, and may be tried again.
 func (s *Selector) Start(ctx context.Context) error {
 	s.mu.Lock()
 	switch {
