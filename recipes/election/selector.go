@@ -263,8 +263,8 @@ func (s *Selector) Participants(ctx context.Context) ([]Participant, error) {
 }
 
 // Close leaves the election: a waiting term stops, a running lead's ctx is
-// cancelled with ErrClosed as its cause, and Close waits for lead to return and our node to go, or for ctx to
-// end. A second Close returns ErrClosed.
+// cancelled with ErrClosed as its cause, and Close waits for lead to return and our
+// node to go, or for ctx to end. A second Close returns ErrClosed.
 func (s *Selector) Close(ctx context.Context) error {
 	s.mu.Lock()
 	if s.closed {
