@@ -14,7 +14,8 @@ import (
 // Registration is one instance this process registered: its node is kept in place
 // through faults until Close.
 type Registration struct {
-	node *nodes.PersistentNode
+	node    *nodes.PersistentNode
+	writing sync.Mutex // one Update at a time, so the last to set in is the last written
 
 	mu     sync.Mutex
 	in     Instance
@@ -86,6 +87,8 @@ func (r *Registration) Update(ctx context.Context, in Instance) error {
 	if err := in.check(); err != nil {
 		return err
 	}
+	r.writing.Lock()
+	defer r.writing.Unlock()
 	r.mu.Lock()
 	old, closed := r.in, r.closed
 	r.mu.Unlock()
