@@ -20,6 +20,7 @@
 //   double   CONNECT PATH MEMBERS       DistributedDoubleBarrier: enter (ENTERED), then
 //                                       on the input line "leave", leave (LEFT)
 //   persistent CONNECT PATH DATA        keep an ephemeral PersistentNode (CREATED <path>)
+//   discovery CONNECT BASEPATH          Curator's ServiceDiscovery (see DiscoveryPeer.java)
 //   protected NAME                      print whether Curator takes NAME for a protected node
 //   bench    CONNECT                    run benchmark workloads that bench/ sends (see Bench)
 //
@@ -82,7 +83,7 @@ public final class CuratorPeer {
     // finished lets a SIGTERM's shutdown hook wait until what was held is given back.
     private static final CountDownLatch finished = new CountDownLatch(1);
 
-    private static void say(String line) {
+    static void say(String line) {
         synchronized (out) {
             System.out.println(line);
             System.out.flush();
@@ -98,7 +99,7 @@ public final class CuratorPeer {
             new Bench(args[1]).serve();
             return;
         }
-        if (args.length < 4) {
+        if (args.length < 4 && !(args.length == 3 && args[0].equals("discovery"))) {
             System.err.println("usage: CuratorPeer mutex|read|write|lease|latch|selector|count|atomic|sharedcount|cache|group|double|persistent CONNECT PATH ...");
             System.exit(64);
         }
@@ -302,6 +303,9 @@ public final class CuratorPeer {
                 }
                 break;
             }
+            case "discovery":
+                DiscoveryPeer.run(client, path);
+                break;
             case "persistent": {
                 PersistentNode node = new PersistentNode(client, CreateMode.EPHEMERAL, false, path,
                         args[3].getBytes(StandardCharsets.UTF_8));
@@ -344,11 +348,11 @@ public final class CuratorPeer {
         }
     }
 
-    private interface Lister {
+    interface Lister {
         void list() throws Exception;
     }
 
-    private interface Commands {
+    interface Commands {
         void run(String line) throws Exception;
     }
 
@@ -365,7 +369,7 @@ public final class CuratorPeer {
     }
 
     // commands, if given, receives every other line.
-    private static void awaitRelease(Lister lister, Commands commands) throws Exception {
+    static void awaitRelease(Lister lister, Commands commands) throws Exception {
         CountDownLatch terminated = new CountDownLatch(1);
         Thread reader = new Thread(() -> {
             try (BufferedReader in = new BufferedReader(new InputStreamReader(System.in, StandardCharsets.UTF_8))) {
