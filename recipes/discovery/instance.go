@@ -136,6 +136,11 @@ func (in Instance) marshal() ([]byte, error) {
 	return bytes.TrimSuffix(b.Bytes(), []byte("\n")), nil
 }
 
+// ParseInstance reads an instance node's data, as Instances and a Provider do (for
+// programs that read the nodes themselves, such as zkr services): an error wrapping
+// ErrBadInstance when it is not an instance's JSON.
+func ParseInstance(data []byte) (Instance, error) { return unmarshal(data) }
+
 // unmarshal reads what every Curator version, Spring Cloud Zookeeper and Dubbo 3
 // write: unknown fields are ignored, a missing serviceType is DYNAMIC, a missing
 // enabled is true, and the payload may be any JSON.
