@@ -416,7 +416,7 @@ public final class CuratorPeer {
     //     queue PATH WAITERS SESSIONS           WAITERS threads queue behind a holder, then drain
     //     counter PATH SESSIONS MILLIS          each session loops on add(1) of a DistributedAtomicLong
     //                                           at PATH/count promoted to a lock at PATH/lock
-    //     and the cache and group workloads of recipeTrial
+    //     and the cache and group workloads of recipeTrial, and DiscoveryPeer.benchTrial's
     //   peer:   SET (its sessions are connected)   driver: go
     //   peer:   QUEUED (queue only)                driver: drain
     //   peer:   RESULT {"ops":..,"total":..,"reads":..,"writes":..,"nanos":..,"lat":[..]}
@@ -585,6 +585,12 @@ public final class CuratorPeer {
                 case "cache-storm":
                 case "group-join":
                     return recipeTrial(f);
+                case "discovery-register":
+                case "discovery-load":
+                case "discovery-pick": {
+                    java.util.concurrent.Callable<String> trial = DiscoveryPeer.benchTrial(f, sessions(2), recipes);
+                    return trial::call;
+                }
                 case "counter": {
                     int n = Integer.parseInt(f[2]);
                     long millis = Long.parseLong(f[3]);
@@ -795,7 +801,7 @@ public final class CuratorPeer {
 
         // usedHeap is the used heap after System.gc(), once two readings 100 ms apart
         // agree within 64 KiB: a closed CuratorCache lets go of its copy a moment later.
-        private static long usedHeap() throws InterruptedException {
+        static long usedHeap() throws InterruptedException {
             Runtime rt = Runtime.getRuntime();
             long last = -1;
             for (int i = 0; i < 20; i++) {
@@ -810,7 +816,7 @@ public final class CuratorPeer {
             return last;
         }
 
-        private static void pollUntil(java.util.function.BooleanSupplier done) throws Exception {
+        static void pollUntil(java.util.function.BooleanSupplier done) throws Exception {
             long end = System.nanoTime() + TimeUnit.SECONDS.toNanos(120);
             while (!done.getAsBoolean()) {
                 if (System.nanoTime() > end) {
@@ -1004,7 +1010,7 @@ public final class CuratorPeer {
             return json(waiters + 1, waiters + 1, 0, 0, nanos, null);
         }
 
-        private static String json(long ops, long total, long reads, long writes, long nanos, long[] lat) {
+        static String json(long ops, long total, long reads, long writes, long nanos, long[] lat) {
             StringBuilder b = new StringBuilder();
             b.append("{\"ops\":").append(ops).append(",\"total\":").append(total)
                     .append(",\"reads\":").append(reads).append(",\"writes\":").append(writes)

@@ -130,6 +130,112 @@ final class DiscoveryPeer {
         }
     }
 
+    // benchTrial prepares the discovery workloads (bench/internal/driver/discovery.go),
+    // a ServiceDiscovery on each of the two sessions, for the service "svc" under PATH:
+    //   discovery-register PATH N        the second registers N instances one at a time;
+    //                                    lat is each until the first's ServiceProvider has it
+    //                                    (then unregistered, until it is gone)
+    //   discovery-load PATH N            N instances registered, then a ServiceProvider starts;
+    //                                    heap is the used heap after System.gc() per instance
+    //   discovery-pick PATH N MILLIS     4 threads call getInstance on a provider of N
+    //                                    instances for MILLIS
+    static java.util.concurrent.Callable<String> benchTrial(String[] f, CuratorFramework[] cs,
+            List<AutoCloseable> closing) throws Exception {
+        String path = f[1];
+        int n = Integer.parseInt(f[2]);
+        ServiceDiscovery<Object> reader = ServiceDiscoveryBuilder.builder(Object.class).client(cs[0]).basePath(path).build();
+        ServiceDiscovery<Object> writer = ServiceDiscoveryBuilder.builder(Object.class).client(cs[1]).basePath(path).build();
+        closing.add(writer);
+        closing.add(reader);
+        reader.start();
+        writer.start();
+        if (!f[0].equals("discovery-register")) {
+            for (int i = 0; i < n; i++) {
+                writer.registerService(benchInstance("i" + i));
+            }
+        }
+        if (f[0].equals("discovery-load")) {
+            return () -> {
+                long before = CuratorPeer.Bench.usedHeap();
+                long start = System.nanoTime();
+                ServiceProvider<Object> provider = reader.serviceProviderBuilder().serviceName("svc").build();
+                provider.start();
+                long nanos = System.nanoTime() - start;
+                int size = provider.getAllInstances().size();
+                if (size != n) {
+                    throw new java.io.IOException("the provider knows " + size + " instances, not " + n);
+                }
+                long heap1 = CuratorPeer.Bench.usedHeap();
+                provider.close();
+                long heap0 = Math.min(before, CuratorPeer.Bench.usedHeap());
+                String r = CuratorPeer.Bench.json(n, n, 0, 0, nanos, null);
+                return r.substring(0, r.length() - 1) + ",\"heap\":" + (double) (heap1 - heap0) / n + "}";
+            };
+        }
+        ServiceProvider<Object> provider = reader.serviceProviderBuilder().serviceName("svc").build();
+        provider.start(); // closed by the reader's close
+        if (f[0].equals("discovery-pick")) {
+            long millis = Long.parseLong(f[3]);
+            return () -> {
+                java.util.concurrent.atomic.AtomicLong picks = new java.util.concurrent.atomic.AtomicLong();
+                long start = System.nanoTime(), end = start + millis * 1_000_000L;
+                List<Thread> threads = new ArrayList<>();
+                for (int t = 0; t < 4; t++) {
+                    Thread th = new Thread(() -> {
+                        try {
+                            for (int k = 0; ; k++) {
+                                if (k % 256 == 0 && System.nanoTime() > end) {
+                                    return;
+                                }
+                                if (provider.getInstance() == null) {
+                                    throw new IllegalStateException("no instance");
+                                }
+                                picks.incrementAndGet();
+                            }
+                        } catch (Exception e) {
+                            throw new RuntimeException(e);
+                        }
+                    });
+                    th.start();
+                    threads.add(th);
+                }
+                for (Thread th : threads) {
+                    th.join();
+                }
+                long ops = picks.get();
+                return CuratorPeer.Bench.json(ops, ops, 0, 0, System.nanoTime() - start, null);
+            };
+        }
+        return () -> {
+            long[] lat = new long[n];
+            long start = System.nanoTime();
+            for (int i = 0; i < n; i++) {
+                String id = "r" + i;
+                ServiceInstance<Object> in = benchInstance(id);
+                long t0 = System.nanoTime();
+                writer.registerService(in);
+                CuratorPeer.Bench.pollUntil(() -> knows(provider, id));
+                lat[i] = System.nanoTime() - t0;
+                writer.unregisterService(in);
+                CuratorPeer.Bench.pollUntil(() -> !knows(provider, id));
+            }
+            return CuratorPeer.Bench.json(n, n, 0, 0, System.nanoTime() - start, lat);
+        };
+    }
+
+    private static ServiceInstance<Object> benchInstance(String id) throws Exception {
+        return ServiceInstance.builder().name("svc").id(id).address("10.0.0.1").port(8080)
+                .uriSpec(new UriSpec("{scheme}://{address}:{port}")).build();
+    }
+
+    private static boolean knows(ServiceProvider<Object> provider, String id) {
+        try {
+            return provider.getAllInstances().stream().anyMatch(in -> in.getId().equals(id));
+        } catch (Exception e) {
+            return false;
+        }
+    }
+
     private static Map<String, Object> fields(ServiceInstance<Object> in) {
         Map<String, Object> m = new LinkedHashMap<>();
         m.put("name", in.getName());
