@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"path"
 	"slices"
+	"strings"
 	"sync"
 
 	"github.com/zkrecipes/zkrecipes/recipes/cache"
@@ -25,10 +26,12 @@ type Provider struct {
 	events *notify.Listeners[Event]
 
 	mu    sync.Mutex
-	nodes map[string]entry // by node name
-	all   []Instance       // the instances sorted by id; replaced, never changed
-	phase phase
-	mute  chan struct{} // closed to stop delivering events
+	nodes map[string]*Instance // by node name; an Instance is never changed once here
+	// sorted is nodes' instances sorted by id, made again on demand after a change
+	// (nil), so that a provider loading a large service sorts once, not per node.
+	sorted []*Instance
+	phase  phase
+	mute   chan struct{} // closed to stop delivering events
 }
 
 type phase int
@@ -38,12 +41,6 @@ const (
 	started
 	closed
 )
-
-// entry is an instance and the data it was read from.
-type entry struct {
-	in   Instance
-	data []byte
-}
 
 // NewProvider makes a provider of the named service. Nothing is sent to ZooKeeper
 // until Start.
@@ -68,7 +65,7 @@ func (d *Discovery) NewProvider(name string, opts ...ProviderOption) (*Provider,
 	p := &Provider{
 		d: d, dir: dir, cache: c,
 		pick: o.strategy(), filter: o.filter, downs: newDowns(o.errors, o.forget),
-		events: notify.New[Event](), nodes: map[string]entry{},
+		events: notify.New[Event](), nodes: map[string]*Instance{},
 	}
 	c.Listen(p.hear) // first, so the copy is ours before Start returns
 	return p, nil
@@ -107,7 +104,7 @@ func (p *Provider) Start(ctx context.Context) error {
 // none is left, ErrClosed after Close.
 func (p *Provider) Pick() (Instance, error) {
 	p.mu.Lock()
-	all, ph := p.all, p.phase
+	all, ph := p.sortedLocked(), p.phase
 	p.mu.Unlock()
 	if ph == closed {
 		return Instance{}, ErrClosed
@@ -116,17 +113,29 @@ func (p *Provider) Pick() (Instance, error) {
 	if len(usable) == 0 {
 		return Instance{}, fmt.Errorf("%w: %s has %d instances", ErrNoInstance, p.dir, len(all))
 	}
-	return p.pick(usable), nil
+	return *p.pick(usable), nil
 }
 
-func (p *Provider) usable(all []Instance) []Instance {
-	out := make([]Instance, 0, len(all))
+func (p *Provider) usable(all []*Instance) []*Instance {
+	out := make([]*Instance, 0, len(all))
 	for _, in := range all {
-		if !in.Disabled && (p.filter == nil || p.filter(in)) && !p.downs.down(in.ID) {
+		if !in.Disabled && (p.filter == nil || p.filter(*in)) && !p.downs.down(in.ID) {
 			out = append(out, in)
 		}
 	}
 	return out
+}
+
+// sortedLocked is the instances sorted by id. p.mu is held.
+func (p *Provider) sortedLocked() []*Instance {
+	if p.sorted == nil {
+		p.sorted = make([]*Instance, 0, len(p.nodes))
+		for _, in := range p.nodes {
+			p.sorted = append(p.sorted, in)
+		}
+		slices.SortFunc(p.sorted, func(a, b *Instance) int { return strings.Compare(a.ID, b.ID) })
+	}
+	return p.sorted
 }
 
 // Instances is every instance now known, sorted by id, disabled ones included. The
@@ -134,7 +143,11 @@ func (p *Provider) usable(all []Instance) []Instance {
 func (p *Provider) Instances() []Instance {
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	return slices.Clone(p.all)
+	all := make([]Instance, len(p.nodes))
+	for i, in := range p.sortedLocked() {
+		all[i] = *in
+	}
+	return all
 }
 
 // NoteError says that a call to the instance failed: after DownAfter's count of
@@ -171,8 +184,8 @@ func (p *Provider) Close() error {
 func (p *Provider) hear(e cache.Event) {
 	switch e.Type {
 	case cache.Created, cache.Changed:
-		if e.Path != p.dir {
-			p.put(e.Path, e.New.Data)
+		if e.Path != p.dir && (e.Type == cache.Created || !bytes.Equal(e.Old.Data, e.New.Data)) {
+			p.put(e.Path, e.New.Data) // not when written again as it was: nothing changed
 		}
 	case cache.Deleted:
 		if e.Path != p.dir {
@@ -194,26 +207,22 @@ func (p *Provider) put(nodePath string, data []byte) {
 	name := path.Base(nodePath)
 	p.mu.Lock()
 	old, had := p.nodes[name]
-	switch {
-	case err != nil:
+	if err != nil {
 		delete(p.nodes, name)
-	case had && bytes.Equal(old.data, data):
-		p.mu.Unlock()
-		return // written again as it was: nothing changed
-	default:
-		p.nodes[name] = entry{in: in, data: data}
+	} else {
+		p.nodes[name] = &in
 	}
-	p.rebuildLocked()
+	p.sorted = nil
 	p.mu.Unlock()
 	switch {
 	case err != nil:
 		if had {
-			p.events.Push(Event{Type: Removed, Old: old.in, Path: nodePath})
+			p.events.Push(Event{Type: Removed, Old: *old, Path: nodePath})
 		}
 		p.d.log.Warn("discovery: leaving out a node that is not an instance", "path", nodePath, "err", err)
 		p.events.Push(Event{Type: Error, Path: nodePath, Err: fmt.Errorf("%s: %w", nodePath, err)})
 	case had:
-		p.events.Push(Event{Type: Updated, Old: old.in, New: in, Path: nodePath})
+		p.events.Push(Event{Type: Updated, Old: *old, New: in, Path: nodePath})
 	default:
 		p.events.Push(Event{Type: Added, New: in, Path: nodePath})
 	}
@@ -224,18 +233,9 @@ func (p *Provider) remove(nodePath string) {
 	p.mu.Lock()
 	old, had := p.nodes[name]
 	delete(p.nodes, name)
-	p.rebuildLocked()
+	p.sorted = nil
 	p.mu.Unlock()
 	if had {
-		p.events.Push(Event{Type: Removed, Old: old.in, Path: nodePath})
+		p.events.Push(Event{Type: Removed, Old: *old, Path: nodePath})
 	}
-}
-
-func (p *Provider) rebuildLocked() {
-	all := make([]Instance, 0, len(p.nodes))
-	for _, e := range p.nodes {
-		all = append(all, e.in)
-	}
-	sortInstances(all)
-	p.all = all
 }

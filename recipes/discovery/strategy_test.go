@@ -8,10 +8,10 @@ import (
 	"github.com/stretchr/testify/require"
 )
 
-func instances(ids ...string) []Instance {
-	out := make([]Instance, len(ids))
+func instances(ids ...string) []*Instance {
+	out := make([]*Instance, len(ids))
 	for i, id := range ids {
-		out[i] = Instance{Name: "s", ID: id}
+		out[i] = &Instance{Name: "s", ID: id}
 	}
 	return out
 }
