@@ -1,8 +1,11 @@
 package discovery
 
 import (
+	"context"
 	"encoding/json"
 	"errors"
+	"log/slog"
+	"strings"
 	"testing"
 	"time"
 
@@ -147,10 +150,12 @@ func TestReconnectChangesNothing(t *testing.T) {
 func TestBadNode(t *testing.T) {
 	srv := zktest.NewServer(t)
 	c := newClient(t, []string{srv.Addr()})
-	d := newDiscovery(t, c)
+	var logged zkrtest.SyncBuffer
+	d, err := New(c, "/services", WithLogger(slog.New(slog.NewTextHandler(&logged, nil))))
+	require.NoError(t, err)
 	ctx := testCtx(t)
 	register(t, d, Instance{Name: "s", ID: "good"})
-	_, err := c.Create(ctx, "/services/s/bad", []byte("not json"), framework.Ephemeral())
+	_, err = c.Create(ctx, "/services/s/bad", []byte("not json"), framework.Ephemeral())
 	require.NoError(t, err)
 
 	p, h := follow(t, d, "s")
@@ -178,6 +183,22 @@ func TestBadNode(t *testing.T) {
 	events := brief(h.get())
 	require.ElementsMatch(t, []string{"Added good", "Error"}, events[:2], "the first load, in any order")
 	require.Equal(t, []string{"Added bad", "Removed bad", "Error"}, events[2:])
+	// Logged once per bad version by the provider, once by the query that skipped it.
+	require.Equal(t, 2, strings.Count(logged.String(), "leaving out a node that is not an instance"), logged.String())
+	require.Equal(t, 1, strings.Count(logged.String(), "skipping a node that is not an instance"), logged.String())
+}
+
+// A Register whose context ends first fails with its error and leaves no node.
+func TestRegisterCancelled(t *testing.T) {
+	srv := zktest.NewServer(t)
+	c := newClient(t, []string{srv.Addr()})
+	d := newDiscovery(t, c)
+	ctx, cancel := context.WithCancel(testCtx(t))
+	cancel()
+	r, err := d.Register(ctx, Instance{Name: "s", ID: "i"})
+	require.Nil(t, r)
+	require.ErrorIs(t, err, context.Canceled)
+	require.Empty(t, zkrtest.Children(t, c, "/services/s"))
 }
 
 // Pick skips what NoteError marked down, and the filter's refusals.

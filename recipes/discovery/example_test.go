@@ -132,6 +132,52 @@ func ExampleProvider() {
 	// a.internal
 }
 
+func ExampleProvider_Listen() {
+	ctx := context.Background()
+	client, done, err := connect(ctx)
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	defer done()
+	d, _ := discovery.New(client, "/services")
+	p, _ := d.NewProvider("orders")
+	defer p.Close()
+	events := make(chan discovery.Event, 10)
+	p.Listen(func(e discovery.Event) { events <- e })
+	if err := p.Start(ctx); err != nil {
+		fmt.Println(err)
+		return
+	}
+
+	show := func() { // the next event, which the step before caused
+		switch e := <-events; e.Type {
+		case discovery.Added:
+			fmt.Println(e.Type, e.New.ID, e.New.Port)
+		case discovery.Updated:
+			fmt.Println(e.Type, e.New.ID, e.Old.Port, "->", e.New.Port)
+		case discovery.Removed:
+			fmt.Println(e.Type, e.Old.ID)
+		}
+	}
+	in := discovery.Instance{Name: "orders", ID: "go-1", Address: "10.0.0.2", Port: 8080}
+	r, err := d.Register(ctx, in)
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	show()
+	in.Port = 9090
+	_ = r.Update(ctx, in)
+	show()
+	_ = r.Close()
+	show()
+	// Output:
+	// Added go-1 8080
+	// Updated go-1 8080 -> 9090
+	// Removed go-1
+}
+
 func ExampleInstance_URI() {
 	in := discovery.Instance{Name: "orders", ID: "go-1", Address: "10.0.0.2", Port: 8080, SSLPort: 8443,
 		URISpec: "{scheme}://{address}:{ssl-port}/{name}"}
