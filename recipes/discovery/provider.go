@@ -101,7 +101,8 @@ func (p *Provider) Start(ctx context.Context) error {
 // Pick returns one usable instance, by the provider's strategy (RoundRobin unless
 // set), from memory: it never waits for the network. Disabled instances, those the
 // filter refuses and those marked down by NoteError are skipped; ErrNoInstance when
-// none is left, ErrClosed after Close.
+// none is left, ErrClosed after Close. The Payload is shared: read it, never change
+// it.
 func (p *Provider) Pick() (Instance, error) {
 	p.mu.Lock()
 	all, ph := p.sortedLocked(), p.phase
