@@ -284,3 +284,21 @@ func TestBadInput(t *testing.T) {
 	require.ErrorIs(t, p.Start(ctx), ErrClosed)
 	require.False(t, errors.Is(p.Close(), ErrClosed), "Close is idempotent")
 }
+
+// Start returns with the instances registered before it already known: no wait
+// after it (Curator's CURATOR-705, a ServiceCache empty just after start).
+func TestStartLoadsFirst(t *testing.T) {
+	srv := zktest.NewServer(t)
+	d := newDiscovery(t, newClient(t, []string{srv.Addr()}))
+	for _, id := range []string{"a", "b", "c"} {
+		register(t, d, Instance{Name: "s", ID: id})
+	}
+	p, err := d.NewProvider("s")
+	require.NoError(t, err)
+	defer p.Close()
+	require.NoError(t, p.Start(testCtx(t)))
+	require.Equal(t, []string{"a", "b", "c"}, ids(p.Instances()))
+	in, err := p.Pick()
+	require.NoError(t, err)
+	require.Equal(t, "a", in.ID)
+}
