@@ -9,7 +9,8 @@ import (
 )
 
 // curatorMap is what Curator 5.4's JsonInstanceSerializer writes for an instance
-// with a Map payload, an SSL port and a URI spec (taken from the Curator peer).
+// with a Map payload, an SSL port and a URI spec (the peer's output, with a fixed
+// time; TestCuratorRegistersGoReads compares with the real bytes).
 const curatorMap = `{"name":"orders","id":"java-1","address":"10.0.0.7","port":8080,"sslPort":8443,` +
 	`"payload":{"@class":"java.util.HashMap","zone":"eu-1"},"registrationTimeUTC":1700000000123,` +
 	`"serviceType":"DYNAMIC","uriSpec":{"parts":[{"value":"scheme","variable":true},` +
