@@ -8,16 +8,16 @@ all: test
 # smoke test runs in make test) from Debian's packages when they are missing (as
 # root), else does nothing.
 deps:
-	@scripts/deps.sh zookeeper curator kazoo
+	@scripts/deps.sh zookeeper curator curator-discovery kazoo
 
 # Apache Curator's recipes behind a small Java program of ours, compiled against
 # Debian's jars: the interop tests' partner and the benchmarks' yardstick.
-CURATOR_CP := /usr/share/java/curator-recipes.jar
+CURATOR_CP := /usr/share/java/curator-recipes.jar:/usr/share/java/curator-x-discovery.jar
 curator-peer: deps build/curator-peer/CuratorPeer.class
 
-build/curator-peer/CuratorPeer.class: bench/curator-peer/CuratorPeer.java
+build/curator-peer/CuratorPeer.class: $(wildcard bench/curator-peer/*.java)
 	@mkdir -p build/curator-peer
-	javac -d build/curator-peer -cp $(CURATOR_CP) $<
+	javac -d build/curator-peer -cp $(CURATOR_CP) $^
 
 fmt-check:
 	@out=$$(gofmt -l $$(git ls-files '*.go' 2>/dev/null || find . -name '*.go')); \

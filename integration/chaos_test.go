@@ -98,6 +98,9 @@ func TestChaos(t *testing.T) {
 	nw, err := newNodeWatch(ctx, newClients("persistent", 3))
 	require.NoError(t, err)
 
+	dw, err := newDiscoveryWatch(ctx, newClients("discovery", 3))
+	require.NoError(t, err)
+
 	cacheClients := newClients("cache", 4)
 	cw, err := newCacheWatch(ctx, cacheClients[0], cacheClients[1:])
 	require.NoError(t, err)
@@ -149,6 +152,9 @@ func TestChaos(t *testing.T) {
 			nw.settle(ctx, lastFault)
 			nw.close(ctx)
 			phase("the persistent nodes settled and closed")
+			dw.settle(ctx, lastFault)
+			dw.close()
+			phase("the service discovery settled and closed")
 		})
 		pause(ctx, livenessLimit)
 		endWork()
@@ -173,6 +179,10 @@ func TestChaos(t *testing.T) {
 	for i := range nw.nodes {
 		rng := rand.New(rand.NewPCG(seed, uint64(3000+i)))
 		wg.Go(func() { nw.work(runCtx, i, rng) })
+	}
+	for i := range dw.kept {
+		rng := rand.New(rand.NewPCG(seed, uint64(4000+i)))
+		wg.Go(func() { dw.work(runCtx, i, rng) })
 	}
 	wg.Wait()
 	phase("every workload over")
@@ -202,7 +212,7 @@ func TestChaos(t *testing.T) {
 		goleak.IgnoreAnyFunction("github.com/zkrecipes/zkrecipes/zktest.(*Proxy).serve"),
 		goleak.IgnoreAnyFunction("github.com/zkrecipes/zkrecipes/zktest.(*Proxy).serve.func1"))
 
-	r := report{seed: seed, ran: ran, faults: f, workloads: append(ws, pr.items...), counter: counters, shared: shares, caches: cw, partition: pr, group: gw, nodes: nw, clients: clients,
+	r := report{seed: seed, ran: ran, faults: f, workloads: append(ws, pr.items...), counter: counters, shared: shares, caches: cw, partition: pr, group: gw, nodes: nw, discovery: dw, clients: clients,
 		orphans: orphans, leftovers: leftovers, leaked: leaked, lastFault: lastFault, paused: paused, soak: soak}
 	t.Log("\n" + r.String())
 	require.NoError(t, f.err)
@@ -265,6 +275,7 @@ type report struct {
 	partition *partitionRun
 	group     *groupWatch
 	nodes     *nodeWatch
+	discovery *discoveryWatch
 	clients   []*chaosClient
 	leftovers []string       // nodes left once the clients were closed
 	orphans   []string       // ephemeral nodes left while they were open, all work over
@@ -310,6 +321,7 @@ func (r *report) check() {
 		r.problems = append(r.problems, "group: "+r.group.problem)
 	}
 	r.problems = append(r.problems, r.nodes.problems()...)
+	r.problems = append(r.problems, r.discovery.problems()...)
 	if r.partition.problem != "" {
 		r.problems = append(r.problems, "partition: "+r.partition.problem)
 	}
@@ -435,6 +447,7 @@ func (r *report) String() string {
 	b.WriteString(r.partition.report())
 	b.WriteString(r.group.report())
 	b.WriteString(r.nodes.report())
+	b.WriteString(r.discovery.report())
 	b.WriteString(r.paused.String())
 	b.WriteString(livenessLine(r.workloads, r.lastFault))
 	b.WriteString(r.soak.String())

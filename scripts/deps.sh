@@ -9,11 +9,13 @@ set -euo pipefail
 declare -A file=(
   [zookeeper]=/usr/share/java/zookeeper.jar
   [curator]=/usr/share/java/curator-recipes.jar
+  [curator-discovery]=/usr/share/java/curator-x-discovery.jar
   [kazoo]=/usr/lib/python3/dist-packages/kazoo/recipe/partitioner.py
 )
 declare -A pkg=(
   [zookeeper]=zookeeper
   [curator]=libcurator-recipes-java
+  [curator-discovery]=libcurator-discovery-java
   [kazoo]=python3-kazoo
 )
 

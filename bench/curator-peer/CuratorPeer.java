@@ -20,6 +20,7 @@
 //   double   CONNECT PATH MEMBERS       DistributedDoubleBarrier: enter (ENTERED), then
 //                                       on the input line "leave", leave (LEFT)
 //   persistent CONNECT PATH DATA        keep an ephemeral PersistentNode (CREATED <path>)
+//   discovery CONNECT BASEPATH          Curator's ServiceDiscovery (see DiscoveryPeer.java)
 //   protected NAME                      print whether Curator takes NAME for a protected node
 //   bench    CONNECT                    run benchmark workloads that bench/ sends (see Bench)
 //
@@ -82,7 +83,7 @@ public final class CuratorPeer {
     // finished lets a SIGTERM's shutdown hook wait until what was held is given back.
     private static final CountDownLatch finished = new CountDownLatch(1);
 
-    private static void say(String line) {
+    static void say(String line) {
         synchronized (out) {
             System.out.println(line);
             System.out.flush();
@@ -98,7 +99,7 @@ public final class CuratorPeer {
             new Bench(args[1]).serve();
             return;
         }
-        if (args.length < 4) {
+        if (args.length < 4 && !(args.length == 3 && args[0].equals("discovery"))) {
             System.err.println("usage: CuratorPeer mutex|read|write|lease|latch|selector|count|atomic|sharedcount|cache|group|double|persistent CONNECT PATH ...");
             System.exit(64);
         }
@@ -302,6 +303,9 @@ public final class CuratorPeer {
                 }
                 break;
             }
+            case "discovery":
+                DiscoveryPeer.run(client, path);
+                break;
             case "persistent": {
                 PersistentNode node = new PersistentNode(client, CreateMode.EPHEMERAL, false, path,
                         args[3].getBytes(StandardCharsets.UTF_8));
@@ -344,11 +348,11 @@ public final class CuratorPeer {
         }
     }
 
-    private interface Lister {
+    interface Lister {
         void list() throws Exception;
     }
 
-    private interface Commands {
+    interface Commands {
         void run(String line) throws Exception;
     }
 
@@ -365,7 +369,7 @@ public final class CuratorPeer {
     }
 
     // commands, if given, receives every other line.
-    private static void awaitRelease(Lister lister, Commands commands) throws Exception {
+    static void awaitRelease(Lister lister, Commands commands) throws Exception {
         CountDownLatch terminated = new CountDownLatch(1);
         Thread reader = new Thread(() -> {
             try (BufferedReader in = new BufferedReader(new InputStreamReader(System.in, StandardCharsets.UTF_8))) {
@@ -412,7 +416,7 @@ public final class CuratorPeer {
     //     queue PATH WAITERS SESSIONS           WAITERS threads queue behind a holder, then drain
     //     counter PATH SESSIONS MILLIS          each session loops on add(1) of a DistributedAtomicLong
     //                                           at PATH/count promoted to a lock at PATH/lock
-    //     and the cache and group workloads of recipeTrial
+    //     and the cache and group workloads of recipeTrial, and DiscoveryPeer.benchTrial's
     //   peer:   SET (its sessions are connected)   driver: go
     //   peer:   QUEUED (queue only)                driver: drain
     //   peer:   RESULT {"ops":..,"total":..,"reads":..,"writes":..,"nanos":..,"lat":[..]}
@@ -581,6 +585,12 @@ public final class CuratorPeer {
                 case "cache-storm":
                 case "group-join":
                     return recipeTrial(f);
+                case "discovery-register":
+                case "discovery-load":
+                case "discovery-pick": {
+                    java.util.concurrent.Callable<String> trial = DiscoveryPeer.benchTrial(f, sessions(2), recipes);
+                    return trial::call;
+                }
                 case "counter": {
                     int n = Integer.parseInt(f[2]);
                     long millis = Long.parseLong(f[3]);
@@ -791,7 +801,7 @@ public final class CuratorPeer {
 
         // usedHeap is the used heap after System.gc(), once two readings 100 ms apart
         // agree within 64 KiB: a closed CuratorCache lets go of its copy a moment later.
-        private static long usedHeap() throws InterruptedException {
+        static long usedHeap() throws InterruptedException {
             Runtime rt = Runtime.getRuntime();
             long last = -1;
             for (int i = 0; i < 20; i++) {
@@ -806,7 +816,7 @@ public final class CuratorPeer {
             return last;
         }
 
-        private static void pollUntil(java.util.function.BooleanSupplier done) throws Exception {
+        static void pollUntil(java.util.function.BooleanSupplier done) throws Exception {
             long end = System.nanoTime() + TimeUnit.SECONDS.toNanos(120);
             while (!done.getAsBoolean()) {
                 if (System.nanoTime() > end) {
@@ -1000,7 +1010,7 @@ public final class CuratorPeer {
             return json(waiters + 1, waiters + 1, 0, 0, nanos, null);
         }
 
-        private static String json(long ops, long total, long reads, long writes, long nanos, long[] lat) {
+        static String json(long ops, long total, long reads, long writes, long nanos, long[] lat) {
             StringBuilder b = new StringBuilder();
             b.append("{\"ops\":").append(ops).append(",\"total\":").append(total)
                     .append(",\"reads\":").append(reads).append(",\"writes\":").append(writes)

@@ -31,7 +31,7 @@ func StartCuratorPeer(t testing.TB, args ...string) *CuratorPeer {
 	if _, err := os.Stat(filepath.Join(classes, "CuratorPeer.class")); err != nil {
 		t.Fatalf("the Curator peer is not built: run `make curator-peer` (it installs Curator with `make deps`)")
 	}
-	cp := classes + ":/usr/share/java/curator-recipes.jar:/usr/share/java/slf4j-nop.jar"
+	cp := classes + ":/usr/share/java/curator-recipes.jar:/usr/share/java/curator-x-discovery.jar:/usr/share/java/slf4j-nop.jar"
 	cmd := exec.Command("java", append([]string{"-Xmx128m", "-XX:+UseSerialGC", "-cp", cp, "CuratorPeer"}, args...)...)
 	cmd.Stderr = os.Stderr
 	stdin, lines := StartLines(t, cmd)

@@ -140,7 +140,7 @@ func recipeCommand(w workload) (string, error) {
 	case cacheStorm:
 		return fmt.Sprintf("cache-storm %s %d %d", w.Path, w.Nodes, w.Cycles), nil
 	}
-	return "", fmt.Errorf("%w: %s", errUnsupported, w.Kind)
+	return discoveryCommand(w)
 }
 
 // recipeTrial is one prepared cache or group workload of a Go contender: the limit

@@ -13,7 +13,7 @@ import (
 
 // curatorJars is the class path of Debian's Curator 5.4 (its manifest brings
 // curator-framework, curator-client, ZooKeeper's client and Guava) and a silent SLF4J.
-const curatorJars = "/usr/share/java/curator-recipes.jar:/usr/share/java/slf4j-nop.jar"
+const curatorJars = "/usr/share/java/curator-recipes.jar:/usr/share/java/curator-x-discovery.jar:/usr/share/java/slf4j-nop.jar"
 
 // javaFlags are the peer JVM's: a heap that the largest workload needs a fraction
 // of, and the serial collector, which suits two cores and a small heap (the

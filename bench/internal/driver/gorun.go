@@ -72,6 +72,9 @@ func (g *goContender) Prepare(ctx context.Context, w workload) (trial, error) {
 	if t, ok, err := g.prepareRecipe(ctx, w); ok {
 		return t, err
 	}
+	if t, ok, err := g.prepareDiscovery(ctx, w); ok {
+		return t, err
+	}
 	switch w.Kind {
 	case counterAdds:
 		return g.prepareCounter(ctx, w)

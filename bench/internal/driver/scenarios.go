@@ -178,6 +178,7 @@ func scenarios(s Settings) []scenario {
 		},
 	})
 	list = append(list, recipeScenarios(s)...)
+	list = append(list, discoveryScenarios(s)...)
 	list = append(list, counterScenarios(s)...)
 	list = append(list, partitionScenarios(s)...)
 	if s.Members > 1 {
