@@ -26,12 +26,17 @@
 //     by a TLS port, a TLS client on a plaintext port), as does the error of an
 //     operation that found no connection in time.
 //   - ACLs: every node the client creates gets the provider's ACL for its server
-//     path (namespace included), the namespace node and the container parents
-//     made by CreatingParents among them, so a recipe's whole tree is as private
-//     as its provider says. A request an ACL refuses fails at once, never retried,
-//     with an error that wraps zk.ErrNoAuth and names the path and the schemes of
-//     the client's credentials. The credentials themselves are never logged, never
+//     path (namespace included), the namespace node and the parents made by
+//     CreatingParents and CreatingParentContainers among them, so a recipe's whole
+//     tree is as private as its provider says. A request an ACL refuses fails at
+//     once, never retried, with an error that wraps zk.ErrNoAuth and names the path
+//     and the schemes of the client's credentials. The credentials themselves are never logged, never
 //     put in an error, and not shown when the Client is printed.
+//   - Missing parents are made, as in Curator, by one of two create options:
+//     CreatingParents makes ordinary persistent nodes, which stay when emptied (for
+//     the user's own tree); CreatingParentContainers makes containers, which the
+//     server deletes once their last child goes (what the recipes use for their
+//     paths, so that they leave nothing behind).
 //   - Protected creates use Curator's _c_<uuid>- names: a create whose reply was lost
 //     is found again, and accepted only if the current session owns it; one that
 //     failed for good is found and deleted in the background. Guaranteed deletes go on
