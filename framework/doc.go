@@ -14,6 +14,22 @@
 //     (StandardErrorPolicy, the default) or only Lost (SessionErrorPolicy).
 //   - Operations retry connection errors, and only those, as the RetryPolicy says,
 //     and stop when their context ends or the client closes.
+//   - An operation waits for a connection at most the connection timeout
+//     (WithConnectionTimeout, 15 s by default) per attempt. Until the client has
+//     reached a server once, that wait is not retried: a wrong address or an
+//     ensemble that is down fails the operation within one connection timeout
+//     (WithRetryBeforeFirstConnection retries it as the policy says, as Curator
+//     does, for up to (retries + 1) connection timeouts plus the policy's pauses).
+//     Once the client has had a session, a Suspended client's operations wait out
+//     the policy's retries, each up to a connection timeout. However the wait for a
+//     connection ends (the context's deadline or cancellation, the timeout, the
+//     retries spent), its error is a *ConnectError that says how long the operation
+//     waited and why the last attempt to reach a server failed, for example
+//     "dial tcp 127.0.0.1:1: connect: connection refused".
+//   - The client logs through WithLogger's logger, and is silent without one, but
+//     for one warning: the first failed attempt to reach a server after the client
+//     starts or loses its server is logged at Warn, once until a server answers,
+//     however many attempts fail; without WithLogger it goes to slog.Default().
 //   - A namespace puts every path under one node; an ACL provider sets the ACL of
 //     every node created; credentials are sent on every connection and new session.
 //   - WithTLS connects to the servers' secure client ports (ZooKeeper's
