@@ -15,8 +15,8 @@
 //   - Operations retry connection errors, and only those, as the RetryPolicy says,
 //     and stop when their context ends or the client closes.
 //   - An operation waits for a connection at most the connection timeout
-//     (WithConnectionTimeout, 15 s by default) per attempt. Until the client has
-//     reached a server once, that wait is not retried: a wrong address or an
+//     (WithConnectionTimeout, 15 s by default) per attempt. Until the client's
+//     first session (Connected), that wait is not retried: a wrong address or an
 //     ensemble that is down fails the operation within one connection timeout
 //     (WithRetryBeforeFirstConnection retries it as the policy says, as Curator
 //     does, for up to (retries + 1) connection timeouts plus the policy's pauses).
