@@ -1,6 +1,7 @@
 package framework
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -92,7 +93,7 @@ func New(servers []string, opts ...Option) (*Client, error) {
 	c := &Client{
 		servers:    append([]string(nil), servers...),
 		opts:       o,
-		log:        o.logger,
+		log:        cmp.Or(o.logger, slog.New(slog.DiscardHandler)),
 		metrics:    newClientMetrics(o.meterProvider),
 		events:     newQueue[sessionEvent](),
 		published:  newQueue[change](),
@@ -118,10 +119,12 @@ func New(servers []string, opts ...Option) (*Client, error) {
 	return c, nil
 }
 
-// WaitConnected blocks until the client has a session: it returns nil, ErrClosed, or
-// the context's error together with why the last attempt to reach a server failed
-// (refused, an untrusted certificate, no answer), if one did.
+// WaitConnected blocks until the client has a session, however long that takes: it
+// returns nil, ErrClosed, or, when ctx ends first, a *ConnectError wrapping the
+// context's error that says how long it waited and why the last attempt to reach a
+// server failed (refused, an untrusted certificate, no answer), if one did.
 func (c *Client) WaitConnected(ctx context.Context) error {
+	start := time.Now()
 	for {
 		c.mu.Lock()
 		closing, state, ch := c.closing, c.state, c.connected
@@ -135,7 +138,7 @@ func (c *Client) WaitConnected(ctx context.Context) error {
 		select {
 		case <-ch:
 		case <-ctx.Done():
-			return c.withLastAttempt(fmt.Errorf("framework: waiting for a connection: %w", ctx.Err()))
+			return fmt.Errorf("framework: %w", c.noConnection(ctx.Err(), start))
 		case <-c.closingCh:
 			return ErrClosed
 		}

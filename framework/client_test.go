@@ -215,18 +215,31 @@ func TestNamespacesAreSeparate(t *testing.T) {
 	require.Equal(t, []string{"x"}, names)
 }
 
-func TestCreatingParentsMakesContainers(t *testing.T) {
+// ZooKeeper reports a container's ephemeral owner as 0, like a persistent node's, so
+// the kinds are told apart by what the server does with them once emptied.
+func TestCreatingParentsStayAndParentContainersGo(t *testing.T) {
 	srv := zktest.NewServer(t, zktest.WithContainerCheckInterval(100*time.Millisecond))
 	c := newClient(t, []string{srv.Addr()})
 	ctx := testCtx(t)
-	p, err := c.Create(ctx, "/locks/l1/n-", nil, CreatingParents(), Ephemeral(), Sequential())
+	plain, err := c.Create(ctx, "/app/config/feature", nil, CreatingParents())
 	require.NoError(t, err)
-	require.Regexp(t, `^/locks/l1/n-\d{10}$`, p)
-	require.NoError(t, c.Delete(ctx, p, -1))
+	boxed, err := c.Create(ctx, "/locks/l1/n-", nil, CreatingParentContainers(), Ephemeral(), Sequential())
+	require.NoError(t, err)
+	require.Regexp(t, `^/locks/l1/n-\d{10}$`, boxed)
+
+	// The ordinary parents are emptied first: once the server has removed the
+	// containers emptied after them, its check has run since both were empty.
+	require.NoError(t, c.Delete(ctx, plain, -1))
+	require.NoError(t, c.Delete(ctx, boxed, -1))
 	require.Eventually(t, func() bool {
 		ok, _, err := c.Exists(ctx, "/locks")
 		return err == nil && !ok
 	}, wait, 50*time.Millisecond, "empty containers are removed by the server")
+	for _, p := range []string{"/app", "/app/config"} {
+		ok, _, err := c.Exists(ctx, p)
+		require.NoError(t, err)
+		require.True(t, ok, "%s is an ordinary node: it stays when emptied", p)
+	}
 }
 
 func TestDigestAuthAndCreatorOnlyACL(t *testing.T) {

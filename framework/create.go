@@ -44,9 +44,10 @@ const unimplemented = "unknown error: -6"
 type CreateOption func(*createOptions)
 
 type createOptions struct {
-	ephemeral, sequential, container, protected, parents bool
-	ttl                                                  time.Duration
-	afterCreate                                          func() error // test seam: runs after the server applied a create
+	ephemeral, sequential, container, protected bool
+	parents, parentContainers                   bool // create missing parents; as containers
+	ttl                                         time.Duration
+	afterCreate                                 func() error // test seam: runs after the server applied a create
 }
 
 // Ephemeral: the node lives as long as the session that made it.
@@ -75,9 +76,22 @@ func TTL(d time.Duration) CreateOption { return func(o *createOptions) { o.ttl =
 // maxTTL is ZooKeeper's largest TTL: 40 bits of milliseconds.
 const maxTTL = (1<<40 - 1) * time.Millisecond
 
-// CreatingParents creates missing parents as container nodes, which the server
-// removes once empty.
-func CreatingParents() CreateOption { return func(o *createOptions) { o.parents = true } }
+// CreatingParents creates missing parents as ordinary persistent nodes, which stay
+// when their last child goes: Curator's creatingParentsIfNeeded, for a tree of one's
+// own (/app/config/feature). The last of CreatingParents and CreatingParentContainers
+// given wins.
+func CreatingParents() CreateOption {
+	return func(o *createOptions) { o.parents, o.parentContainers = true, false }
+}
+
+// CreatingParentContainers creates missing parents as container nodes, which the
+// server deletes some time after their last child goes (ZooKeeper's container check,
+// once a minute by default): Curator's creatingParentContainersIfNeeded, what the
+// recipes use, so that a lock or a barrier leaves nothing behind once done. Never for
+// nodes a user expects to find again: an emptied /app/config would vanish.
+func CreatingParentContainers() CreateOption {
+	return func(o *createOptions) { o.parents, o.parentContainers = true, true }
+}
 
 func (o createOptions) flags() int32 {
 	var f int32
@@ -200,7 +214,7 @@ func (c *Client) createAttempt(ctx context.Context, full string, data []byte, o 
 		}
 		p, err := create()
 		if errors.Is(err, zk.ErrNoNode) && o.parents {
-			if err := c.mkdirs(conn, parentPath(full), true); err != nil {
+			if err := c.mkdirs(conn, parentPath(full), o.parentContainers); err != nil {
 				return "", err
 			}
 			p, err = create()

@@ -14,6 +14,22 @@
 //     (StandardErrorPolicy, the default) or only Lost (SessionErrorPolicy).
 //   - Operations retry connection errors, and only those, as the RetryPolicy says,
 //     and stop when their context ends or the client closes.
+//   - An operation waits for a connection at most the connection timeout
+//     (WithConnectionTimeout, 15 s by default) per attempt. Until the client's
+//     first session (Connected), that wait is not retried: a wrong address or an
+//     ensemble that is down fails the operation within one connection timeout
+//     (WithRetryBeforeFirstConnection retries it as the policy says, as Curator
+//     does, for up to (retries + 1) connection timeouts plus the policy's pauses).
+//     Once the client has had a session, a Suspended client's operations wait out
+//     the policy's retries, each up to a connection timeout. However the wait for a
+//     connection ends (the context's deadline or cancellation, the timeout, the
+//     retries spent), its error is a *ConnectError that says how long the operation
+//     waited and why the last attempt to reach a server failed, for example
+//     "dial tcp 127.0.0.1:1: connect: connection refused".
+//   - The client logs through WithLogger's logger, and is silent without one, but
+//     for one warning: the first failed attempt to reach a server after the client
+//     starts or loses its server is logged at Warn, once until a server answers,
+//     however many attempts fail; without WithLogger it goes to slog.Default().
 //   - A namespace puts every path under one node; an ACL provider sets the ACL of
 //     every node created; credentials are sent on every connection and new session.
 //   - WithTLS connects to the servers' secure client ports (ZooKeeper's
@@ -26,12 +42,17 @@
 //     by a TLS port, a TLS client on a plaintext port), as does the error of an
 //     operation that found no connection in time.
 //   - ACLs: every node the client creates gets the provider's ACL for its server
-//     path (namespace included), the namespace node and the container parents
-//     made by CreatingParents among them, so a recipe's whole tree is as private
-//     as its provider says. A request an ACL refuses fails at once, never retried,
-//     with an error that wraps ErrNoAuth and names the path and the schemes of
-//     the client's credentials. The credentials themselves are never logged, never
-//     put in an error, and not shown when the Client is printed.
+//     path (namespace included), the namespace node and the parents made by
+//     CreatingParents and CreatingParentContainers among them, so a recipe's whole
+//     tree is as private as its provider says. A request an ACL refuses fails at
+//     once, never retried, with an error that wraps ErrNoAuth and names the path and
+//     the schemes of the client's credentials. The credentials themselves are never
+//     logged, never put in an error, and not shown when the Client is printed.
+//   - Missing parents are made, as in Curator, by one of two create options:
+//     CreatingParents makes ordinary persistent nodes, which stay when emptied (for
+//     the user's own tree); CreatingParentContainers makes containers, which the
+//     server deletes once their last child goes (what the recipes use for their
+//     paths, so that they leave nothing behind).
 //   - Protected creates use Curator's _c_<uuid>- names: a create whose reply was lost
 //     is found again, and accepted only if the current session owns it; one that
 //     failed for good is found and deleted in the background. Guaranteed deletes go on

@@ -108,22 +108,24 @@ func ExampleClient_Format() {
 	// Output: zkrecipes client of zk1.example:2181,zk2.example:2181 in namespace myapp: Latent
 }
 
-// A wait for a connection that runs out says why the last attempt failed.
+// An operation of a client that has never reached a server fails within one
+// connection timeout, even with no deadline of its own, and its error says how long
+// it waited and why the last attempt failed. (The first failed attempt is also
+// logged at Warn, to slog.Default() for a client without a logger.)
 func ExampleConnectError() {
-	client, err := framework.New([]string{"127.0.0.1:1"}) // nothing listens there
+	client, err := framework.New([]string{"127.0.0.1:1"}, // nothing listens there
+		framework.WithConnectionTimeout(time.Second))
 	if err != nil {
 		fmt.Println(err)
 		return
 	}
 	defer client.Close()
-	ctx, cancel := context.WithTimeout(context.Background(), time.Second)
-	defer cancel()
-	err = client.WaitConnected(ctx)
+	_, _, err = client.Get(context.Background(), "/")
 	var ce *framework.ConnectError
 	if errors.As(err, &ce) {
-		fmt.Println(errors.Is(err, context.DeadlineExceeded), ce.Last)
+		fmt.Println(errors.Is(err, framework.ErrNoServer), ce.Waited >= time.Second, ce.Last)
 	}
-	// Output: true dial tcp 127.0.0.1:1: connect: connection refused
+	// Output: true true dial tcp 127.0.0.1:1: connect: connection refused
 }
 
 // Metrics go to the meter provider given, here OpenTelemetry's SDK with a reader

@@ -38,8 +38,9 @@ var opKindNames = [...]string{"invalid", "create", "delete", "set", "check"}
 func (o Op) String() string { return opKindNames[o.kind] + " " + o.path }
 
 // CreateOp creates a node, as Create does, with Ephemeral and Sequential allowed.
-// Container, Protected and CreatingParents are not: ZooKeeper's transactions carry
-// neither a container create nor a lookup, so Multi refuses them (ErrInvalidOp).
+// Container, Protected, CreatingParents and CreatingParentContainers are not:
+// ZooKeeper's transactions carry neither a container create nor a lookup, so Multi
+// refuses them (ErrInvalidOp).
 func CreateOp(path string, data []byte, opts ...CreateOption) Op {
 	op := Op{kind: kindCreate, path: path, data: data}
 	for _, opt := range opts {
@@ -51,7 +52,7 @@ func CreateOp(path string, data []byte, opts ...CreateOption) Op {
 	}
 	o := op.create
 	if op.bad == nil && (o.container || o.protected || o.parents) {
-		op.bad = errors.New("Container, Protected and CreatingParents cannot be part of a transaction")
+		op.bad = errors.New("Container, Protected, CreatingParents and CreatingParentContainers cannot be part of a transaction")
 	}
 	return op
 }

@@ -101,16 +101,17 @@ func TestMultiRefusesBadInputBeforeSending(t *testing.T) {
 		op   Op
 		want error
 	}{
-		"zero Op":          {Op{}, ErrInvalidOp},
-		"relative path":    {CreateOp("made", nil), ErrInvalidPath},
-		"trailing slash":   {SetOp("/a/", nil, -1), ErrInvalidPath},
-		"reserved":         {DeleteOp("/zookeeper/quota", -1), ErrInvalidPath},
-		"root":             {DeleteOp("/", -1), ErrInvalidOp},
-		"container":        {CreateOp("/c", nil, Container()), ErrInvalidOp},
-		"protected":        {CreateOp("/c", nil, Protected(), Ephemeral(), Sequential()), ErrInvalidOp},
-		"creating parents": {CreateOp("/c/d", nil, CreatingParents()), ErrInvalidOp},
-		"nil option":       {CreateOp("/c", nil, nil), ErrInvalidOp},
-		"too much data":    {SetOp("/made", make([]byte, 100), -1), ErrDataTooLarge},
+		"zero Op":                    {Op{}, ErrInvalidOp},
+		"relative path":              {CreateOp("made", nil), ErrInvalidPath},
+		"trailing slash":             {SetOp("/a/", nil, -1), ErrInvalidPath},
+		"reserved":                   {DeleteOp("/zookeeper/quota", -1), ErrInvalidPath},
+		"root":                       {DeleteOp("/", -1), ErrInvalidOp},
+		"container":                  {CreateOp("/c", nil, Container()), ErrInvalidOp},
+		"protected":                  {CreateOp("/c", nil, Protected(), Ephemeral(), Sequential()), ErrInvalidOp},
+		"creating parents":           {CreateOp("/c/d", nil, CreatingParents()), ErrInvalidOp},
+		"creating parent containers": {CreateOp("/c/d", nil, CreatingParentContainers()), ErrInvalidOp},
+		"nil option":                 {CreateOp("/c", nil, nil), ErrInvalidOp},
+		"too much data":              {SetOp("/made", make([]byte, 100), -1), ErrDataTooLarge},
 	} {
 		_, err := c.Multi(ctx, valid, tc.op)
 		require.ErrorIs(t, err, tc.want, name)

@@ -13,8 +13,9 @@ import (
 
 // Retry runs op until it succeeds, fails with an error that IsRetryable does not
 // accept, or the retry policy gives up; between attempts it sleeps as the policy
-// says. It returns promptly when ctx is done (an error wrapping ctx.Err()) or the
-// client closes (ErrClosed). Node operations of the Client already retry; do not
+// says. Until the client first has a session, op is not retried (see
+// WithRetryBeforeFirstConnection). It returns promptly when ctx is done (an error
+// wrapping ctx.Err()) or the client closes (ErrClosed). Node operations of the Client already retry; do not
 // call them inside Retry, or retries multiply. A nil op is an error wrapping
 // ErrInvalidOption.
 func (c *Client) Retry(ctx context.Context, op func(ctx context.Context) error) error {
@@ -25,7 +26,15 @@ func (c *Client) Retry(ctx context.Context, op func(ctx context.Context) error) 
 }
 
 // retry is Retry, counting its retries as those of the operation named name.
-func (c *Client) retry(ctx context.Context, name string, op func(ctx context.Context) error) error {
+func (c *Client) retry(ctx context.Context, name string, op func(ctx context.Context) error) (err error) {
+	// A wait for a connection that ends the operation says how long the operation
+	// waited in all, not only its last wait: after retries, that is what the caller saw.
+	start := time.Now()
+	defer func() {
+		if ce := (*ConnectError)(nil); errors.As(err, &ce) {
+			ce.Waited = time.Since(start)
+		}
+	}()
 	var b backoff.BackOff
 	for {
 		if c.isClosing() {
@@ -41,6 +50,8 @@ func (c *Client) retry(ctx context.Context, name string, op func(ctx context.Con
 			return ErrClosed
 		case ctx.Err() != nil:
 			return wrapCtx(ctx, err)
+		case c.neverConnected():
+			return err
 		}
 		if b == nil {
 			b = c.opts.retry.NewBackOff()
@@ -68,14 +79,26 @@ func wrapCtx(ctx context.Context, last error) error {
 	if errors.Is(last, ctx.Err()) {
 		return last
 	}
+	if ce := (*ConnectError)(nil); errors.As(last, &ce) { // still waiting for a connection
+		return &ConnectError{Err: ctx.Err(), Last: ce.Last}
+	}
 	return fmt.Errorf("framework: %w (last error: %v)", ctx.Err(), last)
 }
 
+// neverConnected says whether an operation's failed wait for a connection is final:
+// the client has never reached a server, which is most often a wrong address or an
+// ensemble that is down, and retrying would hide that for minutes.
+func (c *Client) neverConnected() bool {
+	return !c.opts.retryFirst && c.State() == Latent
+}
+
 // connection waits, at most the connection timeout, until the client has a session,
-// and returns the connection to send a request on. Background work (internal) goes
-// on while Close waits for it; user requests stop as soon as Close begins. Nothing is
-// sent for a context that has already ended.
+// and returns the connection to send a request on; a wait that ends without one is a
+// *ConnectError. Background work (internal) goes on while Close waits for it; user
+// requests stop as soon as Close begins. Nothing is sent for a context that has
+// already ended.
 func (c *Client) connection(ctx context.Context, internal bool) (*zk.Conn, error) {
+	start := time.Now()
 	var timer *time.Timer
 	defer func() {
 		if timer != nil {
@@ -89,7 +112,7 @@ func (c *Client) connection(ctx context.Context, internal bool) (*zk.Conn, error
 		switch {
 		case closing && !internal:
 			return nil, ErrClosed
-		case ctx.Err() != nil:
+		case state.IsConnected() && ctx.Err() != nil:
 			return nil, ctx.Err()
 		case state.IsConnected():
 			return conn, nil
@@ -104,11 +127,11 @@ func (c *Client) connection(ctx context.Context, internal bool) (*zk.Conn, error
 		select {
 		case <-ch:
 		case <-ctx.Done():
-			return nil, ctx.Err()
+			return nil, c.noConnection(ctx.Err(), start)
 		case <-stop:
 			return nil, ErrClosed
 		case <-timer.C:
-			return nil, c.withLastAttempt(fmt.Errorf("framework: no connection within %v: %w", c.opts.connectionTimeout, zk.ErrNoServer))
+			return nil, c.noConnection(fmt.Errorf("connection timeout %v: %w", c.opts.connectionTimeout, zk.ErrNoServer), start)
 		}
 	}
 }

@@ -36,7 +36,8 @@ type options struct {
 	auth              []authInfo
 	acl               ACLProvider
 	errorPolicy       ErrorPolicy
-	logger            *slog.Logger
+	logger            *slog.Logger // nil: silent, but for the first failed connection of a run
+	retryFirst        bool         // retry waits for a connection before the first session too
 	dialer            zk.Dialer
 	tls               *tls.Config // nil for plaintext
 	maxData           int
@@ -51,7 +52,6 @@ func defaultOptions() options {
 		retry:             BoundedExponentialBackoff(100*time.Millisecond, 5*time.Second, 10),
 		acl:               FixedACL(zk.WorldACL(zk.PermAll)...),
 		errorPolicy:       StandardErrorPolicy,
-		logger:            slog.New(slog.DiscardHandler),
 		dialer:            net.DialTimeout,
 		maxData:           DefaultMaxDataSize,
 		meterProvider:     metricnoop.NewMeterProvider(),
@@ -77,9 +77,13 @@ func WithSessionTimeout(d time.Duration) Option {
 	}
 }
 
-// WithConnectionTimeout bounds how long an operation waits for a connection before it
-// fails with a connection error that the retry policy may retry. Default 15 s,
-// Curator's.
+// WithConnectionTimeout bounds each wait of an operation for a connection. Default
+// 15 s, Curator's. A wait that runs out is a connection error (a *ConnectError
+// wrapping zk.ErrNoServer): once the client has had a session, the retry policy
+// retries it, so an operation of a Suspended client may wait up to (retries + 1)
+// connection timeouts plus the policy's pauses; before the client has ever reached a
+// server, it is final unless WithRetryBeforeFirstConnection, so a wrong address or an
+// ensemble that is down fails an operation within one connection timeout.
 func WithConnectionTimeout(d time.Duration) Option {
 	return func(o *options) error {
 		if d <= 0 {
@@ -103,6 +107,19 @@ func WithRetryPolicy(p RetryPolicy) Option {
 			}
 		}
 		o.retry = p
+		return nil
+	}
+}
+
+// WithRetryBeforeFirstConnection has the retry policy retry an operation's wait for a
+// connection that ran out before the client ever reached a server, as Curator does:
+// for a program that may start before its ensemble and would rather have its first
+// operations wait (up to (retries + 1) connection timeouts plus the policy's pauses)
+// than fail. Default off: until the first session, an operation fails after one
+// connection timeout at most, and says why the last attempt to connect failed.
+func WithRetryBeforeFirstConnection() Option {
+	return func(o *options) error {
+		o.retryFirst = true
 		return nil
 	}
 }
@@ -161,7 +178,9 @@ func WithErrorPolicy(p ErrorPolicy) Option {
 }
 
 // WithLogger sets where the client and go-zookeeper log (go-zookeeper's lines at
-// Debug). Default: silent.
+// Debug). Default: silent but for one warning, sent to slog.Default() when a server
+// cannot be reached (the first failed attempt of a run, until a server answers),
+// since an address that nothing reports looks like a hang.
 func WithLogger(l *slog.Logger) Option {
 	return func(o *options) error {
 		if l == nil {

@@ -1,6 +1,7 @@
 package framework
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"io"
@@ -290,13 +291,17 @@ func invalidPolicy(policy, format string, args ...any) error {
 // A session expiry is deliberately not retryable: the session's ephemeral nodes,
 // and with them any lock or leadership, are gone, so repeating the request blindly
 // would be wrong; a recipe restarts its own step instead. Context errors are final
-// too: the caller asked to stop. IsRetryable cannot tell a connection closed by the
+// too, even in a *ConnectError that also names the connection failure that kept the
+// caller waiting: the caller asked to stop. IsRetryable cannot tell a connection closed by the
 // network from one closed by our own Close; the client checks that itself.
 //
 // go-zookeeper also hands a request the raw error of a failed socket write (a broken
 // pipe, a reset, a deadline) when the connection dies under it: those are connection
 // losses too.
 func IsRetryable(err error) bool {
+	if errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded) {
+		return false
+	}
 	var netErr *net.OpError
 	return errors.Is(err, zk.ErrConnectionClosed) ||
 		errors.Is(err, zk.ErrNoServer) ||

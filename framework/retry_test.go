@@ -325,6 +325,9 @@ func TestIsRetryable(t *testing.T) {
 		{context.Canceled, false},
 		{context.DeadlineExceeded, false},
 		{fmt.Errorf("wait: %w", context.DeadlineExceeded), false},
+		// A wait for a connection that ran out is retryable; one its context ended is not.
+		{&ConnectError{Err: zk.ErrNoServer, Last: &net.OpError{Op: "dial", Err: syscall.ECONNREFUSED}}, true},
+		{&ConnectError{Err: context.Canceled, Last: &net.OpError{Op: "dial", Err: syscall.ECONNREFUSED}}, false},
 		{errors.New(zk.ErrConnectionClosed.Error()), false}, // same text, different error
 		// go-zookeeper passes on the raw error of a failed socket write.
 		{io.EOF, true},

@@ -19,7 +19,7 @@ import (
 type handle struct {
 	gen        int
 	conn       *zk.Conn
-	log        *slog.Logger
+	log        *slog.Logger    // where a failed attempt is told; nil for slog.Default()
 	ctx        context.Context // ends when the handle closes: stops a TLS handshake
 	cancel     context.CancelFunc
 	net        atomic.Pointer[trackedConn] // the current connection
@@ -40,41 +40,63 @@ func (h *handle) close() {
 	}
 }
 
-// failed records why an attempt to reach a server failed, and logs it: once until a
-// server answers, however often the same failure repeats, and not at all when the
-// handle's own closing caused it.
+// failed records why an attempt to reach a server failed, and logs the first failure
+// of a run at Warn: once until a server answers, however often and however
+// differently the attempts fail (the servers of an ensemble take turns), and not at
+// all when the handle's own closing caused it. Without a logger of the user's, the
+// warning goes to slog.Default(), read now so that a program may set it after New.
 func (h *handle) failed(err error) {
-	prev := h.lastErr.Swap(&err)
-	if (prev == nil || (*prev).Error() != err.Error()) && h.ctx.Err() == nil {
-		h.log.Warn("zkrecipes: cannot connect to a server; will keep trying", "error", err)
+	if h.lastErr.Swap(&err) != nil || h.ctx.Err() != nil {
+		return
 	}
+	log := h.log
+	if log == nil {
+		log = slog.Default()
+	}
+	log.Warn("zkrecipes: cannot connect to a server; will keep trying", "error", err)
 }
 
-// withLastAttempt adds to err why the current handle's last attempt to reach a server
-// failed, if it did: a timeout alone does not tell a stopped server from an untrusted
-// certificate.
-func (c *Client) withLastAttempt(err error) error {
+// noConnection is the error of a wait for a connection that began at start and ended
+// with cause, without one: a timeout alone does not tell a stopped server from a
+// wrong address or an untrusted certificate, so it says why the last attempt failed.
+func (c *Client) noConnection(cause error, start time.Time) *ConnectError {
 	c.mu.Lock()
 	h := c.h
 	c.mu.Unlock()
+	e := &ConnectError{Err: cause, Waited: time.Since(start)}
 	if last := h.lastErr.Load(); last != nil {
-		return &ConnectError{Err: err, Last: *last}
+		e.Last = *last
 	}
-	return err
+	return e
 }
 
-// ConnectError is a wait for a connection that ran out, with why the last attempt to
-// reach a server failed (refused, an untrusted certificate, no answer). errors.Is
-// and errors.As see both.
+// ConnectError is a wait for a connection that ended without one: its context ended,
+// or its connection timeout ran out (and the retry policy, if it retried, gave up).
+// It says how long the caller waited and why the last attempt to reach a server
+// failed (refused, an untrusted certificate, no answer). errors.Is and errors.As see
+// both errors.
 type ConnectError struct {
-	Err  error // the wait's own error: ctx's, or zk.ErrNoServer
-	Last error // the last attempt's
+	Err  error // what ended the wait: the context's error, or one wrapping zk.ErrNoServer
+	Last error // why the last attempt to reach a server failed; nil if none had failed
+	// Waited is how long the operation had been waiting when it gave up, retries and
+	// their pauses included (for WaitConnected, its whole wait).
+	Waited time.Duration
 }
 
 func (e *ConnectError) Error() string {
-	return e.Err.Error() + "; last connection attempt: " + e.Last.Error()
+	s := fmt.Sprintf("no connection after %v: %v", e.Waited.Round(time.Millisecond), e.Err)
+	if e.Last != nil {
+		s += "; last connection attempt: " + e.Last.Error()
+	}
+	return s
 }
-func (e *ConnectError) Unwrap() []error { return []error{e.Err, e.Last} }
+
+func (e *ConnectError) Unwrap() []error {
+	if e.Last == nil {
+		return []error{e.Err}
+	}
+	return []error{e.Err, e.Last}
+}
 
 // sessionEvent is a session event of one handle, or a Lost timer firing.
 type sessionEvent struct {
@@ -85,7 +107,7 @@ type sessionEvent struct {
 
 // dial makes a handle; go-zookeeper connects in the background.
 func (c *Client) dial(gen int) *handle {
-	h := &handle{gen: gen, log: c.log}
+	h := &handle{gen: gen, log: c.opts.logger}
 	h.ctx, h.cancel = context.WithCancel(context.Background())
 	dialer := func(network, addr string, timeout time.Duration) (net.Conn, error) {
 		conn, err := c.connect(h, network, addr, timeout)

@@ -324,7 +324,7 @@ func (e *env) connect(ctx context.Context) (*framework.Client, error) {
 		// Why the last attempt failed (refused, an untrusted certificate, ...) is the
 		// part of the client's error worth a user's reading.
 		why := ""
-		if ce := (*framework.ConnectError)(nil); errors.As(err, &ce) {
+		if ce := (*framework.ConnectError)(nil); errors.As(err, &ce) && ce.Last != nil {
 			why = " (last attempt: " + ce.Last.Error() + ")"
 		}
 		return nil, zkError("cannot connect to ZooKeeper at %s within %v%s", e.servers, e.connectTimeout, why)

@@ -29,7 +29,7 @@ func New(c *framework.Client, path string) (*Barrier, error) {
 // Set raises the barrier: it makes its node (persistent, with container parents),
 // if it is not there yet.
 func (b *Barrier) Set(ctx context.Context) error {
-	_, err := b.c.Create(ctx, b.path, localAddress(), framework.CreatingParents())
+	_, err := b.c.Create(ctx, b.path, localAddress(), framework.CreatingParentContainers())
 	if err != nil && !errors.Is(err, zk.ErrNodeExists) {
 		return fmt.Errorf("barrier: setting %s: %w", b.path, err)
 	}

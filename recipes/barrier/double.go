@@ -160,7 +160,7 @@ func (d *Double) ensureNode(ctx context.Context, since *int64) error {
 		d.mu.Lock()
 		d.node = n
 		d.mu.Unlock()
-		_, err := d.c.Create(ctx, p, localAddress(), framework.Ephemeral(), framework.CreatingParents())
+		_, err := d.c.Create(ctx, p, localAddress(), framework.Ephemeral(), framework.CreatingParentContainers())
 		if err != nil && !errors.Is(err, zk.ErrNodeExists) { // exists: our create, whose reply was lost
 			return err
 		}

@@ -179,7 +179,7 @@ func (c *Counter) read(ctx context.Context, forWrite bool) (reading, error) {
 // harmless, so a create retried after a lost reply, or one that another writer
 // beat, is as good as ours.
 func (c *Counter) create(ctx context.Context) (made bool, err error) {
-	_, err = c.client.Create(ctx, c.path, encode(0), framework.CreatingParents())
+	_, err = c.client.Create(ctx, c.path, encode(0), framework.CreatingParentContainers())
 	if errors.Is(err, zk.ErrNodeExists) {
 		return false, nil
 	}

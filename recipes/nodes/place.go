@@ -25,7 +25,7 @@ func (p *PersistentNode) place(ctx context.Context) error {
 	p.mu.Lock()
 	target, data, gen := p.path, p.data, p.dataGen
 	p.mu.Unlock()
-	opts := []framework.CreateOption{framework.CreatingParents()}
+	opts := []framework.CreateOption{framework.CreatingParentContainers()}
 	if target == "" {
 		target = p.base
 		if p.o.protected {

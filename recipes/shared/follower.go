@@ -76,7 +76,7 @@ func (f *follower[T]) Start(ctx context.Context) error {
 	f.state = starting
 	f.mu.Unlock()
 
-	_, err := f.client.Create(ctx, f.path, f.seed, framework.CreatingParents())
+	_, err := f.client.Create(ctx, f.path, f.seed, framework.CreatingParentContainers())
 	if err != nil && !errors.Is(err, zk.ErrNodeExists) {
 		f.setState(latent)
 		return fmt.Errorf("shared: start %s: %w", f.path, err)

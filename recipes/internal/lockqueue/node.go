@@ -42,7 +42,7 @@ func CreateNode(ctx context.Context, c *framework.Client, parent, name string, d
 
 func createNode(ctx context.Context, c *framework.Client, p string, data []byte, extra ...framework.CreateOption) (*Node, error) {
 	before := c.SessionID()
-	opts := append([]framework.CreateOption{framework.Protected(), framework.Ephemeral(), framework.CreatingParents()}, extra...)
+	opts := append([]framework.CreateOption{framework.Protected(), framework.Ephemeral(), framework.CreatingParentContainers()}, extra...)
 	p, err := c.Create(ctx, p, data, opts...)
 	if err != nil {
 		return nil, err
