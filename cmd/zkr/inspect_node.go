@@ -15,6 +15,8 @@ import (
 	"unicode/utf8"
 
 	"github.com/go-zookeeper/zk"
+
+	"github.com/zkrecipes/zkrecipes/recipes/participants"
 )
 
 // The views of a node that no lock queue explains, with Curator's layouts: a group
@@ -48,7 +50,7 @@ type view interface {
 // (8) only by likelihood, since a shared value may hold any bytes: such a view says
 // it was inferred. An empty node without children (an idle lock's parent, an empty
 // group) shows as no participants.
-func look(ctx context.Context, r reader, p, as string) (view, error) {
+func look(ctx context.Context, r participants.Reader, p, as string) (view, error) {
 	switch as {
 	case asGroup:
 		return readGroup(ctx, r, p)
@@ -59,7 +61,7 @@ func look(ctx context.Context, r reader, p, as string) (view, error) {
 	if err != nil || q.Recipe != "" {
 		return q, err
 	}
-	data, st, err := r.get(ctx, p)
+	data, st, err := r.Get(ctx, p)
 	switch {
 	case errors.Is(err, zk.ErrNoNode):
 		return q, nil
@@ -120,14 +122,14 @@ type groupMember struct {
 	Created time.Time `json:"created"`
 }
 
-func readGroup(ctx context.Context, r reader, p string) (*groupView, error) {
-	names, err := r.children(ctx, p)
+func readGroup(ctx context.Context, r participants.Reader, p string) (*groupView, error) {
+	names, err := r.Children(ctx, p)
 	if err != nil {
 		return nil, err
 	}
 	g := &groupView{Path: p, Recipe: asGroup, Members: []groupMember{}, allEphemeral: true}
 	for _, id := range slices.Sorted(slices.Values(names)) {
-		data, st, err := r.get(ctx, path.Join(p, id))
+		data, st, err := r.Get(ctx, path.Join(p, id))
 		if errors.Is(err, zk.ErrNoNode) { // left while we listed
 			continue
 		}
@@ -178,9 +180,9 @@ type valueView struct {
 
 // readValue reads p as the given view; a count or counter whose data has another
 // length is an error with exit code 65.
-func readValue(ctx context.Context, r reader, p, as string, inferred bool) (*valueView, error) {
+func readValue(ctx context.Context, r participants.Reader, p, as string, inferred bool) (*valueView, error) {
 	v := &valueView{Path: p, Recipe: as, Inferred: inferred}
-	data, st, err := r.get(ctx, p)
+	data, st, err := r.Get(ctx, p)
 	if errors.Is(err, zk.ErrNoNode) {
 		return v, nil
 	}

@@ -98,7 +98,7 @@ func TestInspect(t *testing.T) {
 		h.waitLine("led", "led")
 		e2 := hold("elect", "/e", "--id", "e2", "--", "true")
 		h.waitChildren("/e", 2)
-		check(t, "/e", "latch", []row{{"e1", "latch", "holder"}, {"e2", "latch", "waiting"}})
+		check(t, "/e", "latch", []row{{"e1", "latch", "leader"}, {"e2", "latch", "waiting"}})
 		e1.signal(syscall.SIGTERM)
 		require.Equal(t, 128+int(syscall.SIGTERM), e1.wait())
 		require.Equal(t, 0, e2.wait())
