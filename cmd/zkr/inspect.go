@@ -12,6 +12,8 @@ import (
 	"text/tabwriter"
 	"time"
 
+	"github.com/go-zookeeper/zk"
+
 	"github.com/zkrecipes/zkrecipes/framework"
 	"github.com/zkrecipes/zkrecipes/recipes/participants"
 )
@@ -51,7 +53,11 @@ counter (DistributedAtomicLong, a big-endian long), else a shared value
 shared value of 4 or 8 bytes looks the same: --as names the recipe instead, and
 a count or counter of the wrong length is then an error (exit code 65). An empty
 node without children (an idle lock's parent, an empty group) shows as no
-participants.
+participants; a node with children that are none of these is said to be no
+recipe's, with its stat (zkr ls lists its children). A PATH with no node is an
+error (exit code 66), except with --watch, which shows "no such node" until
+one appears. A lock's parent is a container node, which ZooKeeper deletes a
+while after its last participant left: an idle lock may have no node.
 
 With --watch, inspect follows PATH through a cache (recipes/cache) and shows each
 change, as it happens, of who holds, who waits, who leads, the members, the items
@@ -66,8 +72,6 @@ refused, and each child's share.`,
 	example: "  zkr inspect /cron/backup\n  zkr inspect /cron/backup --json | jq -r '.participants[] | select(.state == \"holder\") | .id'\n" +
 		"  zkr inspect /config --tree --depth 2\n  zkr inspect /scheduler\n  zkr inspect /workers\n  zkr inspect /jobs/next-id --as counter\n" +
 		"  zkr inspect /cron/backup --watch\n  zkr inspect /workers --watch --json | jq -c '.view.members'",
-	exits: "Exit codes:\n  0    listed (also when nobody takes part); with --watch: ended by SIGINT,\n       SIGTERM, SIGHUP or --for\n  64   usage error\n" +
-		"  65   --as count or counter, and PATH's data has another length\n  69   ZooKeeper unreachable, or a request failed\n",
 	flags: func(fs *flag.FlagSet) func(*env, []string, []string, bool) int {
 		asJSON := fs.Bool("json", false, "print JSON for scripts, one object: {path, recipe, ...}, or with --tree the summary; with --watch one object a line: {time, event, view}")
 		as := fs.String("as", "", "read PATH as a `group|value|count|counter`, whatever its layout suggests")
@@ -115,7 +119,7 @@ func inspectWith(e *env, p string, asJSON bool, look func(context.Context, *fram
 	}
 	defer s.close()
 	ctx, stop := s.interruptible(context.Background())
-	found, err := look(ctx, s.client)
+	found, err := lookAt(ctx, s.client, p, look)
 	if sig := stop(); sig != 0 {
 		return exitSignal + int(sig)
 	}
@@ -134,6 +138,21 @@ func inspectWith(e *env, p string, asJSON bool, look func(context.Context, *fram
 		found.print(e)
 	}
 	return exitOK
+}
+
+// lookAt looks at p once it knows there is a node there: a missing node is an
+// error (exit code 66), for a typo must not pass for an idle lock. (An idle lock's
+// parent, a container, is deleted too, a minute or so after its last participant:
+// --watch follows a path whether or not it exists.)
+func lookAt(ctx context.Context, c *framework.Client, p string, look func(context.Context, *framework.Client) (finding, error)) (finding, error) {
+	ok, _, err := c.Exists(ctx, p)
+	switch {
+	case err != nil:
+		return nil, nodeError(p, err)
+	case !ok:
+		return nil, nodeError(p, zk.ErrNoNode)
+	}
+	return look(ctx, c)
 }
 
 // inspectTree is inspect --tree.

@@ -32,10 +32,6 @@ const (
 
 var asViews = []string{asGroup, asValue, asCount, asCounter}
 
-// exitData is inspect's code for a node whose data is not what --as says (sysexits'
-// EX_DATAERR).
-const exitData = 65
-
 // view is what inspect shows of a recipe's path, also on one line for --watch.
 type view interface {
 	finding
@@ -63,14 +59,16 @@ func look(ctx context.Context, r participants.Reader, p, as string) (view, error
 	}
 	data, st, err := r.Get(ctx, p)
 	switch {
-	case errors.Is(err, zk.ErrNoNode):
-		return q, nil
 	case err != nil:
-		return nil, err
+		return nil, nodeError(p, err) // no node: --watch shows it, until one appears
 	case st.NumChildren > 0:
 		g, err := readGroup(ctx, r, p)
-		if err != nil || len(g.Members) == 0 || !g.allEphemeral {
-			return q, err
+		if err != nil {
+			return nil, err
+		}
+		if len(g.Members) == 0 || !g.allEphemeral {
+			return &plainView{Path: p, Children: st.NumChildren, DataBytes: len(data), Version: st.Version,
+				Modified: time.UnixMilli(st.Mtime).UTC()}, nil
 		}
 		return g, nil
 	case len(data) == 0:
@@ -82,6 +80,23 @@ func look(ctx context.Context, r participants.Reader, p, as string) (view, error
 	default:
 		return readValue(ctx, r, p, asValue, true)
 	}
+}
+
+// plainView is a node with children that no recipe's layout explains.
+type plainView struct {
+	Path      string    `json:"path"`
+	Recipe    string    `json:"recipe"` // always "": no recipe's
+	Children  int32     `json:"children"`
+	DataBytes int       `json:"data_bytes"`
+	Version   int32     `json:"version"`
+	Modified  time.Time `json:"modified"`
+}
+
+func (v *plainView) print(e *env) { fmt.Fprintln(e.stdout, v.summary()) }
+
+func (v *plainView) summary() string {
+	return fmt.Sprintf("%s: no recipe's node (no lock queue, no group): %d children, %d bytes of data, version %d, modified %s",
+		v.Path, v.Children, v.DataBytes, v.Version, v.Modified.Format(time.RFC3339))
 }
 
 // blob is data in JSON: as text when it is UTF-8, else base64.

@@ -69,19 +69,37 @@ func TestBadInput(t *testing.T) {
 	}
 }
 
-// Every command explains itself, with an example and its exit codes.
+// Every command explains itself with an example; the global flags and the exit
+// codes are shown once, by zkr help, and a command's help points there.
 func TestHelp(t *testing.T) {
 	t.Parallel()
-	for _, a := range [][]string{{"--help"}, {"help"}, {"help", "lock"}, {"lock", "--help"}, {"rlock", "-h"},
-		{"wlock", "--help"}, {"semaphore", "--help"}, {"elect", "--help"}, {"inspect", "--help"}, {"dev", "--help"}} {
-		t.Run(strings.Join(a, " "), func(t *testing.T) {
-			t.Parallel()
-			code, stdout, stderr := runZkr(t, nil, a...)
-			require.Equal(t, 0, code, stderr)
-			require.Contains(t, stdout, "Usage: zkr")
-			require.Contains(t, stdout, "Example:\n  ")
-			require.Contains(t, stdout, "Exit codes:\n")
-			require.Contains(t, stdout, "--servers")
-		})
+	for _, a := range [][]string{{"--help"}, {"help"}} {
+		code, stdout, stderr := runZkr(t, nil, a...)
+		require.Equal(t, 0, code, stderr)
+		require.Contains(t, stdout, "Usage: zkr")
+		require.Contains(t, stdout, "Exit codes:\n")
+		require.Contains(t, stdout, "--servers")
+		for _, c := range commands {
+			require.Contains(t, stdout, "\n  "+c.name+" ")
+		}
 	}
+	for _, c := range commands {
+		for _, a := range [][]string{{"help", c.name}, {c.name, "--help"}, {c.name, "-h"}} {
+			t.Run(strings.Join(a, " "), func(t *testing.T) {
+				t.Parallel()
+				code, stdout, stderr := runZkr(t, nil, a...)
+				require.Equal(t, 0, code, stderr)
+				require.Contains(t, stdout, "Usage: zkr [global flags] "+c.name)
+				require.Contains(t, stdout, "Example:\n  ")
+				require.Contains(t, stdout, "exit codes\nof every command: zkr help\n")
+				require.NotContains(t, stdout, "Exit codes:")
+				require.NotContains(t, stdout, "--session-timeout") // the global flags' list
+				require.NotContains(t, stdout, "--verbose")
+			})
+		}
+	}
+	// elect runs CMD only while it leads: it needs one, and its help says so.
+	_, stdout, _ := runZkr(t, nil, "elect", "--help")
+	require.Contains(t, stdout, "CMD is required: without one, zkr elect exits 64.")
+	require.NotContains(t, stdout, "no CMD")
 }
