@@ -5,6 +5,8 @@ import (
 	"fmt"
 
 	"github.com/go-zookeeper/zk"
+
+	"github.com/zkrecipes/zkrecipes/framework"
 )
 
 // nodeError is a failed request on the node at p, with the exit code and the words
@@ -25,6 +27,8 @@ func nodeError(p string, err error) error {
 		return &exitError{exitData, fmt.Sprintf("%s: the node has children (-r deletes them too)", p)}
 	case errors.Is(err, zk.ErrNoAuth):
 		return &exitError{exitNoPerm, fmt.Sprintf("%s: refused by the node's ACL (--auth sends credentials)", p)}
+	case errors.Is(err, framework.ErrTTLDisabled):
+		return zkError("%s: the server does not allow TTL nodes (it needs zookeeper.extendedTypesEnabled=true)", p)
 	case errors.Is(err, zk.ErrNoChildrenForEphemerals):
 		return &exitError{exitData, fmt.Sprintf("%s: its parent is ephemeral, which cannot have children", p)}
 	}

@@ -11,10 +11,18 @@
 //	zkr [global flags] elect PATH [flags] -- CMD ARGS...
 //	zkr [global flags] inspect PATH [--json] [--as group|value|count|counter] [--watch [--for D]]
 //	zkr [global flags] inspect PATH --tree [--depth N] [--json]
+//	zkr [global flags] ls [-R] [--json] PATH
+//	zkr [global flags] get [--json] PATH
+//	zkr [global flags] stat [--json] PATH
+//	zkr [global flags] set [--version N] PATH DATA
+//	zkr [global flags] create [-p] [--sequential|--container|--ttl D] PATH [DATA]
+//	zkr [global flags] rm [-r] [--version N] PATH
 //	zkr dev
 //
 // The nodes are those of the zkrecipes recipes, and so of Apache Curator: Go and
-// Java processes can share a lock. `zkr help COMMAND` tells the rest.
+// Java processes can share a lock. ls, get, stat, set, create and rm are the
+// ZooKeeper shell's, without Java. `zkr help COMMAND` tells the rest; the manual is
+// docs/zkr.md.
 package main
 
 import (
@@ -116,6 +124,7 @@ type env struct {
 	auth           string
 	tls            tlsFlags
 	quiet, verbose bool
+	stdin          io.Reader // DATA "-" (set, create)
 	stdout, stderr io.Writer
 	log            *slog.Logger
 }
@@ -150,7 +159,7 @@ func run(args []string, stdout, stderr io.Writer) int {
 		servers = "127.0.0.1:2181"
 	}
 	e := &env{cmd: "zkr", servers: servers, sessionTimeout: 30 * time.Second,
-		connectTimeout: 15 * time.Second, stdout: stdout, stderr: stderr}
+		connectTimeout: 15 * time.Second, stdin: os.Stdin, stdout: stdout, stderr: stderr}
 
 	fs := flag.NewFlagSet("zkr", flag.ContinueOnError)
 	fs.SetOutput(io.Discard)
@@ -254,7 +263,8 @@ func (e *env) logger() *slog.Logger {
 }
 
 func mainUsage(w io.Writer, fs *flag.FlagSet) {
-	fmt.Fprint(w, `zkr: ZooKeeper locks, semaphores and leader election for shell scripts and cron.
+	fmt.Fprint(w, `zkr: ZooKeeper locks, semaphores and leader election for shell scripts and cron,
+and a ZooKeeper shell.
 
 Usage: zkr [global flags] COMMAND [arguments] [-- CMD ARGS...]
 
@@ -308,4 +318,5 @@ func printFlags(w io.Writer, fs *flag.FlagSet, global bool) {
 }
 
 // commands are zkr's subcommands, in the order --help lists them.
-var commands = []*command{lockCmd, rlockCmd, wlockCmd, semaphoreCmd, electCmd, inspectCmd, devCmd}
+var commands = []*command{lockCmd, rlockCmd, wlockCmd, semaphoreCmd, electCmd, inspectCmd,
+	lsCmd, getCmd, statCmd, setCmd, createCmd, rmCmd, devCmd}
