@@ -66,8 +66,13 @@ func look(ctx context.Context, r participants.Reader, p, as string) (view, error
 		if err != nil {
 			return nil, err
 		}
-		if len(g.Members) == 0 || !g.allEphemeral {
-			return &plainView{Path: p, Children: st.NumChildren, DataBytes: len(data), Version: st.Version,
+		// Go by the children read, not the stat's count: a cache's copy may have
+		// counted a child that it has not loaded yet, or that is gone.
+		switch {
+		case len(g.Members) == 0:
+			return q, nil
+		case !g.allEphemeral:
+			return &plainView{Path: p, Children: len(g.Members), DataBytes: len(data), Version: st.Version,
 				Modified: time.UnixMilli(st.Mtime).UTC()}, nil
 		}
 		return g, nil
@@ -86,7 +91,7 @@ func look(ctx context.Context, r participants.Reader, p, as string) (view, error
 type plainView struct {
 	Path      string    `json:"path"`
 	Recipe    string    `json:"recipe"` // always "": no recipe's
-	Children  int32     `json:"children"`
+	Children  int       `json:"children"`
 	DataBytes int       `json:"data_bytes"`
 	Version   int32     `json:"version"`
 	Modified  time.Time `json:"modified"`
