@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"flag"
 	"fmt"
@@ -113,31 +112,21 @@ type finding interface{ print(e *env) }
 
 // inspectWith connects, looks at p, and prints what it found.
 func inspectWith(e *env, p string, asJSON bool, look func(context.Context, *framework.Client) (finding, error)) int {
-	s, code := e.start()
-	if s == nil {
-		return code
-	}
-	defer s.close()
-	ctx, stop := s.interruptible(context.Background())
-	found, err := lookAt(ctx, s.client, p, look)
-	if sig := stop(); sig != 0 {
-		return exitSignal + int(sig)
-	}
-	var ee *exitError
-	if errors.As(err, &ee) {
-		return s.fail(err)
-	}
-	if err != nil {
-		return s.fail(zkError("inspecting %s: %v", p, err))
-	}
-	if asJSON {
-		out := json.NewEncoder(e.stdout)
-		out.SetIndent("", "  ")
-		_ = out.Encode(found)
-	} else {
-		found.print(e)
-	}
-	return exitOK
+	return runOp(e, func(ctx context.Context, c *framework.Client) error {
+		found, err := lookAt(ctx, c, p, look)
+		var ee *exitError
+		switch {
+		case errors.As(err, &ee):
+			return err
+		case err != nil:
+			return zkError("inspecting %s: %v", p, err)
+		case asJSON:
+			e.printJSON(found)
+		default:
+			found.print(e)
+		}
+		return nil
+	})
 }
 
 // lookAt looks at p once it knows there is a node there: a missing node is an
