@@ -37,8 +37,8 @@ func runOp(e *env, op func(context.Context, *framework.Client) error) int {
 	return exitOK
 }
 
-// nodeArgs checks a shell command's positional arguments: PATH, then up to
-// maxData more (DATA), and no command after "--".
+// nodeArgs checks a shell command's positional arguments: PATH first, minArgs to
+// maxArgs of them in all (PATH and DATA), and no command after "--".
 func nodeArgs(pos []string, dash bool, minArgs, maxArgs int) (string, []string, error) {
 	switch {
 	case dash:
