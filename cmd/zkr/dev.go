@@ -21,11 +21,8 @@ prints its address on stdout in a form a shell can source,
   ZK_SERVERS=127.0.0.1:PORT
   export ZK_SERVERS=127.0.0.1:PORT
 and serves until SIGINT, SIGTERM or SIGHUP, then stops it and removes its data.
-
-  --port P   serve on loopback port P (default: a free port); a port in use is
-             an error (69)`,
+A --port in use is an error (69).`,
 	example: "  zkr dev > /tmp/zk.env &\n  . /tmp/zk.env    # once the lines are there\n  zkr lock /demo -- sleep 30 &\n  zkr inspect /demo",
-	exits:   "Exit codes:\n  0    stopped by a signal\n  64   usage error\n  69   ZooKeeper could not start (is Debian's zookeeper package installed? make deps)\n",
 	flags: func(fs *flag.FlagSet) func(*env, []string, []string, bool) int {
 		port := fs.Int("port", 0, "loopback port to serve on (default: a free one)")
 		return func(e *env, pos, argv []string, dash bool) int {

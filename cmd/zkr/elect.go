@@ -22,9 +22,8 @@ When CMD exits, zkr leaves the election and exits with CMD's code: another
 process takes over. When leadership may be lost while CMD runs (the session
 expired, or the connection dropped), CMD gets SIGTERM, SIGKILL after --grace, and
 zkr exits 76; with --requeue it campaigns again instead, and runs CMD anew when it
-leads again.`,
+leads again. CMD is required: without one, zkr elect exits 64.`,
 	example: "  zkr elect /services/report-poller --requeue -- ./poller --every 30s",
-	exits:   exitCodesHelp,
 	flags: func(fs *flag.FlagSet) func(*env, []string, []string, bool) int {
 		o := &electOptions{}
 		idFlag(fs, &o.id)

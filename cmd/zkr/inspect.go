@@ -2,13 +2,11 @@ package main
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"flag"
 	"fmt"
 	"path"
 	"slices"
-	"strconv"
 	"strings"
 	"text/tabwriter"
 	"time"
@@ -16,6 +14,7 @@ import (
 	"github.com/go-zookeeper/zk"
 
 	"github.com/zkrecipes/zkrecipes/framework"
+	"github.com/zkrecipes/zkrecipes/recipes/participants"
 )
 
 var inspectCmd = &command{
@@ -53,7 +52,11 @@ counter (DistributedAtomicLong, a big-endian long), else a shared value
 shared value of 4 or 8 bytes looks the same: --as names the recipe instead, and
 a count or counter of the wrong length is then an error (exit code 65). An empty
 node without children (an idle lock's parent, an empty group) shows as no
-participants.
+participants; a node with children that are none of these is said to be no
+recipe's, with its stat (zkr ls lists its children). A PATH with no node is an
+error (exit code 66), except with --watch, which shows "no such node" until
+one appears. A lock's parent is a container node, which ZooKeeper deletes a
+while after its last participant left: an idle lock may have no node.
 
 With --watch, inspect follows PATH through a cache (recipes/cache) and shows each
 change, as it happens, of who holds, who waits, who leads, the members, the items
@@ -68,8 +71,6 @@ refused, and each child's share.`,
 	example: "  zkr inspect /cron/backup\n  zkr inspect /cron/backup --json | jq -r '.participants[] | select(.state == \"holder\") | .id'\n" +
 		"  zkr inspect /config --tree --depth 2\n  zkr inspect /scheduler\n  zkr inspect /workers\n  zkr inspect /jobs/next-id --as counter\n" +
 		"  zkr inspect /cron/backup --watch\n  zkr inspect /workers --watch --json | jq -c '.view.members'",
-	exits: "Exit codes:\n  0    listed (also when nobody takes part); with --watch: ended by SIGINT,\n       SIGTERM, SIGHUP or --for\n  64   usage error\n" +
-		"  65   --as count or counter, and PATH's data has another length\n  69   ZooKeeper unreachable, or a request failed\n",
 	flags: func(fs *flag.FlagSet) func(*env, []string, []string, bool) int {
 		asJSON := fs.Bool("json", false, "print JSON for scripts, one object: {path, recipe, ...}, or with --tree the summary; with --watch one object a line: {time, event, view}")
 		as := fs.String("as", "", "read PATH as a `group|value|count|counter`, whatever its layout suggests")
@@ -100,7 +101,7 @@ refused, and each child's share.`,
 				return inspectWatch(e, p, *as, *asJSON, *watchFor)
 			}
 			return inspectWith(e, p, *asJSON, func(ctx context.Context, c *framework.Client) (finding, error) {
-				return look(ctx, server{c}, p, *as)
+				return look(ctx, participants.FromClient(c), p, *as)
 			})
 		}
 	},
@@ -111,31 +112,36 @@ type finding interface{ print(e *env) }
 
 // inspectWith connects, looks at p, and prints what it found.
 func inspectWith(e *env, p string, asJSON bool, look func(context.Context, *framework.Client) (finding, error)) int {
-	s, code := e.start()
-	if s == nil {
-		return code
+	return runOp(e, func(ctx context.Context, c *framework.Client) error {
+		found, err := lookAt(ctx, c, p, look)
+		var ee *exitError
+		switch {
+		case errors.As(err, &ee):
+			return err
+		case err != nil:
+			return zkError("inspecting %s: %v", p, err)
+		case asJSON:
+			e.printJSON(found)
+		default:
+			found.print(e)
+		}
+		return nil
+	})
+}
+
+// lookAt looks at p once it knows there is a node there: a missing node is an
+// error (exit code 66), for a typo must not pass for an idle lock. (An idle lock's
+// parent, a container, is deleted too, a minute or so after its last participant:
+// --watch follows a path whether or not it exists.)
+func lookAt(ctx context.Context, c *framework.Client, p string, look func(context.Context, *framework.Client) (finding, error)) (finding, error) {
+	ok, _, err := c.Exists(ctx, p)
+	switch {
+	case err != nil:
+		return nil, nodeError(p, err)
+	case !ok:
+		return nil, nodeError(p, zk.ErrNoNode)
 	}
-	defer s.close()
-	ctx, stop := s.interruptible(context.Background())
-	found, err := look(ctx, s.client)
-	if sig := stop(); sig != 0 {
-		return exitSignal + int(sig)
-	}
-	var ee *exitError
-	if errors.As(err, &ee) {
-		return s.fail(err)
-	}
-	if err != nil {
-		return s.fail(zkError("inspecting %s: %v", p, err))
-	}
-	if asJSON {
-		out := json.NewEncoder(e.stdout)
-		out.SetIndent("", "  ")
-		_ = out.Encode(found)
-	} else {
-		found.print(e)
-	}
-	return exitOK
+	return look(ctx, c)
 }
 
 // inspectTree is inspect --tree.
@@ -151,8 +157,10 @@ func inspectTree(e *env, pos []string, depth int, asJSON bool) int {
 	})
 }
 
+// A participant's state: a latch's holder leads.
 const (
 	stateHolder  = "holder"
+	stateLeader  = "leader"
 	stateWaiting = "waiting"
 )
 
@@ -183,227 +191,82 @@ type participant struct {
 	AgeSeconds   float64   `json:"age_seconds"`
 	FencingToken int64     `json:"fencing_token"` // czxid
 	Kind         string    `json:"kind"`          // lock, latch, read, write, lease
-	State        string    `json:"state"`         // holder or waiting
+	State        string    `json:"state"`         // holder (a latch's: leader) or waiting
 	session      int64     // the owner as a number: one process's nodes share it
 }
 
-// kinds are the participant names of every recipe, Curator's and ours. A node's
-// sequence is the text after the last occurrence of its name.
-var kinds = []struct{ name, kind string }{
-	{"__READ__", "read"}, {"__WRIT__", "write"}, {"read-", "read"}, {"write-", "write"},
-	{"lock-", "lock"}, {"latch-", "latch"}, {"lease-", "lease"},
-}
+func (p participant) holds() bool { return p.State != stateWaiting }
 
-// member is a participant's node name, before survey reads it.
-type member struct{ name, kind, seq string }
-
-// classify tells a participant's kind and sequence from its node name, or false for
-// a foreign child. The sequence must be ZooKeeper's: at least ten digits, a 32-bit
-// number (negative after the counter wraps).
-func classify(child string) (member, bool) {
-	for _, k := range kinds {
-		i := strings.LastIndex(child, k.name)
-		if i < 0 {
-			continue
-		}
-		seq := child[i+len(k.name):]
-		if len(seq) < 10 || seq[0] == '+' {
-			continue
-		}
-		if _, err := strconv.ParseInt(seq, 10, 32); err == nil {
-			return member{child, k.kind, seq}, true
-		}
-	}
-	return member{}, false
-}
-
-// sortMembers orders participants by sequence, comparing the texts as Curator does,
-// so that we agree with Go and Java participants on the queue. Stable: a read node
-// may share its write node's sequence.
-func sortMembers(ms []member) {
-	slices.SortStableFunc(ms, func(a, b member) int { return strings.Compare(a.seq, b.seq) })
-}
-
-// reader is where inspect reads nodes: the server, for a snapshot, or a cache of
-// it, for --watch.
-type reader interface {
-	// children lists p's children; none when p does not exist.
-	children(ctx context.Context, p string) ([]string, error)
-	// get reads p's data and stat; an error wrapping zk.ErrNoNode when p does not
-	// exist.
-	get(ctx context.Context, p string) ([]byte, *zk.Stat, error)
-}
-
-// server reads from ZooKeeper.
-type server struct{ c *framework.Client }
-
-func (s server) children(ctx context.Context, p string) ([]string, error) {
-	names, _, err := s.c.Children(ctx, p)
-	if errors.Is(err, zk.ErrNoNode) { // an idle lock's container parent is deleted
-		return nil, nil
-	}
-	return names, err
-}
-
-func (s server) get(ctx context.Context, p string) ([]byte, *zk.Stat, error) {
-	return s.c.Get(ctx, p)
-}
-
-// survey lists the participants at p in queue order, whichever recipe made them.
-func survey(ctx context.Context, c reader, p string) (*queue, error) {
+// survey lists the participants at p in queue order, whichever recipe made them,
+// with the holders as that recipe decides (recipes/participants).
+func survey(ctx context.Context, r participants.Reader, p string) (*queue, error) {
 	q := &queue{Path: p, Participants: []participant{}}
-	children, err := c.children(ctx, p)
+	children, err := r.Children(ctx, p)
 	if err != nil {
 		return nil, err
 	}
 	if slices.Contains(children, "members") && slices.Contains(children, "items") {
-		return surveyPartition(ctx, c, q)
+		return surveyPartition(ctx, r, q)
 	}
-	if slices.Contains(children, "leases") || slices.Contains(children, "locks") {
-		// A semaphore: PATH/leases holds the leases, PATH/locks queues who waits
-		// for one.
+	var ps []participants.Participant
+	if layout, ok := participants.Detect(children); participants.IsSemaphore(children) {
 		q.Recipe = "semaphore"
-		leases, err := readDir(ctx, c, path.Join(p, "leases"), "lease")
-		if err != nil {
-			return nil, err
-		}
-		locks, err := readDir(ctx, c, path.Join(p, "locks"), "lock")
-		if err != nil {
-			return nil, err
-		}
-		// The first of the lock queue counts the leases with a lease node of its own,
-		// created after every lease it already holds: that node waits.
-		counting := -1
-		for i := range leases {
-			leases[i].State = stateHolder
-			if len(locks) > 0 && leases[i].session == locks[0].session {
-				counting = i
-			}
-		}
-		if counting >= 0 {
-			leases[counting].State = stateWaiting
-		}
-		for i := range locks {
-			locks[i].State = stateWaiting
-		}
-		q.Participants = append(append(q.Participants, leases...), locks...)
-		return q, nil
+		ps, err = participants.ReadSemaphore(ctx, r, p, 0) // ZooKeeper does not store the number of leases
+	} else if ok {
+		q.Recipe = layout.Recipe()
+		ps, err = participants.Read(ctx, r, p, layout)
 	}
-
-	// One recipe per path: a read/write lock, else a mutex or selector, else a latch,
-	// else a semaphore's leases directory inspected on its own.
-	var ms []member
-	for _, family := range []struct {
-		recipe string
-		kinds  []string
-	}{
-		{"rwlock", []string{"read", "write"}}, {"mutex", []string{"lock"}},
-		{"latch", []string{"latch"}}, {"leases", []string{"lease"}},
-	} {
-		if ms = members(children, family.kinds...); len(ms) > 0 {
-			q.Recipe = family.recipe
-			break
-		}
-	}
-	ps, err := read(ctx, c, p, ms)
 	if err != nil {
 		return nil, err
 	}
-	// The rules run on the nodes that still exist: one that left while we listed
-	// has passed its place on.
-	writerBefore := false
-	for i := range ps {
-		var holds bool
-		switch ps[i].Kind {
-		case "read":
-			holds = !writerBefore
-		case "write":
-			holds = i == 0
-			writerBefore = true
-		case "lease":
-			holds = true
-		default: // lock, latch
-			holds = i == 0
-		}
-		ps[i].State = stateWaiting
-		if holds {
-			ps[i].State = stateHolder
-		}
+	now := time.Now()
+	for _, x := range ps {
+		q.Participants = append(q.Participants, newParticipant(x, q.Recipe, now))
 	}
-	q.Participants = append(q.Participants, ps...)
 	return q, nil
+}
+
+func newParticipant(x participants.Participant, recipe string, now time.Time) participant {
+	state := stateWaiting
+	switch {
+	case x.Holds && recipe == "latch":
+		state = stateLeader
+	case x.Holds:
+		state = stateHolder
+	}
+	created := time.UnixMilli(x.Stat.Ctime)
+	return participant{
+		Node: x.Path, ID: x.ID, Session: fmt.Sprintf("%#x", x.Stat.EphemeralOwner),
+		Created: created.UTC(), AgeSeconds: max(0, now.Sub(created).Round(time.Millisecond).Seconds()),
+		FencingToken: x.Stat.Czxid, Kind: x.Kind, State: state, session: x.Stat.EphemeralOwner,
+	}
 }
 
 // surveyPartition lists a partition's members, and each item's owner: the holder
 // of its lock, PATH/items/ITEM.
-func surveyPartition(ctx context.Context, c reader, q *queue) (*queue, error) {
+func surveyPartition(ctx context.Context, r participants.Reader, q *queue) (*queue, error) {
 	q.Recipe = "partition"
-	members, err := c.children(ctx, path.Join(q.Path, "members"))
+	members, err := r.Children(ctx, path.Join(q.Path, "members"))
 	if err != nil {
 		return nil, err
 	}
 	q.Members = slices.Sorted(slices.Values(members))
-	items, err := c.children(ctx, path.Join(q.Path, "items"))
+	items, err := r.Children(ctx, path.Join(q.Path, "items"))
 	if err != nil {
 		return nil, err
 	}
 	for _, name := range slices.Sorted(slices.Values(items)) {
-		ps, err := readDir(ctx, c, path.Join(q.Path, "items", name), "lock")
+		ps, err := participants.Read(ctx, r, path.Join(q.Path, "items", name), participants.Mutex)
 		if err != nil {
 			return nil, err
 		}
 		it := partitionItem{Name: name}
-		if len(ps) > 0 {
-			it.Owner, it.FencingToken, it.Waiting = ps[0].ID, ps[0].FencingToken, len(ps)-1
+		if len(ps) > 0 && ps[0].Holds {
+			it.Owner, it.FencingToken, it.Waiting = ps[0].ID, ps[0].Stat.Czxid, len(ps)-1
 		}
 		q.Items = append(q.Items, it)
 	}
 	return q, nil
-}
-
-// readDir reads the participants of one kind under dir, in queue order.
-func readDir(ctx context.Context, c reader, dir, kind string) ([]participant, error) {
-	names, err := c.children(ctx, dir)
-	if err != nil {
-		return nil, err
-	}
-	return read(ctx, c, dir, members(names, kind))
-}
-
-// members keeps the children of the given kinds, in queue order.
-func members(children []string, kinds ...string) []member {
-	var ms []member
-	for _, child := range children {
-		if m, ok := classify(child); ok && slices.Contains(kinds, m.kind) {
-			ms = append(ms, m)
-		}
-	}
-	sortMembers(ms)
-	return ms
-}
-
-// read reads each member's node under dir: its id and stat. A node that left while
-// we listed is left out.
-func read(ctx context.Context, c reader, dir string, ms []member) ([]participant, error) {
-	now := time.Now()
-	ps := []participant{}
-	for _, m := range ms {
-		node := path.Join(dir, m.name)
-		data, st, err := c.get(ctx, node)
-		if errors.Is(err, zk.ErrNoNode) {
-			continue
-		}
-		if err != nil {
-			return nil, err
-		}
-		created := time.UnixMilli(st.Ctime)
-		ps = append(ps, participant{
-			Node: node, ID: string(data), Session: fmt.Sprintf("%#x", st.EphemeralOwner),
-			Created: created.UTC(), AgeSeconds: max(0, now.Sub(created).Round(time.Millisecond).Seconds()),
-			FencingToken: st.Czxid, Kind: m.kind, session: st.EphemeralOwner,
-		})
-	}
-	return ps, nil
 }
 
 func (q *queue) print(e *env) {
@@ -468,7 +331,7 @@ func (q *queue) summary() string {
 	}
 	var holding, waiting []string
 	for _, p := range q.Participants {
-		if p.State == stateHolder {
+		if p.holds() {
 			holding = append(holding, fmt.Sprintf("%s %s (token %d)", p.Kind, p.ID, p.FencingToken))
 		} else {
 			waiting = append(waiting, fmt.Sprintf("%s %s", p.Kind, p.ID))

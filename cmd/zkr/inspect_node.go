@@ -15,6 +15,8 @@ import (
 	"unicode/utf8"
 
 	"github.com/go-zookeeper/zk"
+
+	"github.com/zkrecipes/zkrecipes/recipes/participants"
 )
 
 // The views of a node that no lock queue explains, with Curator's layouts: a group
@@ -30,10 +32,6 @@ const (
 
 var asViews = []string{asGroup, asValue, asCount, asCounter}
 
-// exitData is inspect's code for a node whose data is not what --as says (sysexits'
-// EX_DATAERR).
-const exitData = 65
-
 // view is what inspect shows of a recipe's path, also on one line for --watch.
 type view interface {
 	finding
@@ -48,7 +46,7 @@ type view interface {
 // (8) only by likelihood, since a shared value may hold any bytes: such a view says
 // it was inferred. An empty node without children (an idle lock's parent, an empty
 // group) shows as no participants.
-func look(ctx context.Context, r reader, p, as string) (view, error) {
+func look(ctx context.Context, r participants.Reader, p, as string) (view, error) {
 	switch as {
 	case asGroup:
 		return readGroup(ctx, r, p)
@@ -59,16 +57,23 @@ func look(ctx context.Context, r reader, p, as string) (view, error) {
 	if err != nil || q.Recipe != "" {
 		return q, err
 	}
-	data, st, err := r.get(ctx, p)
+	data, st, err := r.Get(ctx, p)
 	switch {
-	case errors.Is(err, zk.ErrNoNode):
-		return q, nil
 	case err != nil:
-		return nil, err
+		return nil, nodeError(p, err) // no node: --watch shows it, until one appears
 	case st.NumChildren > 0:
 		g, err := readGroup(ctx, r, p)
-		if err != nil || len(g.Members) == 0 || !g.allEphemeral {
-			return q, err
+		if err != nil {
+			return nil, err
+		}
+		// Go by the children read, not the stat's count: a cache's copy may have
+		// counted a child that it has not loaded yet, or that is gone.
+		switch {
+		case len(g.Members) == 0:
+			return q, nil
+		case !g.allEphemeral:
+			return &plainView{Path: p, Children: len(g.Members), DataBytes: len(data), Version: st.Version,
+				Modified: time.UnixMilli(st.Mtime).UTC()}, nil
 		}
 		return g, nil
 	case len(data) == 0:
@@ -80,6 +85,23 @@ func look(ctx context.Context, r reader, p, as string) (view, error) {
 	default:
 		return readValue(ctx, r, p, asValue, true)
 	}
+}
+
+// plainView is a node with children that no recipe's layout explains.
+type plainView struct {
+	Path      string    `json:"path"`
+	Recipe    string    `json:"recipe"` // always "": no recipe's
+	Children  int       `json:"children"`
+	DataBytes int       `json:"data_bytes"`
+	Version   int32     `json:"version"`
+	Modified  time.Time `json:"modified"`
+}
+
+func (v *plainView) print(e *env) { fmt.Fprintln(e.stdout, v.summary()) }
+
+func (v *plainView) summary() string {
+	return fmt.Sprintf("%s: no recipe's node (no lock queue, no group): %d children, %d bytes of data, version %d, modified %s",
+		v.Path, v.Children, v.DataBytes, v.Version, v.Modified.Format(time.RFC3339))
 }
 
 // blob is data in JSON: as text when it is UTF-8, else base64.
@@ -120,14 +142,14 @@ type groupMember struct {
 	Created time.Time `json:"created"`
 }
 
-func readGroup(ctx context.Context, r reader, p string) (*groupView, error) {
-	names, err := r.children(ctx, p)
+func readGroup(ctx context.Context, r participants.Reader, p string) (*groupView, error) {
+	names, err := r.Children(ctx, p)
 	if err != nil {
 		return nil, err
 	}
 	g := &groupView{Path: p, Recipe: asGroup, Members: []groupMember{}, allEphemeral: true}
 	for _, id := range slices.Sorted(slices.Values(names)) {
-		data, st, err := r.get(ctx, path.Join(p, id))
+		data, st, err := r.Get(ctx, path.Join(p, id))
 		if errors.Is(err, zk.ErrNoNode) { // left while we listed
 			continue
 		}
@@ -178,9 +200,9 @@ type valueView struct {
 
 // readValue reads p as the given view; a count or counter whose data has another
 // length is an error with exit code 65.
-func readValue(ctx context.Context, r reader, p, as string, inferred bool) (*valueView, error) {
+func readValue(ctx context.Context, r participants.Reader, p, as string, inferred bool) (*valueView, error) {
 	v := &valueView{Path: p, Recipe: as, Inferred: inferred}
-	data, st, err := r.get(ctx, p)
+	data, st, err := r.Get(ctx, p)
 	if errors.Is(err, zk.ErrNoNode) {
 		return v, nil
 	}

@@ -104,9 +104,9 @@ func TestInspectValues(t *testing.T) {
 	require.Nil(t, v.Data.Text)
 	require.Equal(t, "//4A", v.Data.Base64)
 
-	code, v, stderr = inspect("/missing", "--as", "count")
-	require.Equal(t, 0, code, stderr)
-	require.False(t, v.Exists)
+	code, _, stderr = inspect("/missing", "--as", "count")
+	require.Equal(t, exitNoNode, code)
+	require.Contains(t, stderr, "/missing: no such node")
 
 	code, _, stderr = inspect("/value", "--as", "count")
 	require.Equal(t, exitData, code)

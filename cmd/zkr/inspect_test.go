@@ -98,15 +98,46 @@ func TestInspect(t *testing.T) {
 		h.waitLine("led", "led")
 		e2 := hold("elect", "/e", "--id", "e2", "--", "true")
 		h.waitChildren("/e", 2)
-		check(t, "/e", "latch", []row{{"e1", "latch", "holder"}, {"e2", "latch", "waiting"}})
+		check(t, "/e", "latch", []row{{"e1", "latch", "leader"}, {"e2", "latch", "waiting"}})
 		e1.signal(syscall.SIGTERM)
 		require.Equal(t, 128+int(syscall.SIGTERM), e1.wait())
 		require.Equal(t, 0, e2.wait())
 	})
 	t.Run("nobody", func(t *testing.T) {
 		t.Parallel()
-		code, stdout, _ := runZkr(t, env, "inspect", "/nobody")
-		require.Equal(t, 0, code)
-		require.Equal(t, "/nobody: no participants\n", stdout)
+		// A path with no node is an error, not an empty queue: a typo shows.
+		code, stdout, stderr := runZkr(t, env, "inspect", "/nobody")
+		require.Equal(t, exitNoNode, code)
+		require.Empty(t, stdout)
+		require.Equal(t, "zkr inspect: /nobody: no such node\n", stderr)
+		code, stdout, stderr = runZkr(t, env, "inspect", "/nobody", "--json")
+		require.Equal(t, exitNoNode, code)
+		require.Empty(t, stdout)
+		require.Equal(t, "zkr inspect: /nobody: no such node\n", stderr)
+
+		// An empty node (an idle lock's parent) has no participants.
+		_, err := h.client.Create(testCtx(t), "/idle", nil)
+		require.NoError(t, err)
+		code, stdout, stderr = runZkr(t, env, "inspect", "/idle")
+		require.Equal(t, 0, code, stderr)
+		require.Equal(t, "/idle: no participants\n", stdout)
+	})
+	t.Run("plain node", func(t *testing.T) {
+		t.Parallel()
+		ctx := testCtx(t)
+		_, err := h.client.Create(ctx, "/plain", []byte("abc"))
+		require.NoError(t, err)
+		for _, child := range []string{"/plain/a", "/plain/b"} {
+			_, err := h.client.Create(ctx, child, nil)
+			require.NoError(t, err)
+		}
+		code, stdout, stderr := runZkr(t, env, "inspect", "/plain")
+		require.Equal(t, 0, code, stderr)
+		require.True(t, strings.HasPrefix(stdout, "/plain: no recipe's node (no lock queue, no group): 2 children, 3 bytes of data, version 0, modified "), stdout)
+		code, stdout, stderr = runZkr(t, env, "inspect", "/plain", "--json")
+		require.Equal(t, 0, code, stderr)
+		var v plainView
+		require.NoError(t, json.Unmarshal([]byte(stdout), &v), stdout)
+		require.Equal(t, plainView{Path: "/plain", Children: 2, DataBytes: 3, Modified: v.Modified}, v)
 	})
 }

@@ -49,9 +49,10 @@ func TestInspectTree(t *testing.T) {
 	require.Equal(t, []string{"CHILD", "NODES", "BYTES"}, strings.Fields(lines[2]))
 	require.Equal(t, []string{"db", "1", "0"}, strings.Fields(lines[3]))
 
-	code, stdout, _ = runZkr(t, env, "inspect", "/nowhere", "--tree")
-	require.Equal(t, 0, code)
-	require.Equal(t, "/nowhere: no such node\n", stdout)
+	code, stdout, stderr = runZkr(t, env, "inspect", "/nowhere", "--tree")
+	require.Equal(t, exitNoNode, code)
+	require.Empty(t, stdout)
+	require.Equal(t, "zkr inspect: /nowhere: no such node\n", stderr)
 	code, _, stderr = runZkr(t, env, "inspect", "nowhere", "--tree")
 	require.Equal(t, exitUsage, code, stderr)
 }

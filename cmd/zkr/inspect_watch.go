@@ -9,31 +9,13 @@ import (
 	"sync"
 	"time"
 
-	"github.com/go-zookeeper/zk"
-
 	"github.com/zkrecipes/zkrecipes/recipes/cache"
+	"github.com/zkrecipes/zkrecipes/recipes/participants"
 )
 
 // watchRedraw is how often a terminal's view is worked out and drawn again without
 // a change, so that its ages move.
 const watchRedraw = time.Second
-
-// cached reads from a cache's copy, for --watch: every view is worked out from the
-// copy, without a request.
-type cached struct{ ca *cache.Cache }
-
-func (c cached) children(_ context.Context, p string) ([]string, error) {
-	return c.ca.Children(p), nil
-}
-
-func (c cached) get(_ context.Context, p string) ([]byte, *zk.Stat, error) {
-	n, ok := c.ca.Get(p)
-	if !ok {
-		return nil, nil, fmt.Errorf("%s: %w", p, zk.ErrNoNode)
-	}
-	st := n.Stat
-	return n.Data, &st, nil
-}
 
 // watchDepth is how deep --watch caches PATH: a partition's lock nodes are
 // PATH/items/ITEM/lock-N; a group's members PATH/ID; a value is PATH itself.
@@ -139,7 +121,7 @@ func inspectWatch(e *env, p, as string, asJSON bool, watchFor time.Duration) int
 			out.connection(ev)
 		}
 		if dirty || len(conn) > 0 {
-			v, err := look(ctx, cached{ca}, p, as)
+			v, err := look(ctx, participants.FromCache(ca), p, as)
 			out.show(v, err)
 		}
 		select {
@@ -147,7 +129,7 @@ func inspectWatch(e *env, p, as string, asJSON bool, watchFor time.Duration) int
 			return exitOK
 		case <-w.wake:
 		case <-redraw: // the ages move
-			if v, err := look(ctx, cached{ca}, p, as); err == nil && out.fault == "" {
+			if v, err := look(ctx, participants.FromCache(ca), p, as); err == nil && out.fault == "" {
 				out.shown = v
 			}
 			out.redraw()

@@ -78,7 +78,7 @@ func lockCommand(name, summary, help, example string) *command {
 	}
 	return &command{
 		name: name, synopsis: synopsis, summary: summary, help: help + "\n" + lockFlagsHelp,
-		example: example, exits: exitCodesHelp,
+		example: example,
 		flags: func(fs *flag.FlagSet) func(*env, []string, []string, bool) int {
 			o := &lockOptions{kind: name}
 			idFlag(fs, &o.id)

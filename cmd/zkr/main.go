@@ -11,10 +11,18 @@
 //	zkr [global flags] elect PATH [flags] -- CMD ARGS...
 //	zkr [global flags] inspect PATH [--json] [--as group|value|count|counter] [--watch [--for D]]
 //	zkr [global flags] inspect PATH --tree [--depth N] [--json]
+//	zkr [global flags] ls [-R] [--json] PATH
+//	zkr [global flags] get [--json] PATH
+//	zkr [global flags] stat [--json] PATH
+//	zkr [global flags] set [--version N] PATH DATA
+//	zkr [global flags] create [-p] [--sequential|--container|--ttl D] PATH [DATA]
+//	zkr [global flags] rm [-r] [--version N] PATH
 //	zkr dev
 //
 // The nodes are those of the zkrecipes recipes, and so of Apache Curator: Go and
-// Java processes can share a lock. `zkr help COMMAND` tells the rest.
+// Java processes can share a lock. ls, get, stat, set, create and rm are the
+// ZooKeeper shell's, without Java. `zkr help COMMAND` tells the rest; the manual is
+// docs/zkr.md.
 package main
 
 import (
@@ -34,24 +42,40 @@ import (
 const (
 	exitOK        = 0
 	exitUsage     = 64  // EX_USAGE: the command line is wrong
+	exitData      = 65  // EX_DATAERR: the node is not as the command expects
+	exitNoNode    = 66  // EX_NOINPUT: no node at PATH
 	exitZooKeeper = 69  // EX_UNAVAILABLE: ZooKeeper unreachable, or a request failed
+	exitExists    = 73  // EX_CANTCREAT: the node to create exists
 	exitTimeout   = 75  // EX_TEMPFAIL: --timeout ran out while waiting; try again later
 	exitLost      = 76  // the lock, lease or leadership was lost while held
+	exitNoPerm    = 77  // EX_NOPERM: an ACL refused the request
 	exitCannotRun = 126 // CMD exists but could not be run, as in sh
 	exitNotFound  = 127 // CMD not found, as in sh
 	exitSignal    = 128 // + the signal's number: the child was killed by it, or zkr while waiting
 )
 
+// exitCodesHelp is every command's exit codes, shown once, by `zkr help`.
 const exitCodesHelp = `Exit codes:
-  CMD's own     CMD ran and exited: zkr exits as it did
-  128+N         CMD was killed by signal N; or zkr got signal N while waiting
-  0             no CMD: held, then released on SIGINT/SIGTERM/SIGHUP
-  64            usage error: bad flag, missing or invalid PATH, bad --leases
-  69            ZooKeeper unreachable (after --connect-timeout) or a request failed
-  75            --timeout ran out while waiting; nothing was acquired
-  76            the lock, lease or leadership was lost while held: CMD got
-                SIGTERM, and SIGKILL after --grace (zkr never exits 0 then)
-  126, 127      CMD could not be run, or was not found
+  0         done. lock, rlock, wlock, semaphore without CMD: held, then released
+            on SIGINT/SIGTERM/SIGHUP. inspect --watch, dev: ended by a signal
+            (or --for)
+  CMD's own lock, rlock, wlock, semaphore, elect: CMD ran and exited with it
+  64        usage error: bad flag, missing or invalid PATH, bad --leases, elect
+            without CMD
+  65        the node is not as the command expects: another version (set, rm
+            --version), children (rm without -r), another length (inspect --as
+            count|counter)
+  66        no node at PATH (inspect, ls, get, stat, set, rm; create's parent,
+            without -p)
+  69        ZooKeeper unreachable (after --connect-timeout) or a request failed;
+            dev: ZooKeeper could not start
+  73        create: the node exists
+  75        --timeout ran out while waiting; nothing was acquired
+  76        the lock, lease or leadership was lost while held: CMD got SIGTERM,
+            and SIGKILL after --grace (zkr never exits 0 then)
+  77        an ACL refused the request (see --auth)
+  126, 127  CMD could not be run, or was not found
+  128+N     CMD was killed by signal N; or zkr got signal N while waiting
 `
 
 // exitError ends a command with a code and a one-line message.
@@ -77,7 +101,6 @@ type command struct {
 	summary  string // one line for `zkr --help`
 	help     string // what it does, for `zkr NAME --help`
 	example  string
-	exits    string // its exit codes
 	// flags registers the command's flags on fs and returns what runs it, with the
 	// positional arguments, the command after "--", and whether there was a "--".
 	flags func(fs *flag.FlagSet) func(env *env, pos, argv []string, dash bool) int
@@ -101,6 +124,7 @@ type env struct {
 	auth           string
 	tls            tlsFlags
 	quiet, verbose bool
+	stdin          io.Reader // DATA "-" (set, create)
 	stdout, stderr io.Writer
 	log            *slog.Logger
 }
@@ -135,7 +159,7 @@ func run(args []string, stdout, stderr io.Writer) int {
 		servers = "127.0.0.1:2181"
 	}
 	e := &env{cmd: "zkr", servers: servers, sessionTimeout: 30 * time.Second,
-		connectTimeout: 15 * time.Second, stdout: stdout, stderr: stderr}
+		connectTimeout: 15 * time.Second, stdin: os.Stdin, stdout: stdout, stderr: stderr}
 
 	fs := flag.NewFlagSet("zkr", flag.ContinueOnError)
 	fs.SetOutput(io.Discard)
@@ -239,9 +263,12 @@ func (e *env) logger() *slog.Logger {
 }
 
 func mainUsage(w io.Writer, fs *flag.FlagSet) {
-	fmt.Fprint(w, `zkr: ZooKeeper locks, semaphores and leader election for shell scripts and cron.
+	fmt.Fprint(w, `zkr: ZooKeeper locks, semaphores and leader election for shell scripts and cron,
+and a ZooKeeper shell.
 
 Usage: zkr [global flags] COMMAND [arguments] [-- CMD ARGS...]
+
+Global flags go before or after the command.
 
 Commands:
 `)
@@ -271,9 +298,7 @@ func commandUsage(w io.Writer, c *command, fs *flag.FlagSet) {
 		fmt.Fprint(w, "\nFlags:\n")
 		printFlags(w, fs, false)
 	}
-	fmt.Fprint(w, "\nGlobal flags (before or after the command):\n")
-	printFlags(w, fs, true)
-	fmt.Fprintf(w, "\nExample:\n%s\n\n%s", c.example, c.exits)
+	fmt.Fprintf(w, "\nExample:\n%s\n\nThe global flags (--servers, --namespace, --auth, TLS, ...) and the exit codes\nof every command: zkr help\n", c.example)
 }
 
 // printFlags lists fs's global or command flags, GNU style. Defaults are written in
@@ -293,4 +318,5 @@ func printFlags(w io.Writer, fs *flag.FlagSet, global bool) {
 }
 
 // commands are zkr's subcommands, in the order --help lists them.
-var commands = []*command{lockCmd, rlockCmd, wlockCmd, semaphoreCmd, electCmd, inspectCmd, servicesCmd, devCmd}
+var commands = []*command{lockCmd, rlockCmd, wlockCmd, semaphoreCmd, electCmd, inspectCmd, servicesCmd,
+	lsCmd, getCmd, statCmd, setCmd, createCmd, rmCmd, devCmd}

@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"os"
 	"time"
+
+	"github.com/zkrecipes/zkrecipes/recipes/participants"
 )
 
 const (
@@ -69,7 +71,7 @@ func (s *session) progress(ctx context.Context, w waitFor) (stop func()) {
 func (s *session) describe(ctx context.Context, w waitFor) (string, bool) {
 	ctx, cancel := context.WithTimeout(ctx, surveyTimeout)
 	defer cancel()
-	q, err := survey(ctx, server{s.client}, w.path)
+	q, err := survey(ctx, participants.FromClient(s.client), w.path)
 	if err != nil {
 		s.log.Debug("zkr: progress", "error", err)
 		return "", false
@@ -82,7 +84,7 @@ func (s *session) describe(ctx context.Context, w waitFor) (string, bool) {
 		switch {
 		case p.session == ours:
 			passedOurs = true
-		case p.State == stateHolder:
+		case p.holds():
 			holders = append(holders, p)
 		case !passedOurs:
 			ahead[p.session] = true

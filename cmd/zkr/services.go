@@ -33,7 +33,6 @@ With --watch, zkr follows PATH and prints one line per change: "+" an instance
 registered, "~" one changed, "-" one gone, each stamped with the time; with
 --json one object a line. It ends on SIGINT, SIGTERM or SIGHUP, or after --for.`,
 	example: "  zkr services\n  zkr services /dubbo-apps --json | jq -r '.services[].instances[].address'\n  zkr services --watch",
-	exits:   "Exit codes:\n  0    listed (also when there is no service); with --watch: ended by a signal or --for\n  64   usage error\n  69   ZooKeeper unreachable, or a request failed\n",
 	flags: func(fs *flag.FlagSet) func(*env, []string, []string, bool) int {
 		asJSON := fs.Bool("json", false, "print JSON for scripts: {path, services: [{name, instances}]}; with --watch one object a line: {time, change, service, instance}")
 		watch := fs.Bool("watch", false, "follow PATH and print every change until SIGINT or SIGTERM")

@@ -45,6 +45,19 @@ func TestBadInput(t *testing.T) {
 		{[]string{"inspect", "/a", "--watch", "--as", "queue"}, exitUsage, `zkr inspect: --as wants one of group, value, count, counter, not "queue"`},
 		{[]string{"inspect", "a", "--watch"}, exitUsage, `zkr inspect: invalid PATH "a"`},
 		{[]string{"dev", "extra"}, exitUsage, "zkr dev: dev takes no arguments"},
+		{[]string{"ls"}, exitUsage, "zkr ls: missing PATH"},
+		{[]string{"ls", "/a", "/b"}, exitUsage, `zkr ls: unexpected argument "/b"`},
+		{[]string{"get", "a"}, exitUsage, `zkr get: invalid PATH "a"`},
+		{[]string{"stat", "/a", "--", "true"}, exitUsage, "zkr stat: runs no command after --"},
+		{[]string{"set", "/a"}, exitUsage, "zkr set: missing DATA after PATH (- reads it from stdin)"},
+		{[]string{"set", "--version", "-2", "/a", "x"}, exitUsage, "zkr set: --version wants a node version, 0 to 2147483647 (or -1, any), not -2"},
+		{[]string{"create", "--ephemeral", "/a"}, exitUsage, "zkr create: --ephemeral: the node would be deleted when zkr exits"},
+		{[]string{"create", "--container", "--sequential", "/a"}, exitUsage, "zkr create: --container goes with neither --sequential nor --ttl"},
+		{[]string{"create", "--ttl", "-1s", "/a"}, exitUsage, "zkr create: --ttl wants a duration of 1ms or more, not -1s"},
+		{[]string{"create", "/"}, exitUsage, `zkr create: invalid PATH "/": the root exists`},
+		{[]string{"rm", "/"}, exitUsage, `zkr rm: invalid PATH "/": the root cannot be deleted`},
+		{[]string{"--servers", closed, "--connect-timeout", "1s", "ls", "/"}, exitZooKeeper,
+			"zkr ls: cannot connect to ZooKeeper at " + closed + " within 1s (last attempt: dial tcp " + closed},
 		{[]string{"--auth", "nocolon", "lock", "/a"}, exitUsage, "zkr lock: --auth wants scheme:credentials"},
 		{[]string{"--servers", "", "lock", "/a"}, exitUsage, "zkr lock: no ZooKeeper servers"},
 		{[]string{"--namespace", "/ns", "lock", "/a"}, exitUsage, "zkr lock: invalid namespace"},
@@ -69,19 +82,37 @@ func TestBadInput(t *testing.T) {
 	}
 }
 
-// Every command explains itself, with an example and its exit codes.
+// Every command explains itself with an example; the global flags and the exit
+// codes are shown once, by zkr help, and a command's help points there.
 func TestHelp(t *testing.T) {
 	t.Parallel()
-	for _, a := range [][]string{{"--help"}, {"help"}, {"help", "lock"}, {"lock", "--help"}, {"rlock", "-h"},
-		{"wlock", "--help"}, {"semaphore", "--help"}, {"elect", "--help"}, {"inspect", "--help"}, {"services", "--help"}, {"dev", "--help"}} {
-		t.Run(strings.Join(a, " "), func(t *testing.T) {
-			t.Parallel()
-			code, stdout, stderr := runZkr(t, nil, a...)
-			require.Equal(t, 0, code, stderr)
-			require.Contains(t, stdout, "Usage: zkr")
-			require.Contains(t, stdout, "Example:\n  ")
-			require.Contains(t, stdout, "Exit codes:\n")
-			require.Contains(t, stdout, "--servers")
-		})
+	for _, a := range [][]string{{"--help"}, {"help"}} {
+		code, stdout, stderr := runZkr(t, nil, a...)
+		require.Equal(t, 0, code, stderr)
+		require.Contains(t, stdout, "Usage: zkr")
+		require.Contains(t, stdout, "Exit codes:\n")
+		require.Contains(t, stdout, "--servers")
+		for _, c := range commands {
+			require.Contains(t, stdout, "\n  "+c.name+" ")
+		}
 	}
+	for _, c := range commands {
+		for _, a := range [][]string{{"help", c.name}, {c.name, "--help"}, {c.name, "-h"}} {
+			t.Run(strings.Join(a, " "), func(t *testing.T) {
+				t.Parallel()
+				code, stdout, stderr := runZkr(t, nil, a...)
+				require.Equal(t, 0, code, stderr)
+				require.Contains(t, stdout, "Usage: zkr [global flags] "+c.name)
+				require.Contains(t, stdout, "Example:\n  ")
+				require.Contains(t, stdout, "exit codes\nof every command: zkr help\n")
+				require.NotContains(t, stdout, "Exit codes:")
+				require.NotContains(t, stdout, "--session-timeout") // the global flags' list
+				require.NotContains(t, stdout, "--verbose")
+			})
+		}
+	}
+	// elect runs CMD only while it leads: it needs one, and its help says so.
+	_, stdout, _ := runZkr(t, nil, "elect", "--help")
+	require.Contains(t, stdout, "CMD is required: without one, zkr elect exits 64.")
+	require.NotContains(t, stdout, "no CMD")
 }

@@ -228,7 +228,7 @@ func (q *Queue) Participants(ctx context.Context) ([]Participant, error) {
 	if err != nil {
 		return nil, err
 	}
-	sorted := SortChildren(children, q.Names)
+	sorted, holds := Order(children, q.Names, q.Rule)
 	ps := make([]Participant, 0, len(sorted))
 	for i, name := range sorted {
 		p := path.Join(q.Path, name)
@@ -239,8 +239,7 @@ func (q *Queue) Participants(ctx context.Context) ([]Participant, error) {
 		if err != nil {
 			return nil, err
 		}
-		holds, _ := q.Rule(sorted, i)
-		ps = append(ps, Participant{Node: p, ID: string(data), Holder: holds})
+		ps = append(ps, Participant{Node: p, ID: string(data), Holder: holds[i]})
 	}
 	return ps, nil
 }

@@ -118,6 +118,19 @@ func SortChildren(children []string, names []string) []string {
 	return entryNames(entries)
 }
 
+// Order is SortChildren with the rule's verdict on each participant: whether it
+// holds, as a participant at that place would decide for itself. Tools that show a
+// queue (Queue.Participants, the public participants package, zkr inspect) call it,
+// so they can never name another holder than the one the recipe granted.
+func Order(children []string, names []string, rule Rule) (sorted []string, holds []bool) {
+	sorted = SortChildren(children, names)
+	holds = make([]bool, len(sorted))
+	for i := range sorted {
+		holds[i], _ = rule(sorted, i)
+	}
+	return sorted, holds
+}
+
 // entry is a participant in a listing.
 type entry struct {
 	name string

@@ -87,3 +87,29 @@ func TestRules(t *testing.T) {
 	require.False(t, holds)
 	require.Equal(t, 0, watch, "the fourth watches the first")
 }
+
+// Order's verdict on each participant is the one that participant's own decide
+// reaches, around the counter's wrap too: a tool showing the queue names the
+// holder the recipe granted.
+func TestOrderAgreesWithDecide(t *testing.T) {
+	rw := []string{"read-", "write-"}
+	for _, tc := range []struct {
+		children []string
+		names    []string
+		rule     Rule
+	}{
+		{[]string{"lock--2147483647", "lock-2147483646", "lock--2147483648", "lock-2147483647"}, []string{"lock-"}, Exclusive},
+		{[]string{"lock-0000000001", "lock--000000001", "lock-0000000000", "lock--000000002"}, []string{"lock-"}, Exclusive},
+		{[]string{"x-read--2147483647", "x-write--2147483648", "x-read-2147483647", "x-read-2147483646"}, rw, ReadWrite("write-")},
+		{[]string{"x-write-2147483647", "x-read--2147483648", "x-write--2147483647"}, rw, ReadWrite("write-")},
+		{[]string{"lease--2147483647", "lease-2147483647", "lease--2147483648"}, []string{"lease-"}, Leases(2)},
+	} {
+		sorted, holds := Order(tc.children, tc.names, tc.rule)
+		require.Len(t, sorted, len(tc.children))
+		for i, node := range sorted {
+			want, _, err := decide(tc.children, tc.names, node, tc.rule)
+			require.NoError(t, err)
+			require.Equal(t, want, holds[i], "%s in %v", node, tc.children)
+		}
+	}
+}

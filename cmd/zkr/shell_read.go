@@ -1,0 +1,169 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"os"
+	"path"
+	"slices"
+
+	"github.com/go-zookeeper/zk"
+
+	"github.com/zkrecipes/zkrecipes/framework"
+)
+
+var lsCmd = &command{
+	name:     "ls",
+	synopsis: "ls [-R] [--json] PATH",
+	summary:  "list a node's children (-R: its whole subtree), as zkCli's ls",
+	help: `Lists the children of PATH, by name, one a line, sorted. With -R, PATH and
+every node below it, by full path, one a line, each before its children: a node
+deleted while zkr lists is left out. PATH may be "/".`,
+	example: "  zkr ls /\n  zkr ls -R /config\n  zkr ls /workers --json | jq -r '.children[]'",
+	flags: func(fs *flag.FlagSet) func(*env, []string, []string, bool) int {
+		recursive := fs.Bool("R", false, "list the whole subtree, by full path")
+		asJSON := fs.Bool("json", false, `print {"path", "children": [names]}, or with -R {"path", "nodes": [paths]}`)
+		return func(e *env, pos, _ []string, dash bool) int {
+			p, _, err := nodeArgs(pos, dash, 1, 1)
+			if err != nil {
+				return e.fail(err)
+			}
+			return runOp(e, func(ctx context.Context, c *framework.Client) error {
+				return ls(ctx, e, c, p, *recursive, *asJSON)
+			})
+		}
+	},
+}
+
+func ls(ctx context.Context, e *env, c *framework.Client, p string, recursive, asJSON bool) error {
+	names, _, err := c.Children(ctx, p)
+	if err != nil {
+		return nodeError(p, err)
+	}
+	slices.Sort(names)
+	if !recursive {
+		if asJSON {
+			e.printJSON(struct {
+				Path     string   `json:"path"`
+				Children []string `json:"children"`
+			}{p, append([]string{}, names...)})
+			return nil
+		}
+		for _, n := range names {
+			fmt.Fprintln(e.stdout, n)
+		}
+		return nil
+	}
+	nodes := []string{p}
+	for _, n := range names {
+		if nodes, err = walk(ctx, c, path.Join(p, n), nodes); err != nil {
+			return err
+		}
+	}
+	if asJSON {
+		e.printJSON(struct {
+			Path  string   `json:"path"`
+			Nodes []string `json:"nodes"`
+		}{p, nodes})
+		return nil
+	}
+	for _, n := range nodes {
+		fmt.Fprintln(e.stdout, n)
+	}
+	return nil
+}
+
+// walk appends p and its subtree to nodes, depth first, in name order; a node
+// deleted meanwhile is left out with its subtree.
+func walk(ctx context.Context, c *framework.Client, p string, nodes []string) ([]string, error) {
+	names, _, err := c.Children(ctx, p)
+	if errors.Is(err, zk.ErrNoNode) {
+		return nodes, nil
+	}
+	if err != nil {
+		return nil, nodeError(p, err)
+	}
+	nodes = append(nodes, p)
+	slices.Sort(names)
+	for _, n := range names {
+		if nodes, err = walk(ctx, c, path.Join(p, n), nodes); err != nil {
+			return nil, err
+		}
+	}
+	return nodes, nil
+}
+
+var getCmd = &command{
+	name:     "get",
+	synopsis: "get [--json] PATH",
+	summary:  "print a node's data",
+	help: `Prints the data of PATH on stdout, as stored, byte for byte (a newline is
+added only on a terminal, after data that has none): zkr get PATH > FILE copies
+it. With --json, the data (as text when it is UTF-8, else base64) and the node's
+stat (see zkr stat).`,
+	example: "  zkr get /config/feature\n  zkr get /config/blob > blob.bin\n  zkr get /config/feature --json | jq .stat.version",
+	flags: func(fs *flag.FlagSet) func(*env, []string, []string, bool) int {
+		asJSON := fs.Bool("json", false, `print {"path", "data": {"text"|"base64"}, "stat"}`)
+		return func(e *env, pos, _ []string, dash bool) int {
+			p, _, err := nodeArgs(pos, dash, 1, 1)
+			if err != nil {
+				return e.fail(err)
+			}
+			return runOp(e, func(ctx context.Context, c *framework.Client) error {
+				data, st, err := c.Get(ctx, p)
+				if err != nil {
+					return nodeError(p, err)
+				}
+				if *asJSON {
+					e.printJSON(struct {
+						Path string   `json:"path"`
+						Data blob     `json:"data"`
+						Stat nodeStat `json:"stat"`
+					}{p, newBlob(data), newNodeStat(st)})
+					return nil
+				}
+				_, _ = e.stdout.Write(data)
+				if f, ok := e.stdout.(*os.File); ok && isTerminal(f) && len(data) > 0 && data[len(data)-1] != '\n' {
+					fmt.Fprintln(e.stdout)
+				}
+				return nil
+			})
+		}
+	},
+}
+
+var statCmd = &command{
+	name:     "stat",
+	synopsis: "stat [--json] PATH",
+	summary:  "print a node's stat: zxids, times, versions, owner, sizes",
+	help: `Prints the stat of PATH, one field a line: the zxids of its creation, last
+change and last change of its children; its creation and modification times;
+the versions of its data, children and ACL; its ephemeral owner (the session,
+0x0 for a persistent node); its data length and number of children.`,
+	example: "  zkr stat /config/feature\n  zkr stat /config/feature --json | jq .version",
+	flags: func(fs *flag.FlagSet) func(*env, []string, []string, bool) int {
+		asJSON := fs.Bool("json", false, "print the stat as one JSON object")
+		return func(e *env, pos, _ []string, dash bool) int {
+			p, _, err := nodeArgs(pos, dash, 1, 1)
+			if err != nil {
+				return e.fail(err)
+			}
+			return runOp(e, func(ctx context.Context, c *framework.Client) error {
+				ok, st, err := c.Exists(ctx, p)
+				switch {
+				case err != nil:
+					return nodeError(p, err)
+				case !ok:
+					return nodeError(p, zk.ErrNoNode)
+				case *asJSON:
+					e.printJSON(newNodeStat(st))
+				default:
+					newNodeStat(st).print(e.stdout)
+				}
+				return nil
+			})
+		}
+	},
+}
