@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"flag"
 	"fmt"
 	"maps"
@@ -56,8 +57,22 @@ registered, "~" one changed, "-" one gone, each stamped with the time; with
 			if *watch {
 				return servicesWatch(e, p, *asJSON, *watchFor)
 			}
-			return inspectWith(e, p, *asJSON, func(ctx context.Context, c *framework.Client) (finding, error) {
-				return listServices(ctx, c, p)
+			// Unlike inspect, a missing base path is no typo to report: it is a
+			// registry with no service yet.
+			return runOp(e, func(ctx context.Context, c *framework.Client) error {
+				list, err := listServices(ctx, c, p)
+				var ee *exitError
+				switch {
+				case errors.As(err, &ee):
+					return err
+				case err != nil:
+					return zkError("listing the services in %s: %v", p, err)
+				case *asJSON:
+					e.printJSON(list)
+				default:
+					list.print(e)
+				}
+				return nil
 			})
 		}
 	},
@@ -102,7 +117,10 @@ func listServices(ctx context.Context, c *framework.Client, base string) (*servi
 	for _, name := range names {
 		dir := path.Join(base, name)
 		ids, _, err := c.Children(ctx, dir)
-		if err != nil {
+		switch {
+		case errors.Is(err, framework.ErrNoNode):
+			continue // its container went with its last instance since the listing
+		case err != nil:
 			return nil, err
 		}
 		slices.Sort(ids)
