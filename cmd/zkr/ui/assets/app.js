@@ -142,7 +142,7 @@
     let at = "";
     for (const seg of p.split("/").filter(Boolean)) {
       at += "/" + seg;
-      parts.push(at.length > seg.length + 1 ? " / " : "", el("a", { href: href(at) }, seg));
+      parts.push(at.length > seg.length + 1 ? "/" : "", el("a", { href: href(at) }, seg));
     }
     $("crumbs").replaceChildren(...parts);
   }
@@ -229,7 +229,7 @@
     const s = n.stat;
     const rows = [["created", s.created], ["modified", s.modified], ["version", s.version], ["children", s.num_children],
       ["data length", s.data_length], ["czxid", s.czxid], ["mzxid", s.mzxid], ["pzxid", s.pzxid], ["ephemeral owner", s.ephemeral_owner]];
-    return [el("h2", null, "Data"), el("pre", { id: "data" }, bytesText(n.data)),
+    return [el("h2", null, "Node"), el("pre", { id: "data" }, bytesText(n.data)),
       el("table", { class: "stat" }, el("tbody", null, ...rows.map(([k, v]) => el("tr", null, el("th", null, k), el("td", null, String(v))))))];
   }
 
