@@ -79,6 +79,7 @@ func run(m *testing.M) int {
 // ui is one zkr ui process.
 type ui struct {
 	url string
+	cmd *exec.Cmd
 }
 
 // startUI runs zkr ui on a free loopback port and returns once it serves.
@@ -101,7 +102,7 @@ func startUI(t *testing.T, servers string, args ...string) *ui {
 	case line, ok := <-lines:
 		require.True(t, ok, "zkr ui ended: %s", stderr.String())
 		require.True(t, strings.HasPrefix(line, "http://"), line)
-		return &ui{url: line}
+		return &ui{url: line, cmd: cmd}
 	case <-time.After(zkrtest.Wait):
 		t.Fatalf("zkr ui printed no URL: %s", stderr.String())
 		return nil
