@@ -7,8 +7,10 @@ import (
 	"fmt"
 	"net"
 	"net/http"
+	"strings"
 	"time"
 
+	"github.com/zkrecipes/zkrecipes/framework"
 	"github.com/zkrecipes/zkrecipes/recipes/cache"
 )
 
@@ -48,8 +50,8 @@ on stdout once the copy is loaded, and runs until SIGINT, SIGTERM or SIGHUP.`,
 			case len(pos) == 1:
 				p = pos[0]
 			}
-			if err := checkUIPath(p, p); err != nil {
-				return e.fail(usageError("invalid PATH: %v", err))
+			if err := framework.ValidatePath(p); err != nil {
+				return e.fail(usageError("invalid PATH %s", strings.TrimPrefix(err.Error(), framework.ErrInvalidPath.Error()+" ")))
 			}
 			if *holdWarn <= 0 {
 				return e.fail(usageError("--hold-warn must be positive"))

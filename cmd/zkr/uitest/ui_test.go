@@ -12,6 +12,7 @@ import (
 	"github.com/zkrecipes/zkrecipes/internal/zkrtest"
 	"github.com/zkrecipes/zkrecipes/recipes/election"
 	"github.com/zkrecipes/zkrecipes/recipes/mutex"
+	"github.com/zkrecipes/zkrecipes/recipes/partition"
 	"github.com/zkrecipes/zkrecipes/zktest"
 )
 
@@ -132,20 +133,43 @@ func TestPageShowsMarkupAsText(t *testing.T) {
 }
 
 // A phone-sized window shows the queue without a horizontal scroll of the page
-// itself (tables scroll inside their section).
+// itself (tables scroll inside their section); a hold older than --hold-warn is
+// highlighted.
 func TestPageFitsAPhone(t *testing.T) {
 	srv := zktest.NewServer(t)
 	ctx := zkrtest.Context(t)
 	a, err := mutex.New(zkrtest.Client(t, []string{srv.Addr()}), "/locks/backup", mutex.WithID("a-rather-long-participant-id-from-host-17"))
 	require.NoError(t, err)
 	require.NoError(t, a.Acquire(ctx))
-	u := startUI(t, srv.Addr())
+	u := startUI(t, srv.Addr(), "--hold-warn", "1s")
 	tb := u.open(t, "/locks/backup")
 	tb.do(emulatePhone())
 	tb.waitFor("the holder", holders+` !== ""`)
+	tb.waitFor("the long hold highlighted", `document.querySelector("#recipe tr.long[data-state=holder]") !== null`)
 	require.LessOrEqual(t, eval[int](tb, `document.documentElement.scrollWidth`), eval[int](tb, `window.innerWidth`))
 	tb.screenshot("phone")
 	release, cancel := context.WithTimeout(context.Background(), zkrtest.Wait)
 	defer cancel()
 	require.NoError(t, a.Release(release))
+}
+
+// A partition shows each item's owner and each member's share.
+func TestPageShowsAPartition(t *testing.T) {
+	srv := zktest.NewServer(t)
+	ctx := zkrtest.Context(t)
+	p, err := partition.New(zkrtest.Client(t, []string{srv.Addr()}), "/jobs", func(ctx context.Context, _ partition.Item) error {
+		<-ctx.Done()
+		return nil
+	}, partition.Items("job-1", "job-2", "job-7"), partition.WithID("replica-1"))
+	require.NoError(t, err)
+	require.NoError(t, p.Start(ctx))
+	u := startUI(t, srv.Addr())
+	tb := u.open(t, "/jobs")
+	owners := `[...document.querySelectorAll("#recipe tr[data-item]")].map((r) => r.dataset.item + "=" + r.dataset.owner).join(" ")`
+	tb.waitFor("every item owned", owners+` === "job-1=replica-1 job-2=replica-1 job-7=replica-1"`)
+	require.Contains(t, eval[string](tb, `document.getElementById("recipe").textContent`), "replica-1 (3 items)")
+	tb.screenshot("partition")
+	closing, cancel := context.WithTimeout(context.Background(), zkrtest.Wait)
+	defer cancel()
+	require.NoError(t, p.Close(closing))
 }
