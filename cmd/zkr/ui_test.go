@@ -232,3 +232,34 @@ func TestUICommand(t *testing.T) {
 		require.Equal(t, exitUsage, code, "%v: %s", bad, stderr)
 	}
 }
+
+// The connection the page shows follows the cache's events: suspended and lost
+// until synced; every event wakes the event streams.
+func TestUIConnectionFollowsTheCache(t *testing.T) {
+	t.Parallel()
+	s := newUIServer(nil, time.Minute) // hear reads no cache
+	wake := make(chan struct{}, 1)
+	s.subs[wake] = struct{}{}
+	for i, step := range []struct {
+		event cache.EventType
+		want  string
+	}{
+		{cache.Created, connConnected},
+		{cache.Suspended, connSuspended},
+		{cache.Changed, connSuspended}, // a change read before Synced does not make the copy current
+		{cache.Synced, connConnected},
+		{cache.Lost, connLost},
+		{cache.Created, connLost},
+		{cache.Synced, connConnected},
+	} {
+		s.hear(cache.Event{Type: step.event})
+		seq, conn := s.state()
+		require.Equal(t, uint64(i+1), seq)
+		require.Equal(t, step.want, conn, "after %v", step.event)
+		select {
+		case <-wake:
+		default:
+			t.Fatalf("no wake-up after %v", step.event)
+		}
+	}
+}
