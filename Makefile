@@ -5,10 +5,11 @@ GO ?= go
 all: test
 
 # Installs ZooKeeper, Apache Curator and kazoo (the partition benchmark's peer, whose
-# smoke test runs in make test) from Debian's packages when they are missing (as
+# smoke test runs in make test), Chromium (zkr ui's browser tests) and Prometheus's
+# promtool (the alert rules' tests) from Debian's packages when they are missing (as
 # root), else does nothing.
 deps:
-	@scripts/deps.sh zookeeper curator curator-discovery kazoo
+	@scripts/deps.sh zookeeper curator curator-discovery kazoo chromium prometheus
 
 # Apache Curator's recipes behind a small Java program of ours, compiled against
 # Debian's jars: the interop tests' partner and the benchmarks' yardstick.
@@ -25,11 +26,13 @@ fmt-check:
 
 # bench/ is a module of its own, so that its plotting library stays out of the
 # library's module graph, as is examples/metrics, for OpenTelemetry's SDK and
-# Prometheus exporter; every target that covers the code covers them too.
+# Prometheus exporter, and cmd/zkr/uitest, for the browser driver (chromedp); every
+# target that covers the code covers them too.
 vet:
 	$(GO) vet ./...
 	cd bench && $(GO) vet ./...
 	cd examples/metrics && $(GO) vet ./...
+	cd cmd/zkr/uitest && $(GO) vet ./...
 
 # What CI runs: formatting, vet, the oldest Go's build and unit tests (oldest-go),
 # every test with the race detector against real ZooKeeper servers, a short chaos
@@ -41,6 +44,8 @@ test: deps curator-peer fmt-check vet oldest-go
 	$(GO) test -race -count=1 -timeout 12m -skip '^TestChaos$$' ./...
 	cd bench && $(GO) test -race -count=1 -timeout 5m ./...
 	cd examples/metrics && $(GO) test -race -count=1 -timeout 5m ./...
+	cd cmd/zkr/uitest && $(GO) test -race -count=1 -timeout 5m ./...
+	promtool test rules deploy/prometheus/zkrecipes-rules.test.yml
 	$(MAKE) --no-print-directory chaos DURATION=30s CHAOS_TIMEOUT=5m
 	$(MAKE) --no-print-directory fuzz FUZZTIME=50000x
 

@@ -3,6 +3,7 @@
 #   scripts/deps.sh zookeeper          ZooKeeper 3.8 (the servers zktest starts)
 #   scripts/deps.sh zookeeper curator  plus Apache Curator 5.4 (interop tests, benchmarks)
 #   scripts/deps.sh kazoo              kazoo 2.8 for Debian's python3 (the partition benchmarks)
+#   scripts/deps.sh chromium prometheus  headless Chromium (zkr ui's browser tests), promtool (the rules' tests)
 set -euo pipefail
 
 # A file each component's package installs: the component is there if it is.
@@ -11,12 +12,16 @@ declare -A file=(
   [curator]=/usr/share/java/curator-recipes.jar
   [curator-discovery]=/usr/share/java/curator-x-discovery.jar
   [kazoo]=/usr/lib/python3/dist-packages/kazoo/recipe/partitioner.py
+  [chromium]=/usr/bin/chromium
+  [prometheus]=/usr/bin/promtool
 )
 declare -A pkg=(
   [zookeeper]=zookeeper
   [curator]=libcurator-recipes-java
   [curator-discovery]=libcurator-discovery-java
   [kazoo]=python3-kazoo
+  [chromium]=chromium
+  [prometheus]=prometheus
 )
 
 missing=()

@@ -11,6 +11,8 @@
 //	zkr [global flags] elect PATH [flags] -- CMD ARGS...
 //	zkr [global flags] inspect PATH [--json] [--as group|value|count|counter] [--watch [--for D]]
 //	zkr [global flags] inspect PATH --tree [--depth N] [--json]
+//	zkr [global flags] services [PATH] [--json] [--watch [--for D]]
+//	zkr [global flags] ui [PATH] [--listen ADDR] [--hold-warn D]
 //	zkr [global flags] ls [-R] [--json] PATH
 //	zkr [global flags] get [--json] PATH
 //	zkr [global flags] stat [--json] PATH
@@ -57,8 +59,8 @@ const (
 // exitCodesHelp is every command's exit codes, shown once, by `zkr help`.
 const exitCodesHelp = `Exit codes:
   0         done. lock, rlock, wlock, semaphore without CMD: held, then released
-            on SIGINT/SIGTERM/SIGHUP. inspect --watch, dev: ended by a signal
-            (or --for)
+            on SIGINT/SIGTERM/SIGHUP. inspect --watch, services --watch, ui, dev:
+            ended by a signal (or --for)
   CMD's own lock, rlock, wlock, semaphore, elect: CMD ran and exited with it
   64        usage error: bad flag, missing or invalid PATH, bad --leases, elect
             without CMD
@@ -68,7 +70,8 @@ const exitCodesHelp = `Exit codes:
   66        no node at PATH (inspect, ls, get, stat, set, rm; create's parent,
             without -p)
   69        ZooKeeper unreachable (after --connect-timeout) or a request failed;
-            dev: ZooKeeper could not start
+            dev: ZooKeeper could not start; ui: the copy could not be loaded, or
+            --listen's address cannot be listened on
   73        create: the node exists
   75        --timeout ran out while waiting; nothing was acquired
   76        the lock, lease or leadership was lost while held: CMD got SIGTERM,
@@ -318,5 +321,5 @@ func printFlags(w io.Writer, fs *flag.FlagSet, global bool) {
 }
 
 // commands are zkr's subcommands, in the order --help lists them.
-var commands = []*command{lockCmd, rlockCmd, wlockCmd, semaphoreCmd, electCmd, inspectCmd, servicesCmd,
+var commands = []*command{lockCmd, rlockCmd, wlockCmd, semaphoreCmd, electCmd, inspectCmd, servicesCmd, uiCmd,
 	lsCmd, getCmd, statCmd, setCmd, createCmd, rmCmd, devCmd}

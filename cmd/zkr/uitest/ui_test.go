@@ -1,0 +1,175 @@
+package uitest
+
+import (
+	"context"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/zkrecipes/zkrecipes/framework"
+	"github.com/zkrecipes/zkrecipes/internal/zkrtest"
+	"github.com/zkrecipes/zkrecipes/recipes/election"
+	"github.com/zkrecipes/zkrecipes/recipes/mutex"
+	"github.com/zkrecipes/zkrecipes/recipes/partition"
+	"github.com/zkrecipes/zkrecipes/zktest"
+)
+
+// sessionTimeout is the holders' session timeout: the server expires a session
+// cut off for that long.
+const sessionTimeout = 2 * time.Second
+
+// holders is the page's queue as "id:state ...", in queue order.
+const holders = `[...document.querySelectorAll("#recipe tr[data-state]")].map((r) => r.dataset.id + ":" + r.dataset.state).join(" ")`
+
+// A lock taken by another client shows on the page with its holder, then a waiter
+// behind it; when the holder's session expires the waiter holds, and the page
+// shows the hand-over; then the release.
+func TestPageFollowsALock(t *testing.T) {
+	srv := zktest.NewServer(t)
+	ctx := zkrtest.Context(t)
+	u := startUI(t, srv.Addr())
+	tb := u.open(t, "/locks/nightly-report")
+
+	proxy := zktest.NewProxy(t, srv.Addr())
+	a, err := mutex.New(zkrtest.Client(t, []string{proxy.Addr()}, framework.WithSessionTimeout(sessionTimeout)),
+		"/locks/nightly-report", mutex.WithID("replica-a"))
+	require.NoError(t, err)
+	require.NoError(t, a.Acquire(ctx))
+	took := tb.waitFor("replica-a holding", holders+` === "replica-a:holder"`)
+	t.Logf("the holder showed %v after Acquire returned", took)
+
+	b, err := mutex.New(zkrtest.Client(t, []string{srv.Addr()}), "/locks/nightly-report", mutex.WithID("replica-b"))
+	require.NoError(t, err)
+	acquired := make(chan error, 1)
+	go func() { acquired <- b.Acquire(ctx) }()
+	tb.waitFor("replica-b waiting", holders+` === "replica-a:holder replica-b:waiting"`)
+	tb.screenshot("lock-held-and-waiting")
+
+	require.NoError(t, proxy.ExpireSession(ctx, sessionTimeout))
+	require.NoError(t, <-acquired)
+	tb.waitFor("the hand-over to replica-b", holders+` === "replica-b:holder"`)
+	tb.waitFor("the hand-over in the timeline",
+		`[...document.querySelectorAll("#changes li")].map((l) => l.dataset.holders).join(",") === "replica-a,replica-b"`)
+	tb.screenshot("lock-handed-over")
+
+	require.NoError(t, b.Release(ctx))
+	tb.waitFor("the release", `document.querySelectorAll("#recipe tr[data-state]").length === 0`)
+	require.Empty(t, eval[[]string](tb, "window.__violations"))
+}
+
+// An election's leader shows, and the next leader once it steps down; a group's
+// members show as they join.
+func TestPageFollowsLeadership(t *testing.T) {
+	srv := zktest.NewServer(t)
+	ctx := zkrtest.Context(t)
+	u := startUI(t, srv.Addr())
+	tb := u.open(t, "/scheduler")
+
+	latch := func(id string) *election.Latch {
+		l, err := election.NewLatch(zkrtest.Client(t, []string{srv.Addr()}), "/scheduler", election.WithID(id))
+		require.NoError(t, err)
+		require.NoError(t, l.Start(ctx))
+		return l
+	}
+	first := latch("sched-1")
+	require.NoError(t, first.Await(ctx))
+	second := latch("sched-2")
+	tb.waitFor("sched-1 leading, sched-2 behind", holders+` === "sched-1:leader sched-2:waiting"`)
+	require.NoError(t, first.Close(ctx))
+	require.NoError(t, second.Await(ctx))
+	tb.waitFor("sched-2 leading", holders+` === "sched-2:leader"`)
+	require.NoError(t, second.Close(ctx))
+}
+
+// While zkr ui's connection to ZooKeeper is cut, the page says Suspended and
+// greys out its picture, rather than showing it as current; then it is current
+// again.
+func TestPageSaysSuspended(t *testing.T) {
+	srv := zktest.NewServer(t)
+	proxy := zktest.NewProxy(t, srv.Addr())
+	u := startUI(t, proxy.Addr(), "--session-timeout", "4s")
+	tb := u.open(t, "/")
+	proxy.Cut()
+	tb.waitFor("suspended", `document.getElementById("conn").dataset.connection === "suspended" && document.body.classList.contains("stale") && !document.getElementById("banner").hidden`)
+	tb.screenshot("suspended")
+	proxy.Restore()
+	tb.waitFor("connected", `document.getElementById("conn").dataset.connection === "connected" && !document.body.classList.contains("stale")`)
+}
+
+// Names and data that are markup show as text and run nothing: no handler ran,
+// no element was made of them, and the page's policy refused nothing (it would
+// refuse an inline handler that a name parsed as markup brought in).
+func TestPageShowsMarkupAsText(t *testing.T) {
+	srv := zktest.NewServer(t)
+	ctx := zkrtest.Context(t)
+	c := zkrtest.Client(t, []string{srv.Addr()})
+	const (
+		scriptName = "<script>" // a name cannot hold the closing tag's slash
+		imgName    = `<img src=x onerror="window.__ran='img name'">`
+		imgData    = `"><img src=x onerror="window.__ran='data'">`
+	)
+	for _, p := range []string{"/x", "/x/" + scriptName, "/x/" + imgName} {
+		_, err := c.Create(ctx, p, []byte(imgData))
+		require.NoError(t, err)
+	}
+	u := startUI(t, srv.Addr())
+	tb := u.open(t, "/x")
+	names := `[...document.querySelectorAll("#children a")].map((a) => a.textContent)`
+	tb.waitFor("both names listed", names+`.length === 2`)
+	require.ElementsMatch(t, []string{scriptName, imgName}, eval[[]string](tb, names))
+	require.Equal(t, imgData, eval[string](tb, `document.getElementById("data").textContent`))
+
+	tb.do(chromedpClick(`#children a`)) // into the first child: its name in the path
+	tb.waitFor("the child shown", `window.zkrUI.path !== "/x"`)
+	crumbs := eval[string](tb, `document.getElementById("crumbs").textContent`)
+	require.True(t, strings.Contains(crumbs, scriptName) || strings.Contains(crumbs, imgName), crumbs)
+	tb.screenshot("markup-as-text")
+
+	require.Zero(t, eval[int](tb, `document.querySelectorAll("img, script:not([src])").length`))
+	require.Equal(t, "none", eval[string](tb, `window.__ran === undefined ? "none" : window.__ran`))
+	require.Empty(t, eval[[]string](tb, "window.__violations"))
+}
+
+// A phone-sized window shows the queue without a horizontal scroll of the page
+// itself (tables scroll inside their section); a hold older than --hold-warn is
+// highlighted.
+func TestPageFitsAPhone(t *testing.T) {
+	srv := zktest.NewServer(t)
+	ctx := zkrtest.Context(t)
+	a, err := mutex.New(zkrtest.Client(t, []string{srv.Addr()}), "/locks/backup", mutex.WithID("a-rather-long-participant-id-from-host-17"))
+	require.NoError(t, err)
+	require.NoError(t, a.Acquire(ctx))
+	u := startUI(t, srv.Addr(), "--hold-warn", "1s")
+	tb := u.open(t, "/locks/backup")
+	tb.do(emulatePhone())
+	tb.waitFor("the holder", holders+` !== ""`)
+	tb.waitFor("the long hold highlighted", `document.querySelector("#recipe tr.long[data-state=holder]") !== null`)
+	require.LessOrEqual(t, eval[int](tb, `document.documentElement.scrollWidth`), eval[int](tb, `window.innerWidth`))
+	tb.screenshot("phone")
+	release, cancel := context.WithTimeout(context.Background(), zkrtest.Wait)
+	defer cancel()
+	require.NoError(t, a.Release(release))
+}
+
+// A partition shows each item's owner and each member's share.
+func TestPageShowsAPartition(t *testing.T) {
+	srv := zktest.NewServer(t)
+	ctx := zkrtest.Context(t)
+	p, err := partition.New(zkrtest.Client(t, []string{srv.Addr()}), "/jobs", func(ctx context.Context, _ partition.Item) error {
+		<-ctx.Done()
+		return nil
+	}, partition.Items("job-1", "job-2", "job-7"), partition.WithID("replica-1"))
+	require.NoError(t, err)
+	require.NoError(t, p.Start(ctx))
+	u := startUI(t, srv.Addr())
+	tb := u.open(t, "/jobs")
+	owners := `[...document.querySelectorAll("#recipe tr[data-item]")].map((r) => r.dataset.item + "=" + r.dataset.owner).join(" ")`
+	tb.waitFor("every item owned", owners+` === "job-1=replica-1 job-2=replica-1 job-7=replica-1"`)
+	require.Contains(t, eval[string](tb, `document.getElementById("recipe").textContent`), "replica-1 (3 items)")
+	tb.screenshot("partition")
+	closing, cancel := context.WithTimeout(context.Background(), zkrtest.Wait)
+	defer cancel()
+	require.NoError(t, p.Close(closing))
+}
