@@ -7,18 +7,18 @@ import (
 	"github.com/go-zookeeper/zk"
 
 	"github.com/zkrecipes/zkrecipes/framework"
+	"github.com/zkrecipes/zkrecipes/recipes/internal/lifecycle"
 	"github.com/zkrecipes/zkrecipes/recipes/internal/lockqueue"
 )
 
 var (
 	// ErrNoLeader is returned by Leader when nobody takes part in the election.
 	ErrNoLeader = errors.New("election: no leader")
-	// ErrClosed is returned after Close.
-	ErrClosed = errors.New("election: closed")
+	// ErrClosed is returned after Close; ErrStarted by a second Start. (A closed
+	// client's errors wrap framework.ErrClosed instead.)
+	ErrStarted, ErrClosed = lifecycle.Errors("election")
 	// ErrNotStarted is returned by calls that need Start first.
 	ErrNotStarted = errors.New("election: not started")
-	// ErrStarted is returned by a second Start.
-	ErrStarted = errors.New("election: already started")
 	// ErrInvalid is wrapped by the errors for bad arguments.
 	ErrInvalid = errors.New("election: invalid argument")
 	// ErrNotLeader is the context.Cause of a leadership context (Latch.Context, a

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/zkrecipes/zkrecipes/framework"
+	"github.com/zkrecipes/zkrecipes/recipes/internal/lifecycle"
 	"github.com/zkrecipes/zkrecipes/recipes/internal/lockqueue"
 )
 
@@ -25,8 +26,7 @@ type Selector struct {
 	autoRequeue bool
 
 	mu        sync.Mutex
-	started   bool
-	closed    bool
+	state     lifecycle.Lifecycle // moved under mu
 	queued    bool               // a term is queued or running
 	granted   bool               // the queued term has won the election: lead runs or ran
 	again     bool               // Requeue was called after the term had won
@@ -71,15 +71,11 @@ func NewSelector(c *framework.Client, path string, lead func(ctx context.Context
 // and may be tried again.
 func (s *Selector) Start(ctx context.Context) error {
 	s.mu.Lock()
-	switch {
-	case s.closed:
+	if err := s.state.Start(ErrStarted, ErrClosed); err != nil {
 		s.mu.Unlock()
-		return ErrClosed
-	case s.started:
-		s.mu.Unlock()
-		return ErrStarted
+		return err
 	}
-	s.started, s.queued = true, true
+	s.queued = true
 	s.terms.Add(1)
 	s.mu.Unlock()
 	joined := make(chan error, 1)
@@ -91,7 +87,7 @@ func (s *Selector) Start(ctx context.Context) error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	switch {
-	case s.closed:
+	case s.state.State() == lifecycle.Closed:
 		return ErrClosed
 	case ctx.Err() != nil && !errors.Is(err, ctx.Err()): // the wait was cut short for ctx
 		return fmt.Errorf("election: joining %s: %w: %w", s.path, ctx.Err(), err)
@@ -105,9 +101,9 @@ func (s *Selector) Requeue() error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	switch {
-	case s.closed:
+	case s.state.State() == lifecycle.Closed:
 		return ErrClosed
-	case !s.started:
+	case s.state.State() == lifecycle.Latent:
 		return ErrNotStarted
 	case s.queued:
 		// A term that still waits for leadership already is the requeue; one that has
@@ -128,13 +124,13 @@ func (s *Selector) run(start context.Context, joined chan<- error) {
 	for {
 		err := s.term(start, joined)
 		s.mu.Lock()
-		again := err == nil && (s.autoRequeue || s.again) && !s.closed && s.c.Context().Err() == nil
+		again := err == nil && (s.autoRequeue || s.again) && s.state.State() != lifecycle.Closed && s.c.Context().Err() == nil
 		s.again, s.granted = false, false
 		if !again {
 			s.queued = false
 		}
 		if err != nil {
-			s.started = false // not in the election: Start may be tried again
+			s.state.Unstart() // not in the election: Start may be tried again
 		}
 		s.mu.Unlock()
 		if err != nil {
@@ -251,11 +247,10 @@ func (s *Selector) Participants(ctx context.Context) ([]Participant, error) {
 // end. A second Close returns ErrClosed.
 func (s *Selector) Close(ctx context.Context) error {
 	s.mu.Lock()
-	if s.closed {
+	if s.state.Close() == lifecycle.Closed {
 		s.mu.Unlock()
 		return ErrClosed
 	}
-	s.closed = true
 	s.mu.Unlock()
 	s.stop()
 	done := make(chan struct{})
