@@ -25,8 +25,9 @@ type Selector struct {
 	lead        func(ctx context.Context) error
 	autoRequeue bool
 
+	state lifecycle.Lifecycle // moved under mu
+
 	mu        sync.Mutex
-	state     lifecycle.Lifecycle // moved under mu
 	queued    bool               // a term is queued or running
 	granted   bool               // the queued term has won the election: lead runs or ran
 	again     bool               // Requeue was called after the term had won

@@ -28,9 +28,9 @@ type follower[T any] struct {
 
 	mu        sync.Mutex
 	ca        *cache.Cache // set once the value is followed
-	data      []byte  // the current value's data, never changed in place
-	stat      zk.Stat // its stat: Version, and Mzxid to order values by
-	delivered int64   // the Mzxid of the last value the listeners heard
+	data      []byte       // the current value's data, never changed in place
+	stat      zk.Stat      // its stat: Version, and Mzxid to order values by
+	delivered int64        // the Mzxid of the last value the listeners heard
 	listeners map[int]func(Versioned[T])
 	nextID    int
 
