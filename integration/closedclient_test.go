@@ -118,6 +118,29 @@ var closedCalls = []struct {
 		_, err = n.Add(ctx, 1)
 		return err
 	}},
+	{"mutex.TryAcquire", func(t *testing.T, ctx context.Context, c *framework.Client, p string) error {
+		m, err := mutex.New(c, p)
+		require.NoError(t, err)
+		_, err = m.TryAcquire(ctx)
+		return err
+	}},
+	{"counter.Get", func(t *testing.T, ctx context.Context, c *framework.Client, p string) error {
+		n, err := counter.New(c, p)
+		require.NoError(t, err)
+		_, err = n.Get(ctx)
+		return err
+	}},
+	{"counter.CompareAndSet", func(t *testing.T, ctx context.Context, c *framework.Client, p string) error {
+		n, err := counter.New(c, p)
+		require.NoError(t, err)
+		_, err = n.CompareAndSet(ctx, 0, 1)
+		return err
+	}},
+	{"barrier.Set", func(t *testing.T, ctx context.Context, c *framework.Client, p string) error {
+		b, err := barrier.New(c, p)
+		require.NoError(t, err)
+		return b.Set(ctx)
+	}},
 	{"barrier.Wait", func(t *testing.T, ctx context.Context, c *framework.Client, p string) error {
 		b, err := barrier.New(c, p)
 		require.NoError(t, err)
@@ -354,6 +377,20 @@ var followers = []struct {
 		})
 		require.NoError(t, n.Start(testCtx(t)))
 		return func() { _ = n.Close() }
+	}},
+	{"election.Latch", func(t *testing.T, c *framework.Client, p string, s *stops) func() {
+		// A latch's listeners hear a bool: the end of leadership, with no cause; the
+		// client's Context gives it.
+		l, err := election.NewLatch(c, p)
+		require.NoError(t, err)
+		l.Listen(func(leads bool) {
+			if !leads {
+				s.hear(context.Cause(c.Context()))
+			}
+		})
+		require.NoError(t, l.Start(testCtx(t)))
+		require.NoError(t, l.Await(testCtx(t)))
+		return func() { _ = l.Close(context.Background()) }
 	}},
 	{"group", func(t *testing.T, c *framework.Client, p string, s *stops) func() {
 		m, err := group.New(c, p, "m", nil)
