@@ -29,7 +29,7 @@
 //     path (namespace included), the namespace node and the container parents
 //     made by CreatingParents among them, so a recipe's whole tree is as private
 //     as its provider says. A request an ACL refuses fails at once, never retried,
-//     with an error that wraps zk.ErrNoAuth and names the path and the schemes of
+//     with an error that wraps ErrNoAuth and names the path and the schemes of
 //     the client's credentials. The credentials themselves are never logged, never
 //     put in an error, and not shown when the Client is printed.
 //   - Protected creates use Curator's _c_<uuid>- names: a create whose reply was lost

@@ -167,3 +167,83 @@ func ExampleWithMeterProvider() {
 	// create ok 1
 	// create node_exists 1
 }
+
+// Why a request failed is checked with this package's error variables, which are
+// go-zookeeper's own: a program needs no other import.
+func ExampleClient_Create() {
+	ctx := context.Background()
+	srv, err := zktest.StartServer(ctx)
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	defer srv.Close()
+	client, err := framework.New([]string{srv.Addr()})
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	defer client.Close()
+
+	for range 2 {
+		_, err := client.Create(ctx, "/app/config", []byte("v1"), framework.CreatingParents())
+		switch {
+		case errors.Is(err, framework.ErrNodeExists):
+			fmt.Println("already there")
+		case err != nil:
+			fmt.Println(err)
+			return
+		default:
+			fmt.Println("created")
+		}
+	}
+	var stat *framework.Stat
+	_, stat, err = client.Get(ctx, "/app/config")
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	fmt.Println("version:", stat.Version, "bytes:", stat.DataLength)
+	// Output:
+	// created
+	// already there
+	// version: 0 bytes: 2
+}
+
+// An ACL that only the holder of a digest's credentials may use: every other client
+// gets an error wrapping ErrNoAuth.
+func ExampleDigestACL() {
+	ctx := context.Background()
+	srv, err := zktest.StartServer(ctx)
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	defer srv.Close()
+	owner, err := framework.New([]string{srv.Addr()},
+		framework.WithAuth("digest", []byte("scheduler:secret")),
+		framework.WithACL(framework.FixedACL(framework.DigestACL(framework.PermAll, "scheduler", "secret")...)))
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	defer owner.Close()
+	stranger, err := framework.New([]string{srv.Addr()})
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	defer stranger.Close()
+
+	if _, err := owner.Create(ctx, "/jobs", []byte("private")); err != nil {
+		fmt.Println(err)
+		return
+	}
+	_, _, err = stranger.Get(ctx, "/jobs")
+	fmt.Println("stranger refused:", errors.Is(err, framework.ErrNoAuth))
+	data, _, err := owner.Get(ctx, "/jobs")
+	fmt.Println("owner reads:", string(data), err)
+	// Output:
+	// stranger refused: true
+	// owner reads: private <nil>
+}

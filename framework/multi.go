@@ -78,12 +78,12 @@ type OpResult struct {
 	// sequence number if any. Without the namespace, like every path the client gives.
 	Path string
 	// Stat is the node's new stat, for a SetOp; nil for the others.
-	Stat *zk.Stat
+	Stat *Stat
 }
 
 // MultiError is the error of a transaction that the server refused: nothing of it
-// was applied. errors.Is sees the refusing operation's error (zk.ErrBadVersion,
-// zk.ErrNoNode, zk.ErrNodeExists, zk.ErrNotEmpty, zk.ErrNoAuth...).
+// was applied. errors.Is sees the refusing operation's error (ErrBadVersion,
+// ErrNoNode, ErrNodeExists, ErrNotEmpty, ErrNoAuth...).
 type MultiError struct {
 	Index int   // of the operation that failed, in the order given to Multi
 	Op    Op    // that operation

@@ -279,7 +279,7 @@ type getResult struct {
 }
 
 // Get reads a node's data and stat.
-func (c *Client) Get(ctx context.Context, path string) ([]byte, *zk.Stat, error) {
+func (c *Client) Get(ctx context.Context, path string) ([]byte, *Stat, error) {
 	r, err := call(c, ctx, opGet, path, false, func(conn *zk.Conn, p string) (getResult, error) {
 		data, stat, err := conn.Get(p)
 		return getResult{data: data, stat: stat}, err
@@ -290,7 +290,7 @@ func (c *Client) Get(ctx context.Context, path string) ([]byte, *zk.Stat, error)
 // GetW reads a node's data and leaves a watch on it, which fires once on its next
 // change or deletion, or with EventNotWatching when the session ends. Event paths are
 // the server's, namespace included. No watch is left when the node does not exist.
-func (c *Client) GetW(ctx context.Context, path string) ([]byte, *zk.Stat, <-chan zk.Event, error) {
+func (c *Client) GetW(ctx context.Context, path string) ([]byte, *Stat, <-chan Event, error) {
 	r, err := call(c, ctx, opGetW, path, false, func(conn *zk.Conn, p string) (getResult, error) {
 		data, stat, w, err := conn.GetW(p)
 		return getResult{data: data, stat: stat, watch: w}, err
@@ -299,7 +299,7 @@ func (c *Client) GetW(ctx context.Context, path string) ([]byte, *zk.Stat, <-cha
 }
 
 // Exists reports whether a node exists, with its stat when it does.
-func (c *Client) Exists(ctx context.Context, path string) (bool, *zk.Stat, error) {
+func (c *Client) Exists(ctx context.Context, path string) (bool, *Stat, error) {
 	r, err := call(c, ctx, opExists, path, false, func(conn *zk.Conn, p string) (getResult, error) {
 		ok, stat, err := conn.Exists(p)
 		return getResult{ok: ok, stat: stat}, err
@@ -309,7 +309,7 @@ func (c *Client) Exists(ctx context.Context, path string) (bool, *zk.Stat, error
 
 // ExistsW is Exists leaving a watch that fires on the node's creation, change or
 // deletion.
-func (c *Client) ExistsW(ctx context.Context, path string) (bool, *zk.Stat, <-chan zk.Event, error) {
+func (c *Client) ExistsW(ctx context.Context, path string) (bool, *Stat, <-chan Event, error) {
 	r, err := call(c, ctx, opExistsW, path, false, func(conn *zk.Conn, p string) (getResult, error) {
 		ok, stat, w, err := conn.ExistsW(p)
 		return getResult{ok: ok, stat: stat, watch: w}, err
@@ -324,7 +324,7 @@ type childrenResult struct {
 }
 
 // Children lists the names of a node's children, in no particular order.
-func (c *Client) Children(ctx context.Context, path string) ([]string, *zk.Stat, error) {
+func (c *Client) Children(ctx context.Context, path string) ([]string, *Stat, error) {
 	r, err := call(c, ctx, opChildren, path, false, func(conn *zk.Conn, p string) (childrenResult, error) {
 		names, stat, err := conn.Children(p)
 		return childrenResult{names: names, stat: stat}, err
@@ -333,7 +333,7 @@ func (c *Client) Children(ctx context.Context, path string) ([]string, *zk.Stat,
 }
 
 // ChildrenW is Children leaving a watch that fires when a child is added or removed.
-func (c *Client) ChildrenW(ctx context.Context, path string) ([]string, *zk.Stat, <-chan zk.Event, error) {
+func (c *Client) ChildrenW(ctx context.Context, path string) ([]string, *Stat, <-chan Event, error) {
 	r, err := call(c, ctx, opChildrenW, path, false, func(conn *zk.Conn, p string) (childrenResult, error) {
 		names, stat, w, err := conn.ChildrenW(p)
 		return childrenResult{names, stat, w}, err
@@ -342,7 +342,7 @@ func (c *Client) ChildrenW(ctx context.Context, path string) ([]string, *zk.Stat
 }
 
 // Set writes a node's data if its version matches (-1 matches any).
-func (c *Client) Set(ctx context.Context, path string, data []byte, version int32) (*zk.Stat, error) {
+func (c *Client) Set(ctx context.Context, path string, data []byte, version int32) (*Stat, error) {
 	if err := c.checkData(path, false, data); err != nil {
 		return nil, err
 	}

@@ -134,7 +134,7 @@ func WithAuth(scheme string, auth []byte) Option {
 }
 
 // WithACL sets the ACL provider for every node the client creates, container parents
-// included. Default FixedACL(zk.WorldACL(zk.PermAll)...), open to all.
+// included. Default FixedACL(WorldACL(PermAll)...), open to all.
 func WithACL(p ACLProvider) Option {
 	return func(o *options) error {
 		if p == nil {
@@ -174,7 +174,7 @@ func WithLogger(l *slog.Logger) Option {
 
 // WithDialer sets how TCP connections to servers are made, for example through a
 // proxy. With WithTLS, TLS runs over the connections it makes. Default net.DialTimeout.
-func WithDialer(d zk.Dialer) Option {
+func WithDialer(d Dialer) Option {
 	return func(o *options) error {
 		if d == nil {
 			return invalidOption("nil dialer")
@@ -228,14 +228,14 @@ func WithMaxDataSize(n int) Option {
 // ACLProvider chooses the ACL of each node the client creates.
 type ACLProvider interface {
 	// DefaultACL is used where ACLForPath returns nothing.
-	DefaultACL() []zk.ACL
+	DefaultACL() []ACL
 	// ACLForPath may return a specific ACL for a path; the path is the server's,
 	// namespace included, as in Curator.
-	ACLForPath(path string) []zk.ACL
+	ACLForPath(path string) []ACL
 }
 
 // FixedACL is an ACLProvider that gives every node the same ACL.
-func FixedACL(acl ...zk.ACL) ACLProvider { return fixedACL(acl) }
+func FixedACL(acl ...ACL) ACLProvider { return fixedACL(acl) }
 
 type fixedACL []zk.ACL
 

@@ -8,8 +8,8 @@ import (
 )
 
 // ErrInvalidPath is wrapped by every path error of this package. Paths are checked
-// on our side so that a typo fails at once with a reason, instead of as a bare
-// zk.ErrInvalidPath, or a server-side error, after a round trip.
+// on our side so that a typo fails at once with a reason, instead of as
+// go-zookeeper's bare ErrInvalidPath, or a server-side error, after a round trip.
 var ErrInvalidPath = errors.New("framework: invalid path")
 
 // ErrInvalidNamespace is wrapped by the error for an invalid client namespace.

@@ -281,9 +281,9 @@ func invalidPolicy(policy, format string, args ...any) error {
 
 // IsRetryable reports whether err is a failure of the connection rather than of the
 // request, so that the same request may succeed when sent again: the connection
-// dropped (zk.ErrConnectionClosed), no server could be reached (zk.ErrNoServer), the
-// session moved to another server (zk.ErrSessionMoved), or the go-zookeeper connection
-// was closed under the request (zk.ErrClosing: by our Close, which the client turns
+// dropped (ErrConnectionClosed), no server could be reached (ErrNoServer), the
+// session moved to another server (ErrSessionMoved), or the go-zookeeper connection
+// was closed under the request (its ErrClosing: by our Close, which the client turns
 // into ErrClosed, or when the client gives a session up for a new one). Wrapped
 // errors count.
 //

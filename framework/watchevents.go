@@ -29,7 +29,7 @@ type watchSubscribers struct {
 // fn runs on go-zookeeper's receiving goroutine: it must return at once (hand the
 // event on, never block or call the client), since every reply waits for it. stop
 // unregisters fn; a notification already being delivered may still reach it.
-func (c *Client) OnWatchEvent(fn func(zk.Event)) (stop func()) {
+func (c *Client) OnWatchEvent(fn func(Event)) (stop func()) {
 	if fn == nil {
 		return func() {}
 	}

@@ -100,7 +100,7 @@ var aclRecipes = []struct {
 	}},
 	{"selector", func(ctx context.Context, c *framework.Client, p string) (func(context.Context) error, error) {
 		leading := make(chan struct{})
-		s, err := election.NewSelector(c, p, func(ctx context.Context) error {
+		s, err := election.NewSelector(c, p, func(ctx context.Context, _ election.Term) error {
 			close(leading)
 			<-ctx.Done()
 			return nil

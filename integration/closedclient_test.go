@@ -77,7 +77,7 @@ var closedCalls = []struct {
 		return l.Await(ctx)
 	}},
 	{"election.Selector.Start", func(t *testing.T, ctx context.Context, c *framework.Client, p string) error {
-		s, err := election.NewSelector(c, p, func(ctx context.Context) error { <-ctx.Done(); return nil })
+		s, err := election.NewSelector(c, p, func(ctx context.Context, _ election.Term) error { <-ctx.Done(); return nil })
 		require.NoError(t, err)
 		t.Cleanup(func() { _ = s.Close(context.Background()) })
 		return s.Start(ctx)

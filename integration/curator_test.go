@@ -231,7 +231,7 @@ func TestSelectorMixedElection(t *testing.T) {
 	ctx := testCtx(t)
 	c := newClient(t, []string{srv.Addr()})
 	leading := make(chan struct{})
-	s, err := election.NewSelector(c, "/interop/selector", func(ctx context.Context) error {
+	s, err := election.NewSelector(c, "/interop/selector", func(ctx context.Context, _ election.Term) error {
 		close(leading)
 		<-ctx.Done()
 		return nil
@@ -263,7 +263,7 @@ func TestSelectorMixedElection(t *testing.T) {
 type otherView struct{ c *framework.Client }
 
 func (v *otherView) leader(ctx context.Context, p string) (string, error) {
-	s, err := election.NewSelector(v.c, p, func(context.Context) error { return nil })
+	s, err := election.NewSelector(v.c, p, func(context.Context, election.Term) error { return nil })
 	if err != nil {
 		return "", err
 	}

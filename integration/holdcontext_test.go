@@ -92,7 +92,7 @@ var holdKinds = []struct {
 			require.NoError(t, err)
 			return doer{m.Do, m, m.Acquire, m.Release}
 		}},
-	{name: "selector", invalid: election.ErrInvalid, lost: election.ErrNotLeader, selector: true,
+	{name: "selector", invalid: election.ErrInvalid, lost: election.ErrLeadershipLost, selector: true,
 		make: func(t *testing.T, c *framework.Client, p string) doer {
 			return doer{do: func(ctx context.Context, fn func(ctx context.Context) error) error {
 				if fn == nil {
@@ -100,7 +100,7 @@ var holdKinds = []struct {
 					return err
 				}
 				result := make(chan error, 1)
-				s, err := election.NewSelector(c, p, func(ctx context.Context) error {
+				s, err := election.NewSelector(c, p, func(ctx context.Context, _ election.Term) error {
 					err := fn(ctx)
 					result <- err
 					return err

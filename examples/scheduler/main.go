@@ -226,8 +226,8 @@ func startReplica(ctx context.Context, name, server, namespace string, p *poller
 	}
 	// The poller: runs only while this replica leads, and stops as soon as its
 	// leadership may be lost (the Selector cancels ctx on Suspended).
-	lead := func(ctx context.Context) error {
-		say("%s leads: it starts polling", name)
+	lead := func(ctx context.Context, term election.Term) error {
+		say("%s leads (fencing token %d): it starts polling", name, term.FencingToken)
 		p.begin(name)
 		defer p.end(name)
 		tick := time.NewTicker(pollEvery)
@@ -237,7 +237,7 @@ func startReplica(ctx context.Context, name, server, namespace string, p *poller
 			case <-tick.C:
 				p.poll(name)
 			case <-ctx.Done():
-				say("%s may have lost leadership: it stops polling", name)
+				say("%s stops polling (%v)", name, context.Cause(ctx))
 				return nil
 			}
 		}

@@ -14,7 +14,7 @@ var (
 	// framework.ErrClosed instead.)
 	ErrStarted, ErrClosed = lifecycle.Errors("cache")
 	// ErrRefused is wrapped by the Err of an Error event: an ACL refused the cache's
-	// client a read of a node (it wraps zk.ErrNoAuth too). The node is reported
-	// once, and not read again until it is deleted and re-created.
+	// client a read of a node (it wraps framework.ErrNoAuth too). The node is
+	// reported once, and not read again until it is deleted and re-created.
 	ErrRefused = errors.New("cache: refused by an ACL")
 )

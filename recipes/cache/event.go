@@ -3,7 +3,7 @@ package cache
 import (
 	"strconv"
 
-	"github.com/go-zookeeper/zk"
+	"github.com/zkrecipes/zkrecipes/framework"
 )
 
 // Node is one node of the copy, as the server had it when the cache last read it.
@@ -17,7 +17,7 @@ type Node struct {
 	// NumChildren, Pzxid) from the last listing of the children; a node whose
 	// children the cache does not follow (Depth) has child fields as of its last
 	// data read.
-	Stat zk.Stat
+	Stat framework.Stat
 }
 
 // EventType says what an Event reports.

@@ -14,16 +14,18 @@
 // following the election while a listener blocks, and Close, which never waits for a
 // listener, may be called from one.
 //
-// A Selector runs a function while it leads: lead(ctx) gets a context that ends when
-// leadership may be lost, on InterruptLeadership, and on Close, and leadership is
-// given up when lead returns. It queues with the mutex's nodes
+// A Selector runs a function while it leads: lead(ctx, term) gets the term's
+// participant id and fencing token, and a context that ends when leadership may be
+// lost, on InterruptLeadership, and on Close (context.Cause tells which:
+// ErrLeadershipLost, ErrInterrupted, ErrClosed); leadership is given up when lead
+// returns. It queues with the mutex's nodes
 // (P/_c_<uuid>-lock-<seq>), as Curator's is built on its mutex; AutoRequeue enters
 // the election again after every term.
 //
 // Start, of either, returns once our node is in the queue. So a client that the
 // election's ACL refuses (framework.WithACL; the nodes and their container parents
 // all get the client's ACL) hears it from Start at once: an error wrapping
-// zk.ErrNoAuth.
+// framework.ErrNoAuth.
 //
 // A closed client ends both: Start and Await return an error wrapping
 // framework.ErrClosed, before or while they wait, and leadership ends (a latch's

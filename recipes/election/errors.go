@@ -14,7 +14,8 @@ import (
 var (
 	// ErrNoLeader is returned by Leader when nobody takes part in the election.
 	ErrNoLeader = errors.New("election: no leader")
-	// ErrClosed is returned after Close; ErrStarted by a second Start. (A closed
+	// ErrClosed is returned after Close, and is the context.Cause of a Selector's
+	// lead ctx that Close ended; ErrStarted is returned by a second Start. (A closed
 	// client's errors wrap framework.ErrClosed instead.)
 	ErrStarted, ErrClosed = lifecycle.Errors("election")
 	// ErrNotStarted is returned by calls that need Start first.
@@ -25,6 +26,15 @@ var (
 	// Selector's lead) that ended because leadership may have been lost, or was
 	// never held.
 	ErrNotLeader = errors.New("election: not the leader")
+	// ErrLeadershipLost is the context.Cause of a Selector's lead ctx that ended
+	// because leadership may have been lost: the error policy counted a connection
+	// state as an error, the session ended, or our node was deleted. It wraps
+	// ErrNotLeader, the cause a Latch's Context gives for the same loss, so that one
+	// check serves both.
+	ErrLeadershipLost = fmt.Errorf("%w: leadership lost", ErrNotLeader)
+	// ErrInterrupted is the context.Cause of a Selector's lead ctx that
+	// InterruptLeadership ended.
+	ErrInterrupted = errors.New("election: leadership interrupted")
 )
 
 // Participant is one member of an election, in queue order.

@@ -17,7 +17,7 @@ func TestBadInput(t *testing.T) {
 	srv := zktest.NewServer(t)
 	c := newClient(t, []string{srv.Addr()})
 	ctx := testCtx(t)
-	lead := func(ctx context.Context) error { <-ctx.Done(); return nil }
+	lead := func(ctx context.Context, _ Term) error { <-ctx.Done(); return nil }
 
 	t.Run("constructors", func(t *testing.T) {
 		newLatch := func(c *framework.Client, p string, opts ...Option) error {

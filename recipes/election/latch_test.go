@@ -373,7 +373,7 @@ func TestClientCloseEndsLeadership(t *testing.T) {
 	require.NoError(t, c.WaitConnected(ctx))
 	l := newLatch(t, c, "/election/client-close")
 	ended := make(chan struct{})
-	s, err := NewSelector(c, "/election/client-close-sel", func(ctx context.Context) error {
+	s, err := NewSelector(c, "/election/client-close-sel", func(ctx context.Context, _ Term) error {
 		<-ctx.Done()
 		close(ended)
 		return nil

@@ -21,30 +21,41 @@ type Selector struct {
 	c           *framework.Client
 	path        string
 	q           *lockqueue.Queue
-	id          []byte
-	lead        func(ctx context.Context) error
+	id          string
+	lead        func(ctx context.Context, term Term) error
 	autoRequeue bool
 
 	state lifecycle.Lifecycle // moved under mu
 
 	mu        sync.Mutex
-	queued    bool               // a term is queued or running
-	granted   bool               // the queued term has won the election: lead runs or ran
-	again     bool               // Requeue was called after the term had won
-	leading   bool               // lead is running
-	token     int64              // the fencing token of the running term
-	interrupt context.CancelFunc // ends the current term's ctx
-	ctx       context.Context    // ends on Close
-	stop      context.CancelFunc
+	queued    bool                    // a term is queued or running
+	granted   bool                    // the queued term has won the election: lead runs or ran
+	again     bool                    // Requeue was called after the term had won
+	leading   bool                    // lead is running
+	token     int64                   // the fencing token of the running term
+	interrupt context.CancelCauseFunc // ends the current term's ctx
+	ctx       context.Context         // ends on Close
+	stop      context.CancelCauseFunc
 	terms     sync.WaitGroup
 }
 
+// Term is one term of leadership, as a Selector hands it to its lead function.
+type Term struct {
+	// ID is this participant's id (WithID): the data of its node.
+	ID string
+	// FencingToken grows with every term of leadership of the election (it equals
+	// the Selector's FencingToken while lead runs): hand it to what lead writes, so
+	// that a store can refuse a deposed leader's late writes.
+	FencingToken int64
+}
+
 // NewSelector makes a participant in the election at path that runs lead while it
-// leads. lead must return when its ctx ends; leadership is given up when it returns.
-// Its ctx ends when leadership may have been lost (context.Cause is then
-// ErrNotLeader), on InterruptLeadership and on Close: the leadership counterpart of
-// the locks' Do.
-func NewSelector(c *framework.Client, path string, lead func(ctx context.Context) error, opts ...Option) (*Selector, error) {
+// leads, with the term's participant id and fencing token. lead must return when its
+// ctx ends; leadership is given up when it returns. Its ctx ends, and
+// context.Cause(ctx) says why, when leadership may have been lost
+// (ErrLeadershipLost), on InterruptLeadership (ErrInterrupted) and on Close
+// (ErrClosed): the leadership counterpart of the locks' Do.
+func NewSelector(c *framework.Client, path string, lead func(ctx context.Context, term Term) error, opts ...Option) (*Selector, error) {
 	o, err := newOptions(c, path, opts)
 	if err != nil {
 		return nil, err
@@ -52,12 +63,12 @@ func NewSelector(c *framework.Client, path string, lead func(ctx context.Context
 	if lead == nil {
 		return nil, fmt.Errorf("%w: nil lead function", ErrInvalid)
 	}
-	ctx, stop := context.WithCancel(context.Background())
+	ctx, stop := context.WithCancelCause(context.Background())
 	return &Selector{
 		c:           c,
 		path:        path,
 		q:           &lockqueue.Queue{Client: c, Path: path, Name: selectorName, Names: []string{selectorName}, Rule: lockqueue.Exclusive, Recipe: "selector", Election: true},
-		id:          []byte(o.id),
+		id:          o.id,
 		lead:        lead,
 		autoRequeue: o.autoRequeue,
 		ctx:         ctx,
@@ -68,8 +79,8 @@ func NewSelector(c *framework.Client, path string, lead func(ctx context.Context
 // Start enters the election: it returns once our node is in the queue (waiting for
 // a connection if need be), and the selector then waits for leadership in the
 // background until Close. If the node cannot be made (an ACL refuses it: the error
-// wraps zk.ErrNoAuth) or ctx ends first, Start returns the error, leaves no node,
-// and may be tried again.
+// wraps framework.ErrNoAuth) or ctx ends first, Start returns the error, leaves no
+// node, and may be tried again.
 func (s *Selector) Start(ctx context.Context) error {
 	s.mu.Lock()
 	if err := s.state.Start(ErrStarted, ErrClosed); err != nil {
@@ -162,7 +173,7 @@ func (s *Selector) term(start context.Context, joined chan<- error) error {
 			}
 		}
 	}
-	h, err := s.q.Acquire(ctx, s.id, opts)
+	h, err := s.q.Acquire(ctx, []byte(s.id), opts)
 	if err != nil {
 		if joined != nil {
 			return err
@@ -173,14 +184,19 @@ func (s *Selector) term(start context.Context, joined chan<- error) error {
 		}
 		return nil
 	}
-	leadCtx, cancel := lockqueue.HoldContext(s.ctx, fmt.Errorf("%w: %s", ErrNotLeader, s.path), h.Lost())
+	// Three layers, so that context.Cause tells the endings apart: Close ends s.ctx,
+	// InterruptLeadership the term, and a loss the hold's context.
+	termCtx, interrupt := context.WithCancelCause(s.ctx)
+	leadCtx, cancel := lockqueue.HoldContext(termCtx, fmt.Errorf("%w: %s", ErrLeadershipLost, s.path), h.Lost())
+	term := Term{ID: s.id, FencingToken: h.FencingToken()}
 	s.mu.Lock()
-	s.leading, s.granted, s.interrupt, s.token = true, true, cancel, h.FencingToken()
+	s.leading, s.granted, s.interrupt, s.token = true, true, interrupt, term.FencingToken
 	s.mu.Unlock()
-	if err := s.lead(leadCtx); err != nil && !errors.Is(err, context.Canceled) {
+	if err := s.lead(leadCtx, term); err != nil && !errors.Is(err, context.Canceled) {
 		s.c.Logger().Warn("zkrecipes: lead returned an error", "path", s.path, "error", err)
 	}
 	cancel()
+	interrupt(nil)
 	s.mu.Lock()
 	s.leading, s.interrupt, s.token = false, nil, 0
 	s.mu.Unlock()
@@ -200,13 +216,13 @@ func pause(ctx context.Context, d time.Duration) {
 	}
 }
 
-// InterruptLeadership ends the current term: lead's ctx is cancelled. Nothing happens
-// if the selector does not lead.
+// InterruptLeadership ends the current term: lead's ctx is cancelled, with
+// ErrInterrupted as its cause. Nothing happens if the selector does not lead.
 func (s *Selector) InterruptLeadership() {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if s.interrupt != nil {
-		s.interrupt()
+		s.interrupt(fmt.Errorf("%w: %s", ErrInterrupted, s.path))
 	}
 }
 
@@ -244,8 +260,8 @@ func (s *Selector) Participants(ctx context.Context) ([]Participant, error) {
 }
 
 // Close leaves the election: a waiting term stops, a running lead's ctx is
-// cancelled, and Close waits for lead to return and our node to go, or for ctx to
-// end. A second Close returns ErrClosed.
+// cancelled with ErrClosed as its cause, and Close waits for lead to return and our
+// node to go, or for ctx to end. A second Close returns ErrClosed.
 func (s *Selector) Close(ctx context.Context) error {
 	s.mu.Lock()
 	if s.state.Close() == lifecycle.Closed {
@@ -253,7 +269,7 @@ func (s *Selector) Close(ctx context.Context) error {
 		return ErrClosed
 	}
 	s.mu.Unlock()
-	s.stop()
+	s.stop(fmt.Errorf("%w: %s", ErrClosed, s.path))
 	done := make(chan struct{})
 	go func() { s.terms.Wait(); close(done) }()
 	select {

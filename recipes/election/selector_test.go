@@ -15,15 +15,15 @@ import (
 )
 
 // refereed wraps a lead function so that the referee sees every term.
-func refereed(ref *referee, who string, s **Selector, lead func(ctx context.Context) error) func(ctx context.Context) error {
-	return func(ctx context.Context) error {
+func refereed(ref *referee, who string, s **Selector, lead func(ctx context.Context, term Term) error) func(ctx context.Context, term Term) error {
+	return func(ctx context.Context, term Term) error {
 		ref.lead(who, *s)
 		defer ref.follow(who)
-		return lead(ctx)
+		return lead(ctx, term)
 	}
 }
 
-func newSelector(t *testing.T, c *framework.Client, path, who string, ref *referee, lead func(ctx context.Context) error, opts ...Option) *Selector {
+func newSelector(t *testing.T, c *framework.Client, path, who string, ref *referee, lead func(ctx context.Context, term Term) error, opts ...Option) *Selector {
 	t.Helper()
 	var s *Selector
 	s, err := NewSelector(c, path, refereed(ref, who, &s, lead), append(opts, WithID(who))...)
@@ -32,7 +32,7 @@ func newSelector(t *testing.T, c *framework.Client, path, who string, ref *refer
 	return s
 }
 
-func untilDone(ctx context.Context) error { <-ctx.Done(); return ctx.Err() }
+func untilDone(ctx context.Context, _ Term) error { <-ctx.Done(); return ctx.Err() }
 
 func TestInterruptionHandsOver(t *testing.T) {
 	srv := zktest.NewServer(t)
@@ -58,7 +58,7 @@ func TestAutoRequeueLeadsAgain(t *testing.T) {
 	ctx := testCtx(t)
 	var terms atomic.Int32
 	s := newSelector(t, newClient(t, []string{srv.Addr()}), "/election/auto", "A", newReferee(t),
-		func(context.Context) error { terms.Add(1); return nil }, AutoRequeue())
+		func(context.Context, Term) error { terms.Add(1); return nil }, AutoRequeue())
 	require.NoError(t, s.Start(ctx))
 	require.Eventually(t, func() bool { return terms.Load() >= 2 }, wait, 5*time.Millisecond)
 	require.NoError(t, s.Close(ctx))
@@ -74,7 +74,7 @@ func TestRotatingLeadership(t *testing.T) {
 	for i := range 5 {
 		who := fmt.Sprint("S", i)
 		s := newSelector(t, newClient(t, []string{srv.Addr()}), "/election/rotate", who, ref,
-			func(context.Context) error {
+			func(context.Context, Term) error {
 				mu.Lock()
 				led[who]++
 				mu.Unlock()
@@ -121,10 +121,10 @@ func TestSelectorLeaderSessionExpiry(t *testing.T) {
 	proxy := zktest.NewProxy(t, srv.Addr())
 	ctx := testCtx(t)
 	ref := newReferee(t)
-	ended := make(chan struct{})
+	ended := make(chan error, 1)
 	victim := newSelector(t, newClient(t, []string{proxy.Addr()}, framework.WithSessionTimeout(2*time.Second)),
 		"/election/sel-expiry", "victim", ref,
-		func(ctx context.Context) error { <-ctx.Done(); close(ended); return nil })
+		func(ctx context.Context, _ Term) error { <-ctx.Done(); ended <- context.Cause(ctx); return nil })
 	require.NoError(t, victim.Start(ctx))
 	require.Eventually(t, victim.IsLeader, wait, 5*time.Millisecond)
 	other := newSelector(t, newClient(t, []string{srv.Addr()}), "/election/sel-expiry", "other", ref, untilDone)
@@ -132,7 +132,9 @@ func TestSelectorLeaderSessionExpiry(t *testing.T) {
 
 	require.NoError(t, proxy.ExpireSession(ctx, 2*time.Second))
 	select {
-	case <-ended:
+	case cause := <-ended:
+		require.ErrorIs(t, cause, ErrLeadershipLost)
+		require.ErrorIs(t, cause, ErrNotLeader, "the same check as a latch's loss")
 	case <-time.After(wait):
 		t.Fatal("the expired leader's ctx was not cancelled")
 	}
@@ -173,4 +175,78 @@ func TestParticipantsAgree(t *testing.T) {
 	leader, err := selectors[5].Leader(ctx)
 	require.NoError(t, err)
 	require.Equal(t, first[0], leader)
+}
+
+// TestLeadSeesItsTerm: lead is handed its participant id and its term's fencing
+// token, the one the Selector reports while lead runs.
+func TestLeadSeesItsTerm(t *testing.T) {
+	srv := zktest.NewServer(t)
+	ctx := testCtx(t)
+	type seen struct {
+		term     Term
+		reported int64
+	}
+	terms := make(chan seen, 2)
+	var s *Selector
+	s, err := NewSelector(newClient(t, []string{srv.Addr()}), "/election/term", func(_ context.Context, term Term) error {
+		terms <- seen{term, s.FencingToken()}
+		return nil
+	}, WithID("replica-1"))
+	require.NoError(t, err)
+	t.Cleanup(func() { _ = s.Close(context.Background()) })
+	require.NoError(t, s.Start(ctx))
+	first := <-terms
+	require.Equal(t, "replica-1", first.term.ID)
+	require.NotZero(t, first.term.FencingToken)
+	require.Equal(t, first.reported, first.term.FencingToken, "the token lead gets is the Selector's")
+
+	require.NoError(t, s.Requeue())
+	second := <-terms
+	require.Equal(t, second.reported, second.term.FencingToken)
+	require.Greater(t, second.term.FencingToken, first.term.FencingToken, "a later term has a greater token")
+}
+
+// TestLeadContextCause: context.Cause of lead's ctx says which of the three endings
+// ended the term, and only that one.
+func TestLeadContextCause(t *testing.T) {
+	srv := zktest.NewServer(t)
+	causes := []error{ErrLeadershipLost, ErrInterrupted, ErrClosed}
+	for _, tc := range []struct {
+		name string
+		end  func(ctx context.Context, s *Selector, proxy *zktest.Proxy)
+		want error
+	}{
+		// The default error policy counts the Suspended state of a cut connection as
+		// a loss.
+		{"connection lost", func(_ context.Context, _ *Selector, proxy *zktest.Proxy) { proxy.Cut() }, ErrLeadershipLost},
+		{"interrupted", func(_ context.Context, s *Selector, _ *zktest.Proxy) { s.InterruptLeadership() }, ErrInterrupted},
+		{"closed", func(ctx context.Context, s *Selector, _ *zktest.Proxy) { _ = s.Close(ctx) }, ErrClosed},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			ctx := testCtx(t)
+			proxy := zktest.NewProxy(t, srv.Addr())
+			leading, ended := make(chan struct{}), make(chan error, 1)
+			s, err := NewSelector(newClient(t, []string{proxy.Addr()}), "/election/cause", func(ctx context.Context, _ Term) error {
+				close(leading)
+				<-ctx.Done()
+				ended <- context.Cause(ctx)
+				return nil
+			})
+			require.NoError(t, err)
+			t.Cleanup(func() { _ = s.Close(context.Background()) })
+			require.NoError(t, s.Start(ctx))
+			<-leading
+			tc.end(ctx, s, proxy)
+			cause := <-ended
+			proxy.Restore()
+			for _, other := range causes {
+				if other == tc.want {
+					require.ErrorIs(t, cause, other)
+				} else {
+					require.NotErrorIs(t, cause, other)
+				}
+			}
+			require.ErrorContains(t, cause, "/election/cause", "the cause names the election")
+		})
+	}
 }

@@ -37,7 +37,7 @@ func TestLeadershipMetrics(t *testing.T) {
 	require.NoError(t, second.Close(ctx))
 
 	ended := make(chan struct{})
-	s, err := NewSelector(c, "/election/s", func(context.Context) error { close(ended); return nil })
+	s, err := NewSelector(c, "/election/s", func(context.Context, Term) error { close(ended); return nil })
 	require.NoError(t, err)
 	require.NoError(t, s.Start(ctx))
 	<-ended

@@ -8,8 +8,8 @@
 // past failures, and returns them joined. NewMutexes sorts its paths, so that two
 // multi-locks over overlapping paths, given in different orders, always take them in
 // the same order and cannot deadlock each other. A lock that fails, for instance
-// because an ACL refuses the client (an error wrapping zk.ErrNoAuth), fails the
-// whole Acquire at once.
+// because an ACL refuses the client (an error wrapping framework.ErrNoAuth), fails
+// the whole Acquire at once.
 //
 // Context ends when any of the locks may have been lost, and Do acquires, runs a
 // function under that context and releases, even if the function panics.

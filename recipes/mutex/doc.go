@@ -20,5 +20,6 @@
 //
 // ACLs: our node and the lock's container parents get the client's ACL
 // (framework.WithACL). A client that ACL refuses can neither queue nor delete a
-// holder's node: its Acquire fails at once with an error that wraps zk.ErrNoAuth.
+// holder's node: its Acquire fails at once with an error that wraps
+// framework.ErrNoAuth.
 package mutex

@@ -18,5 +18,5 @@
 // Do, no node left by
 // a failure or a cancellation, no hold granted on a node of an earlier session, and
 // the client's ACL on every node and container parent, so that a client the ACL
-// refuses gets an error wrapping zk.ErrNoAuth from Acquire at once.
+// refuses gets an error wrapping framework.ErrNoAuth from Acquire at once.
 package rwlock

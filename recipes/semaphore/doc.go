@@ -34,7 +34,7 @@
 // ACLs: every node, P, P/locks and P/leases included, gets the client's ACL
 // (framework.WithACL). A client that ACL refuses can neither take a lease nor
 // delete one: Acquire and TryAcquire fail at once with an error that wraps
-// zk.ErrNoAuth.
+// framework.ErrNoAuth.
 //
 // Metrics and traces (see framework.WithMeterProvider): an Acquire or TryAcquire of
 // n leases is one acquisition, of recipe "semaphore" ("semaphore.mutex" for a Mutex),
