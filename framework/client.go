@@ -57,7 +57,7 @@ type Client struct {
 	bg         sync.WaitGroup // background deletes and requests; Add only while !closing
 	closingCh  chan struct{}  // closed when Close begins: user operations give up
 	closeCtx   context.Context
-	closeNow   context.CancelFunc
+	closeNow   context.CancelCauseFunc
 	done       chan struct{}  // closed when Close ends background work: our goroutines stop
 	loops      sync.WaitGroup // the state goroutine and each handle's event drain
 	dispatcher sync.WaitGroup // the goroutine that calls listeners
@@ -110,7 +110,7 @@ func New(servers []string, opts ...Option) (*Client, error) {
 		c.log.Warn("zkrecipes: making the client's instruments", "error", c.metrics.lastErrors)
 	}
 	c.bgCtx, c.bgCancel = context.WithCancel(context.Background())
-	c.closeCtx, c.closeNow = context.WithCancel(context.Background())
+	c.closeCtx, c.closeNow = context.WithCancelCause(context.Background())
 	c.h = c.dial(1)
 	c.loops.Add(1)
 	go func() { defer c.loops.Done(); c.events.drain(c.done, c.handleEvent) }()
@@ -192,8 +192,9 @@ func (c *Client) SessionID() int64 { return c.Conn().SessionID() }
 // ErrorPolicy is the policy recipes apply to connection states.
 func (c *Client) ErrorPolicy() ErrorPolicy { return c.opts.errorPolicy }
 
-// Context ends when Close begins. A closed client's session is gone with everything
-// it held, and no state change follows: recipes use it to mark their holds lost.
+// Context ends when Close begins, with ErrClosed as its cause (context.Cause). A
+// closed client's session is gone with everything it held, and no state change
+// follows: recipes use it to mark their holds lost and to end their own work.
 func (c *Client) Context() context.Context { return c.closeCtx }
 
 // RetryPolicy is the client's retry policy, for recipes that restart a step of their
@@ -258,7 +259,7 @@ func (c *Client) Close() error {
 		c.closing = true
 		close(c.closingCh)
 		c.mu.Unlock()
-		c.closeNow()
+		c.closeNow(ErrClosed)
 
 		idle := make(chan struct{})
 		go func() { c.bg.Wait(); close(idle) }()

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/zkrecipes/zkrecipes/framework"
+	"github.com/zkrecipes/zkrecipes/recipes/internal/lifecycle"
 )
 
 // maxReads is how many reads the cache has in flight at most, each on a goroutine of
@@ -60,12 +61,13 @@ type Cache struct {
 	delivery sync.WaitGroup // the goroutine that calls listeners
 	inside   atomic.Bool    // a listener is running
 	initDone chan struct{}  // closed once Initialized has been delivered
+	halted   chan struct{}  // closed once the client has closed and Stopped is emitted
 
-	life      sync.Mutex
-	started   bool
-	closed    bool
-	stopState func()
-	stopWatch func()
+	life       sync.Mutex // guards the stops, which Start sets and Close calls
+	state      lifecycle.Lifecycle
+	stopState  func()
+	stopWatch  func()
+	stopClient func() bool
 }
 
 // readers are the goroutines sending the cache's reads (see send).
@@ -113,6 +115,7 @@ func New(c *framework.Client, path string, opts ...Option) (*Cache, error) {
 		inbox:     newFifo[func()](),
 		outbox:    newFifo[delivery](),
 		initDone:  make(chan struct{}),
+		halted:    make(chan struct{}),
 		tel:       newTelemetry(c),
 	}
 	ca.ctx, ca.cancel = context.WithCancel(context.Background())
@@ -128,18 +131,15 @@ func (ca *Cache) Path() string { return ca.path }
 // Initialized delivered to the listeners registered by then. If ctx ends first,
 // Start returns its error and the cache goes on loading in the background (Close
 // stops it). A second Start returns ErrStarted; Start after Close, ErrClosed. A
-// cache started before its client has a session waits for one.
+// cache started before its client has a session waits for one. When the client is
+// closed, before or during Start, Start returns an error wrapping
+// framework.ErrClosed, and the listeners hear Stopped.
 func (ca *Cache) Start(ctx context.Context) error {
 	ca.life.Lock()
-	switch {
-	case ca.closed:
+	if err := ca.state.Start(ErrStarted, ErrClosed); err != nil {
 		ca.life.Unlock()
-		return ErrClosed
-	case ca.started:
-		ca.life.Unlock()
-		return ErrStarted
+		return err
 	}
-	ca.started = true
 	ca.stopWatch = ca.c.OnWatchEvent(ca.heard)
 	ca.stopState = ca.c.Listen(func(s framework.ConnectionState) {
 		ca.inbox.push(func() { ca.connection(s) })
@@ -152,6 +152,7 @@ func (ca *Cache) Start(ctx context.Context) error {
 		ca.syncing = true
 		ca.want(ca.root, dataRead)
 	})
+	ca.stopClient = lifecycle.OnClientClose(ca.c, func() { ca.inbox.push(ca.clientClosed) })
 	ca.life.Unlock()
 
 	select {
@@ -159,9 +160,19 @@ func (ca *Cache) Start(ctx context.Context) error {
 		return nil
 	case <-ctx.Done():
 		return fmt.Errorf("cache: start %s: %w", ca.path, ctx.Err())
+	case <-ca.halted:
+		return lifecycle.ClientClosed(ca.c, "cache: start "+ca.path)
 	case <-ca.ctx.Done():
 		return ErrClosed
 	}
+}
+
+// clientClosed stops the cache for good once its client has closed, on the loop: no
+// read can succeed any more. Stopped is the last event; the loop ends after it.
+func (ca *Cache) clientClosed() {
+	ca.stopped = true
+	ca.say(Event{Type: Stopped, Err: lifecycle.ClientClosed(ca.c, "cache: "+ca.path+" stopped")})
+	close(ca.halted)
 }
 
 // Close stops watching: no read is sent and no event delivered after it returns
@@ -170,17 +181,20 @@ func (ca *Cache) Start(ctx context.Context) error {
 // still answer from it. Close is idempotent, and may be called from a listener.
 func (ca *Cache) Close() error {
 	ca.life.Lock()
-	if ca.closed {
+	if ca.state.Close() == lifecycle.Closed {
 		ca.life.Unlock()
 		return nil
 	}
-	ca.closed = true
 	stops := []func(){ca.stopState, ca.stopWatch}
+	stopClient := ca.stopClient
 	ca.life.Unlock()
 	for _, stop := range stops {
 		if stop != nil {
 			stop()
 		}
+	}
+	if stopClient != nil {
+		stopClient()
 	}
 	ca.cancel()
 	ca.running.Wait()
@@ -251,10 +265,7 @@ func (ca *Cache) Nodes() []Node {
 // unregisters fn, and may be called from within fn. After Close, and for a nil fn,
 // Listen does nothing and returns a stop that does nothing.
 func (ca *Cache) Listen(fn func(Event)) (stop func()) {
-	ca.life.Lock()
-	closed := ca.closed
-	ca.life.Unlock()
-	if fn == nil || closed {
+	if fn == nil || ca.state.State() == lifecycle.Closed {
 		return func() {}
 	}
 	ca.mu.Lock()
@@ -306,8 +317,11 @@ func (ca *Cache) deliver() {
 			fn(d.ev)
 		}
 		ca.inside.Store(false)
-		if d.ev.Type == Initialized {
+		switch d.ev.Type {
+		case Initialized:
 			close(ca.initDone)
+		case Stopped:
+			return // the last event
 		}
 	}
 }

@@ -37,6 +37,9 @@
 //     session ends (go-zookeeper cannot remove them).
 //   - A node an ACL refuses is reported once (an Error event wrapping ErrRefused)
 //     and left out, not asked for again in a loop.
+//   - A closed client ends the cache: Start returns an error wrapping
+//     framework.ErrClosed, and the listeners hear Stopped (its Err wraps it too),
+//     once and last. Close is still needed to free what the cache holds.
 //
 // Listeners hear events in order, one at a time, on a goroutine of the cache's;
 // register them before Start to hear the copy being loaded. Get, Children, Len and

@@ -45,9 +45,12 @@ const (
 	// Error: a part of the tree could not be read (Path, Err): an ACL refused it
 	// (Err wraps ErrRefused). Reported once per node.
 	Error
+	// Stopped: the cache's client closed (Err wraps framework.ErrClosed). It is the
+	// last event: the cache reads nothing more, and its copy stays as it was.
+	Stopped
 )
 
-var eventNames = [...]string{"", "Created", "Changed", "Deleted", "Initialized", "Suspended", "Lost", "Synced", "Error"}
+var eventNames = [...]string{"", "Created", "Changed", "Deleted", "Initialized", "Suspended", "Lost", "Synced", "Error", "Stopped"}
 
 func (t EventType) String() string {
 	if t <= 0 || int(t) >= len(eventNames) {
@@ -64,6 +67,6 @@ type Event struct {
 	// Old is the node before the change, for Changed and Deleted; New after it, for
 	// Created and Changed.
 	Old, New Node
-	// Err says what went wrong, for Error.
+	// Err says what went wrong, for Error, and why the cache stopped, for Stopped.
 	Err error
 }

@@ -2,6 +2,7 @@ package cache_test
 
 import (
 	"context"
+	"errors"
 	"fmt"
 
 	"github.com/zkrecipes/zkrecipes/framework"
@@ -52,4 +53,44 @@ func ExampleCache() {
 	// Output:
 	// 3 nodes; url = postgres://primary
 	// /config/db/url: postgres://primary -> postgres://replica (version 1)
+}
+
+// A cache whose client closes says so, last: a follower built on it (a service
+// provider, say) learns that its copy is final.
+func ExampleStopped() {
+	ctx := context.Background()
+	srv, err := zktest.StartServer(ctx) // a throwaway ZooKeeper; use your ensemble's addresses
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	defer srv.Close()
+	client, err := framework.New([]string{srv.Addr()})
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	services, err := cache.New(client, "/services", cache.Depth(1))
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	defer services.Close()
+	stopped := make(chan cache.Event, 1)
+	services.Listen(func(ev cache.Event) {
+		if ev.Type == cache.Stopped {
+			stopped <- ev
+		}
+	})
+	if err := services.Start(ctx); err != nil {
+		fmt.Println(err)
+		return
+	}
+	_ = client.Close()
+	ev := <-stopped
+	fmt.Println(ev.Type, errors.Is(ev.Err, framework.ErrClosed))
+	fmt.Println(services.Start(ctx)) // a second Start
+	// Output:
+	// Stopped true
+	// cache: already started
 }

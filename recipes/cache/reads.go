@@ -40,7 +40,8 @@ type failure struct {
 	kind readKind
 }
 
-// loop runs everything that touches the tree, one thing at a time, until Close.
+// loop runs everything that touches the tree, one thing at a time, until Close or
+// the client's close.
 func (ca *Cache) loop() {
 	defer ca.running.Done()
 	for {
@@ -49,6 +50,11 @@ func (ca *Cache) loop() {
 			return
 		}
 		fn()
+		select {
+		case <-ca.halted:
+			return // the client closed: Stopped is the last event
+		default:
+		}
 		ca.checkSettled()
 	}
 }

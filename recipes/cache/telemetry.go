@@ -20,7 +20,7 @@ type telemetry struct {
 // eventTypes are the values of the type attribute: EventType's names in lower case.
 var eventTypes = func() []string {
 	var out []string
-	for t := Created; t <= Error; t++ {
+	for t := Created; t <= Stopped; t++ {
 		out = append(out, strings.ToLower(t.String()))
 	}
 	return out

@@ -27,6 +27,10 @@
 // all get the client's ACL) hears it from Start at once: an error wrapping
 // framework.ErrNoAuth.
 //
+// A closed client ends both: Start and Await return an error wrapping
+// framework.ErrClosed, before or while they wait, and leadership ends (a latch's
+// listeners hear false if it led). Close is still needed to free the rest.
+//
 // "Elect a single scheduler poller" is the use this package exists for: with the
 // default error policy, two participants whose sessions are alive never both
 // believe they lead.

@@ -7,6 +7,7 @@ import (
 	"github.com/go-zookeeper/zk"
 
 	"github.com/zkrecipes/zkrecipes/framework"
+	"github.com/zkrecipes/zkrecipes/recipes/internal/lifecycle"
 	"github.com/zkrecipes/zkrecipes/recipes/internal/lockqueue"
 )
 
@@ -14,12 +15,11 @@ var (
 	// ErrNoLeader is returned by Leader when nobody takes part in the election.
 	ErrNoLeader = errors.New("election: no leader")
 	// ErrClosed is returned after Close, and is the context.Cause of a Selector's
-	// lead ctx that Close ended.
-	ErrClosed = errors.New("election: closed")
+	// lead ctx that Close ended; ErrStarted is returned by a second Start. (A closed
+	// client's errors wrap framework.ErrClosed instead.)
+	ErrStarted, ErrClosed = lifecycle.Errors("election")
 	// ErrNotStarted is returned by calls that need Start first.
 	ErrNotStarted = errors.New("election: not started")
-	// ErrStarted is returned by a second Start.
-	ErrStarted = errors.New("election: already started")
 	// ErrInvalid is wrapped by the errors for bad arguments.
 	ErrInvalid = errors.New("election: invalid argument")
 	// ErrNotLeader is the context.Cause of a leadership context (Latch.Context, a

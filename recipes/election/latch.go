@@ -7,6 +7,7 @@ import (
 	"sync"
 
 	"github.com/zkrecipes/zkrecipes/framework"
+	"github.com/zkrecipes/zkrecipes/recipes/internal/lifecycle"
 	"github.com/zkrecipes/zkrecipes/recipes/internal/lockqueue"
 	"github.com/zkrecipes/zkrecipes/recipes/internal/notify"
 )
@@ -21,8 +22,7 @@ type Latch struct {
 	notifyOnClose bool
 
 	mu      sync.Mutex
-	started bool
-	closed  bool
+	state   lifecycle.Lifecycle // moved under mu, with the fields Start and Close set
 	leader  bool
 	hold    *lockqueue.Held // the current term of leadership, while leader
 	node    *lockqueue.Node
@@ -58,16 +58,11 @@ func NewLatch(c *framework.Client, path string, opts ...Option) (*Latch, error) 
 // until Close. If ctx ends first, or Close is called meanwhile, no node is left.
 func (l *Latch) Start(ctx context.Context) error {
 	l.mu.Lock()
-	switch {
-	case l.closed:
+	if err := l.state.Start(ErrStarted, ErrClosed); err != nil {
 		l.mu.Unlock()
-		return ErrClosed
-	case l.started:
-		l.mu.Unlock()
-		return ErrStarted
+		return err
 	}
-	l.started = true
-	loopCtx, stop := context.WithCancel(context.Background())
+	loopCtx, stop := lifecycle.Context(l.c)
 	l.stop, l.done = stop, make(chan struct{})
 	l.mu.Unlock()
 
@@ -82,14 +77,17 @@ func (l *Latch) Start(ctx context.Context) error {
 	}()
 	n, err := lockqueue.CreateNode(createCtx, l.c, l.q.Path, latchName, l.id)
 	if err != nil {
+		if cause := context.Cause(loopCtx); errors.Is(cause, framework.ErrClosed) {
+			err = cause // the client closed while the create waited
+		}
 		stop()
 		close(l.done)
 		l.mu.Lock()
 		defer l.mu.Unlock()
-		if l.closed {
+		if !l.state.Unstart() {
 			return ErrClosed
 		}
-		l.started, l.stop, l.done = false, nil, nil // not joined: Start may be tried again
+		l.stop, l.done = nil, nil // not joined: Start may be tried again
 		return fmt.Errorf("election: joining %s: %w", l.q.Path, err)
 	}
 	l.mu.Lock()
@@ -99,13 +97,13 @@ func (l *Latch) Start(ctx context.Context) error {
 	return nil
 }
 
-// run follows the election until ctx ends (Close) or the client closes.
+// run follows the election until ctx ends: Close, or the client's close.
 func (l *Latch) run(ctx context.Context, n *lockqueue.Node) {
 	defer close(l.done)
 	go l.listeners.Run(nil)
 	defer l.listeners.End() // after the last change, the loop's own end of leadership
 	pauses := &lockqueue.Pauses{Client: l.c}
-	for ctx.Err() == nil && l.c.Context().Err() == nil {
+	for ctx.Err() == nil {
 		t := lockqueue.Track(l.c)
 		if n == nil {
 			var err error
@@ -159,7 +157,8 @@ func (l *Latch) setLeader(h *lockqueue.Held) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	leader := h != nil
-	if l.leader == leader || (leader && l.closed) {
+	closed := l.state.State() == lifecycle.Closed
+	if l.leader == leader || (leader && closed) {
 		// A grant that came as Close began is no term: Close ended it, and has deleted
 		// or is deleting our node, so the next leader may lead already.
 		return
@@ -167,21 +166,22 @@ func (l *Latch) setLeader(h *lockqueue.Held) {
 	l.leader, l.hold = leader, h
 	close(l.changed)
 	l.changed = make(chan struct{})
-	if !l.closed || l.notifyOnClose {
+	if !closed || l.notifyOnClose {
 		l.listeners.Push(leader)
 	}
 }
 
-// Await blocks until this latch leads, ctx ends, or the latch is closed (ErrClosed).
+// Await blocks until this latch leads, ctx ends, the latch is closed (ErrClosed) or
+// its client is (an error wrapping framework.ErrClosed).
 func (l *Latch) Await(ctx context.Context) error {
 	for {
 		l.mu.Lock()
-		leader, closed, started, ch := l.leading(), l.closed, l.started, l.changed
+		leader, state, ch := l.leading(), l.state.State(), l.changed
 		l.mu.Unlock()
 		switch {
-		case closed:
+		case state == lifecycle.Closed:
 			return ErrClosed
-		case !started:
+		case state == lifecycle.Latent:
 			return ErrNotStarted
 		case leader:
 			return nil
@@ -190,6 +190,8 @@ func (l *Latch) Await(ctx context.Context) error {
 		case <-ch:
 		case <-ctx.Done():
 			return fmt.Errorf("election: awaiting leadership of %s: %w", l.q.Path, ctx.Err())
+		case <-l.c.Context().Done():
+			return lifecycle.ClientClosed(l.c, "election: awaiting leadership of "+l.q.Path)
 		}
 	}
 }
@@ -205,7 +207,7 @@ func (l *Latch) IsLeader() bool {
 // ended and the loop has not yet heard: a term's end is the loss, at once. l.mu is
 // held.
 func (l *Latch) leading() bool {
-	if !l.leader || l.closed {
+	if !l.leader || l.state.State() == lifecycle.Closed {
 		return false
 	}
 	select {
@@ -249,7 +251,7 @@ func (l *Latch) Participants(ctx context.Context) ([]Participant, error) {
 func (l *Latch) Node() string {
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	if l.node == nil || l.closed {
+	if l.node == nil || l.state.State() == lifecycle.Closed {
 		return ""
 	}
 	return l.node.Path
@@ -264,7 +266,7 @@ func (l *Latch) Node() string {
 func (l *Latch) Context(parent context.Context) (context.Context, context.CancelFunc) {
 	l.mu.Lock()
 	term := lockqueue.Closed
-	if l.leader && !l.closed {
+	if l.leader && l.state.State() != lifecycle.Closed {
 		term = l.hold.Lost()
 	}
 	l.mu.Unlock()
@@ -290,12 +292,12 @@ func (l *Latch) FencingToken() int64 {
 // and nothing else follows them. A second Close returns ErrClosed.
 func (l *Latch) Close(ctx context.Context) error {
 	l.mu.Lock()
-	if l.closed {
+	was := l.state.Close()
+	if was == lifecycle.Closed {
 		l.mu.Unlock()
 		return ErrClosed
 	}
-	l.closed = true
-	started, stop, done, hold := l.started, l.stop, l.done, l.hold
+	started, stop, done, hold := was == lifecycle.Started, l.stop, l.done, l.hold
 	close(l.changed)
 	l.changed = make(chan struct{})
 	l.mu.Unlock()

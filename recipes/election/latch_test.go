@@ -11,6 +11,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/zkrecipes/zkrecipes/framework"
+	"github.com/zkrecipes/zkrecipes/recipes/internal/lifecycle"
 	"github.com/zkrecipes/zkrecipes/zktest"
 )
 
@@ -446,15 +447,11 @@ var participantKinds = []struct {
 
 // joining reports whether Start is under way or done.
 func (l *Latch) joining() bool {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.started
+	return l.state.State() == lifecycle.Started
 }
 
 func (s *Selector) joining() bool {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.started
+	return s.state.State() == lifecycle.Started
 }
 
 // A listing that finds the latch first, answered just as Close begins, makes no term:

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/zkrecipes/zkrecipes/framework"
+	"github.com/zkrecipes/zkrecipes/recipes/internal/lifecycle"
 	"github.com/zkrecipes/zkrecipes/recipes/internal/lockqueue"
 )
 
@@ -24,9 +25,9 @@ type Selector struct {
 	lead        func(ctx context.Context, term Term) error
 	autoRequeue bool
 
+	state lifecycle.Lifecycle // moved under mu
+
 	mu        sync.Mutex
-	started   bool
-	closed    bool
 	queued    bool                    // a term is queued or running
 	granted   bool                    // the queued term has won the election: lead runs or ran
 	again     bool                    // Requeue was called after the term had won
@@ -82,15 +83,11 @@ func NewSelector(c *framework.Client, path string, lead func(ctx context.Context
 // node, and may be tried again.
 func (s *Selector) Start(ctx context.Context) error {
 	s.mu.Lock()
-	switch {
-	case s.closed:
+	if err := s.state.Start(ErrStarted, ErrClosed); err != nil {
 		s.mu.Unlock()
-		return ErrClosed
-	case s.started:
-		s.mu.Unlock()
-		return ErrStarted
+		return err
 	}
-	s.started, s.queued = true, true
+	s.queued = true
 	s.terms.Add(1)
 	s.mu.Unlock()
 	joined := make(chan error, 1)
@@ -102,7 +99,7 @@ func (s *Selector) Start(ctx context.Context) error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	switch {
-	case s.closed:
+	case s.state.State() == lifecycle.Closed:
 		return ErrClosed
 	case ctx.Err() != nil && !errors.Is(err, ctx.Err()): // the wait was cut short for ctx
 		return fmt.Errorf("election: joining %s: %w: %w", s.path, ctx.Err(), err)
@@ -116,9 +113,9 @@ func (s *Selector) Requeue() error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	switch {
-	case s.closed:
+	case s.state.State() == lifecycle.Closed:
 		return ErrClosed
-	case !s.started:
+	case s.state.State() == lifecycle.Latent:
 		return ErrNotStarted
 	case s.queued:
 		// A term that still waits for leadership already is the requeue; one that has
@@ -139,13 +136,13 @@ func (s *Selector) run(start context.Context, joined chan<- error) {
 	for {
 		err := s.term(start, joined)
 		s.mu.Lock()
-		again := err == nil && (s.autoRequeue || s.again) && !s.closed && s.c.Context().Err() == nil
+		again := err == nil && (s.autoRequeue || s.again) && s.state.State() != lifecycle.Closed && s.c.Context().Err() == nil
 		s.again, s.granted = false, false
 		if !again {
 			s.queued = false
 		}
 		if err != nil {
-			s.started = false // not in the election: Start may be tried again
+			s.state.Unstart() // not in the election: Start may be tried again
 		}
 		s.mu.Unlock()
 		if err != nil {
@@ -267,11 +264,10 @@ func (s *Selector) Participants(ctx context.Context) ([]Participant, error) {
 // node to go, or for ctx to end. A second Close returns ErrClosed.
 func (s *Selector) Close(ctx context.Context) error {
 	s.mu.Lock()
-	if s.closed {
+	if s.state.Close() == lifecycle.Closed {
 		s.mu.Unlock()
 		return ErrClosed
 	}
-	s.closed = true
 	s.mu.Unlock()
 	s.stop(fmt.Errorf("%w: %s", ErrClosed, s.path))
 	done := make(chan struct{})

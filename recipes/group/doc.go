@@ -14,4 +14,8 @@
 // As in Curator, a member always counts itself in, even while its node is on its
 // way back after a session loss. The parent path is made as a container, which the
 // server removes once the group is empty.
+//
+// A closed client ends the membership: Start and SetPayload return an error
+// wrapping framework.ErrClosed, Done is closed and Err says so. Close is still
+// needed to free what the member holds.
 package group

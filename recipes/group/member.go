@@ -10,6 +10,7 @@ import (
 
 	"github.com/zkrecipes/zkrecipes/framework"
 	"github.com/zkrecipes/zkrecipes/recipes/cache"
+	"github.com/zkrecipes/zkrecipes/recipes/internal/lifecycle"
 	"github.com/zkrecipes/zkrecipes/recipes/internal/lockqueue"
 	"github.com/zkrecipes/zkrecipes/recipes/nodes"
 )
@@ -18,10 +19,9 @@ var (
 	// ErrDuplicateID is returned by Start when another live session is a member
 	// under the same id.
 	ErrDuplicateID = errors.New("group: the id is taken by another member")
-	// ErrStarted is returned by a second Start.
-	ErrStarted = errors.New("group: already started")
-	// ErrClosed is returned after Close.
-	ErrClosed = errors.New("group: closed")
+	// ErrStarted is returned by a second Start; ErrClosed after Close. (A closed
+	// client's errors wrap framework.ErrClosed instead.)
+	ErrStarted, ErrClosed = lifecycle.Errors("group")
 	// ErrInvalid is wrapped by the errors for bad arguments.
 	ErrInvalid = errors.New("group: invalid argument")
 )
@@ -34,10 +34,12 @@ type Member struct {
 	members  *cache.Cache
 	tel      *telemetry
 
+	state lifecycle.Lifecycle
+
 	mu      sync.Mutex
 	payload []byte
-	started bool
-	closed  bool
+	done    chan struct{} // closed when the member stops following the group
+	err     error         // why it stopped
 }
 
 // New makes a member of the group at path with id, which must be unique in the
@@ -58,10 +60,15 @@ func New(c *framework.Client, path, id string, payload []byte) (*Member, error) 
 	if err != nil {
 		return nil, fmt.Errorf("%w: %w", ErrInvalid, err)
 	}
-	m := &Member{path: path, id: id, node: node, members: members, payload: bytes.Clone(payload), tel: newTelemetry(c)}
+	m := &Member{path: path, id: id, node: node, members: members, payload: bytes.Clone(payload), tel: newTelemetry(c), done: make(chan struct{})}
 	if m.tel != nil {
 		members.Listen(m.tel.heard(path))
 	}
+	members.Listen(func(e cache.Event) {
+		if e.Type == cache.Stopped {
+			m.stop(fmt.Errorf("group: %s: %w", m.path, e.Err))
+		}
+	})
 	return m, nil
 }
 
@@ -73,17 +80,9 @@ func nodePath(p, id string) string { return path.Join(p, id) }
 // From then on our node is kept in place through faults, and the list follows the
 // group, until Close. A failed Start closes the Member: make a new one to try again.
 func (m *Member) Start(ctx context.Context) error {
-	m.mu.Lock()
-	switch {
-	case m.closed:
-		m.mu.Unlock()
-		return ErrClosed
-	case m.started:
-		m.mu.Unlock()
-		return ErrStarted
+	if err := m.state.Start(ErrStarted, ErrClosed); err != nil {
+		return err
 	}
-	m.started = true
-	m.mu.Unlock()
 
 	err := m.node.Start(ctx)
 	if errors.Is(err, nodes.ErrNodeExists) {
@@ -115,7 +114,7 @@ func (m *Member) Members() map[string][]byte {
 	}
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	if _, ok := members[m.id]; !ok && !m.closed {
+	if _, ok := members[m.id]; !ok && m.err == nil {
 		// Our node is on its way back after a session loss: we are still a member.
 		members[m.id] = bytes.Clone(m.payload)
 	}
@@ -145,7 +144,7 @@ func (m *Member) Listen(fn func(map[string][]byte)) (stop func()) {
 // can be reached).
 func (m *Member) SetPayload(ctx context.Context, payload []byte) error {
 	m.mu.Lock()
-	if m.closed {
+	if m.state.State() == lifecycle.Closed {
 		m.mu.Unlock()
 		return ErrClosed
 	}
@@ -163,13 +162,10 @@ func (m *Member) ID() string { return m.id }
 // Close leaves the group: our node is deleted (in the background if the
 // connection is down) and the list stops following it. A second Close does nothing.
 func (m *Member) Close(ctx context.Context) error {
-	m.mu.Lock()
-	if m.closed {
-		m.mu.Unlock()
+	if m.state.Close() == lifecycle.Closed {
 		return nil
 	}
-	m.closed = true
-	m.mu.Unlock()
+	m.stop(ErrClosed)
 	err := m.members.Close()
 	m.tel.close()
 	if err2 := m.node.Close(ctx); err2 != nil && !errors.Is(err2, nodes.ErrClosed) {
@@ -179,4 +175,26 @@ func (m *Member) Close(ctx context.Context) error {
 		return fmt.Errorf("group: leaving %s: %w", m.path, err)
 	}
 	return nil
+}
+
+// Done is closed when this member stops following the group: its client closed (the
+// listeners of Listen hear no more changes then), or Close. Err says which.
+func (m *Member) Done() <-chan struct{} { return m.done }
+
+// Err is nil until Done is closed; then an error wrapping framework.ErrClosed if the
+// client closed, or ErrClosed after Close.
+func (m *Member) Err() error {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	return m.err
+}
+
+// stop records why the member stopped, the first time.
+func (m *Member) stop(err error) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if m.err == nil {
+		m.err = err
+		close(m.done)
+	}
 }

@@ -28,4 +28,7 @@
 // Close deletes the node. Without a connection the delete goes on in the background
 // as long as the node may still exist: for an ephemeral node, while its session may
 // still be alive; it never deletes a node another client made at the path meanwhile.
+// A closed client ends the PersistentNode too: Start and SetData return an error
+// wrapping framework.ErrClosed, and the listeners hear a last Event whose Err wraps
+// it.
 package nodes

@@ -2,6 +2,7 @@ package nodes_test
 
 import (
 	"context"
+	"errors"
 	"fmt"
 
 	"github.com/zkrecipes/zkrecipes/framework"
@@ -51,8 +52,8 @@ func ExamplePersistentNode() {
 	// still there after Close: false
 }
 
-// Listen tells when the node is made, found gone and made again: here a persistent
-// node that someone deletes.
+// Listen tells when the node is made, found gone and made again, and when its client
+// closed: here a persistent node that someone deletes.
 func ExamplePersistentNode_Listen() {
 	ctx := context.Background()
 	srv, err := zktest.StartServer(ctx) // a throwaway ZooKeeper; use your ensemble's addresses
@@ -80,15 +81,20 @@ func ExamplePersistentNode_Listen() {
 		return
 	}
 	defer flag.Close(ctx)
-	fmt.Println(<-events)
+	show := func(ev nodes.Event) { fmt.Println(ev.Path, ev.Present, errors.Is(ev.Err, framework.ErrClosed)) }
+	show(<-events)
 	if err := client.Delete(ctx, "/config/feature-x", -1); err != nil {
 		fmt.Println(err)
 		return
 	}
-	fmt.Println(<-events)
-	fmt.Println(<-events)
+	show(<-events)
+	show(<-events)
+	// A closed client ends the keeping: the last event says so.
+	_ = client.Close()
+	show(<-events)
 	// Output:
-	// {/config/feature-x true}
-	// {/config/feature-x false}
-	// {/config/feature-x true}
+	// /config/feature-x true false
+	// /config/feature-x false false
+	// /config/feature-x true false
+	// /config/feature-x false true
 }

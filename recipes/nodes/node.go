@@ -11,6 +11,7 @@ import (
 
 	"github.com/zkrecipes/zkrecipes/framework"
 	"github.com/zkrecipes/zkrecipes/recipes/internal/instrument"
+	"github.com/zkrecipes/zkrecipes/recipes/internal/lifecycle"
 	"github.com/zkrecipes/zkrecipes/recipes/internal/lockqueue"
 	"github.com/zkrecipes/zkrecipes/recipes/internal/notify"
 )
@@ -22,9 +23,9 @@ type PersistentNode struct {
 	base string // the path asked for
 	o    options
 
+	state lifecycle.Lifecycle // moved under mu, with the fields Start and Close set
+
 	mu      sync.Mutex
-	started bool
-	closed  bool
 	data    []byte
 	dataGen uint64        // counts the data given: New's is 1, each SetData adds one
 	node                  // what we know of our node
@@ -78,20 +79,15 @@ func New(c *framework.Client, path string, data []byte, opts ...Option) (*Persis
 // called again.
 func (p *PersistentNode) Start(ctx context.Context) error {
 	p.mu.Lock()
-	switch {
-	case p.closed:
-		p.mu.Unlock()
-		return ErrClosed
-	case p.started:
-		p.mu.Unlock()
-		return ErrStarted
-	}
-	if err := ctx.Err(); err != nil {
+	if err := ctx.Err(); err != nil && p.state.State() == lifecycle.Latent {
 		p.mu.Unlock()
 		return fmt.Errorf("nodes: starting %s: %w", p.base, err)
 	}
-	p.started = true
-	keepCtx, stop := context.WithCancel(context.Background())
+	if err := p.state.Start(ErrStarted, ErrClosed); err != nil {
+		p.mu.Unlock()
+		return err
+	}
+	keepCtx, stop := lifecycle.Context(p.c)
 	done, first, mute := make(chan struct{}), make(chan error, 1), make(chan struct{})
 	p.stop, p.done, p.mute = stop, done, mute
 	p.mu.Unlock()
@@ -115,7 +111,7 @@ func (p *PersistentNode) Start(ctx context.Context) error {
 	stop()
 	<-done
 	p.mu.Lock()
-	closed := p.closed
+	closed := p.state.State() == lifecycle.Closed
 	if !closed {
 		close(mute)
 		p.mute = nil
@@ -130,7 +126,8 @@ func (p *PersistentNode) Start(ctx context.Context) error {
 	_ = p.remove(cleanup)
 	cancel()
 	p.mu.Lock()
-	p.started, p.stop, p.done = false, nil, nil
+	p.state.Unstart()
+	p.stop, p.done = nil, nil
 	p.mu.Unlock()
 	if err == nil {
 		err = ErrClosed
@@ -144,13 +141,13 @@ func (p *PersistentNode) Start(ctx context.Context) error {
 // once the node can be reached).
 func (p *PersistentNode) SetData(ctx context.Context, data []byte) error {
 	p.mu.Lock()
-	if p.closed {
+	if p.state.State() == lifecycle.Closed {
 		p.mu.Unlock()
 		return ErrClosed
 	}
 	p.data = bytes.Clone(data)
 	p.dataGen++
-	gen, started := p.dataGen, p.started
+	gen, started := p.dataGen, p.state.State() == lifecycle.Started
 	p.mu.Unlock()
 	if !started {
 		return nil
@@ -158,7 +155,7 @@ func (p *PersistentNode) SetData(ctx context.Context, data []byte) error {
 	p.poke()
 	for {
 		p.mu.Lock()
-		closed, done, ch := p.closed, p.inPlace && p.written >= gen, p.changed
+		closed, done, ch := p.state.State() == lifecycle.Closed, p.inPlace && p.written >= gen, p.changed
 		p.mu.Unlock()
 		switch {
 		case closed:
@@ -168,6 +165,8 @@ func (p *PersistentNode) SetData(ctx context.Context, data []byte) error {
 		}
 		select {
 		case <-ch:
+		case <-p.c.Context().Done():
+			return lifecycle.ClientClosed(p.c, "nodes: writing the data of "+p.base)
 		case <-ctx.Done():
 			return fmt.Errorf("nodes: writing the data of %s (kept for when it can be written): %w", p.base, ctx.Err())
 		}
@@ -195,11 +194,10 @@ func (p *PersistentNode) Listen(fn func(Event)) (stop func()) { return p.events.
 // framework.ErrDeleteInBackground. A second Close returns ErrClosed.
 func (p *PersistentNode) Close(ctx context.Context) error {
 	p.mu.Lock()
-	if p.closed {
+	if p.state.Close() == lifecycle.Closed {
 		p.mu.Unlock()
 		return ErrClosed
 	}
-	p.closed = true
 	stop, done, mute := p.stop, p.done, p.mute
 	p.mute = nil
 	p.changedLocked()
@@ -230,7 +228,8 @@ func (p *PersistentNode) changedLocked() {
 
 // keep puts the node in place, keeps it there and brings its data up to date, until
 // ctx ends or the client closes. The first time the node is in place, or the first
-// definitive failure before that, goes to first.
+// definitive failure before that, goes to first; a client closed after that, to the
+// listeners.
 func (p *PersistentNode) keep(ctx context.Context, first chan<- error, done chan<- struct{}) {
 	defer close(done)
 	stopState := p.c.Listen(func(framework.ConnectionState) { p.poke() })
@@ -240,7 +239,7 @@ func (p *PersistentNode) keep(ctx context.Context, first chan<- error, done chan
 		watch, err := p.check(ctx)
 		switch {
 		case errors.Is(err, framework.ErrClosed):
-			p.fail(first, err)
+			p.stopped(first, err)
 			return
 		case err != nil && ctx.Err() == nil:
 			if first != nil && !framework.IsRetryable(err) {
@@ -252,7 +251,7 @@ func (p *PersistentNode) keep(ctx context.Context, first chan<- error, done chan
 			pauses.Wait(ctx, p.wake)
 			continue
 		case err != nil:
-			return
+			continue // ctx ended: by Close, or by the client's close
 		}
 		pauses.Reset()
 		if watch == nil { // look again at once
@@ -268,12 +267,29 @@ func (p *PersistentNode) keep(ctx context.Context, first chan<- error, done chan
 		case <-ctx.Done():
 		}
 	}
+	if cause := context.Cause(ctx); errors.Is(cause, framework.ErrClosed) {
+		p.stopped(first, cause)
+	}
 }
 
 func (p *PersistentNode) fail(first chan<- error, err error) {
 	if first != nil {
 		first <- err
 	}
+}
+
+// stopped ends the keeping for a closed client: a Start waiting for the node hears
+// err, else the listeners do, once, last.
+func (p *PersistentNode) stopped(first chan<- error, err error) {
+	if first != nil {
+		first <- err
+		return
+	}
+	p.mu.Lock()
+	p.inPlace = false
+	p.events.Push(Event{Path: p.path, Err: fmt.Errorf("nodes: stopped keeping %s: %w", p.base, err)})
+	p.changedLocked()
+	p.mu.Unlock()
 }
 
 // check looks at our node. In place and ours: it brings the data up to date and

@@ -6,16 +6,16 @@ import (
 	"time"
 
 	"github.com/zkrecipes/zkrecipes/framework"
+	"github.com/zkrecipes/zkrecipes/recipes/internal/lifecycle"
 	"github.com/zkrecipes/zkrecipes/recipes/internal/lockqueue"
 )
 
 var (
 	// ErrInvalid is wrapped by the errors for bad arguments.
 	ErrInvalid = errors.New("nodes: invalid argument")
-	// ErrClosed is returned after Close.
-	ErrClosed = errors.New("nodes: closed")
-	// ErrStarted is returned by a second Start.
-	ErrStarted = errors.New("nodes: already started")
+	// ErrStarted is returned by a second Start; ErrClosed after Close. (A closed
+	// client's errors wrap framework.ErrClosed instead.)
+	ErrStarted, ErrClosed = lifecycle.Errors("nodes")
 	// ErrNodeExists is wrapped by the error of a Start that found the path taken by a
 	// node that is not ours: another session's ephemeral node (the error names the
 	// session), or a persistent node this PersistentNode did not make. Such a node is

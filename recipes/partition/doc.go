@@ -33,6 +33,9 @@
 //     timeout (the old owner's lock node goes with its session) plus the time the
 //     old work takes to return; items created or deleted under ItemsFrom start or
 //     stop as soon as the change is seen.
+//   - Ended by a closed client: every work's ctx ends with a context.Cause wrapping
+//     framework.ErrClosed, Done is closed and Err says why; Start on a closed client
+//     returns an error wrapping it. Close is still needed to free the rest.
 //
 // Members that briefly see different groups may each compute that an item is
 // theirs: both queue on its lock, one holds it, and the other gives up its place

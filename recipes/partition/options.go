@@ -7,14 +7,14 @@ import (
 	"time"
 
 	"github.com/zkrecipes/zkrecipes/framework"
+	"github.com/zkrecipes/zkrecipes/recipes/internal/lifecycle"
 	"github.com/zkrecipes/zkrecipes/recipes/internal/lockqueue"
 )
 
 var (
-	// ErrStarted is returned by a second Start.
-	ErrStarted = errors.New("partition: already started")
-	// ErrClosed is returned after Close.
-	ErrClosed = errors.New("partition: closed")
+	// ErrStarted is returned by a second Start; ErrClosed after Close. (A closed
+	// client's errors wrap framework.ErrClosed instead.)
+	ErrStarted, ErrClosed = lifecycle.Errors("partition")
 	// ErrInvalid is wrapped by the errors for bad arguments.
 	ErrInvalid = errors.New("partition: invalid argument")
 )

@@ -14,6 +14,7 @@ import (
 	"github.com/zkrecipes/zkrecipes/framework"
 	"github.com/zkrecipes/zkrecipes/recipes/cache"
 	"github.com/zkrecipes/zkrecipes/recipes/group"
+	"github.com/zkrecipes/zkrecipes/recipes/internal/lifecycle"
 	"github.com/zkrecipes/zkrecipes/recipes/internal/lockqueue"
 	"github.com/zkrecipes/zkrecipes/recipes/mutex"
 )
@@ -42,10 +43,10 @@ type Partitioner struct {
 	wake chan struct{}
 	tel  *telemetry
 
+	state lifecycle.Lifecycle
+
 	mu      sync.Mutex
-	runs    map[string]*run // an item we own or are acquiring, until its goroutine ends
-	started bool
-	closed  bool
+	runs    map[string]*run    // an item we own or are acquiring, until its goroutine ends
 	stop    context.CancelFunc // ends the reconciling loop
 	stopped chan struct{}      // closed when the loop has ended
 	endRuns context.CancelFunc // ends every run
@@ -113,17 +114,9 @@ func (p *Partitioner) itemsPath() string   { return path.Join(p.path, "items") }
 // under our id makes it fail with an error wrapping group.ErrDuplicateID. A failed
 // Start closes the Partitioner: make a new one to try again.
 func (p *Partitioner) Start(ctx context.Context) error {
-	p.mu.Lock()
-	switch {
-	case p.closed:
-		p.mu.Unlock()
-		return ErrClosed
-	case p.started:
-		p.mu.Unlock()
-		return ErrStarted
+	if err := p.state.Start(ErrStarted, ErrClosed); err != nil {
+		return err
 	}
-	p.started = true
-	p.mu.Unlock()
 
 	poke := func() {
 		select {
@@ -149,14 +142,12 @@ func (p *Partitioner) Start(ctx context.Context) error {
 			stop()
 		}
 		_ = p.closeViews(ctx)
-		p.mu.Lock()
-		p.closed = true
-		p.mu.Unlock()
+		p.state.Close()
 		return fmt.Errorf("partition: starting %s: %w", p.path, err)
 	}
 
 	loopCtx, stop := context.WithCancel(context.Background())
-	runsCtx, endRuns := context.WithCancel(context.Background())
+	runsCtx, endRuns := lifecycle.Context(p.c) // a closed client ends every work: its cause says so
 	p.mu.Lock()
 	p.stop, p.stopped, p.endRuns = stop, make(chan struct{}), endRuns
 	p.mu.Unlock()
@@ -343,11 +334,10 @@ func (p *Partitioner) ID() string { return p.o.id }
 // background when it does. A second Close does nothing.
 func (p *Partitioner) Close(ctx context.Context) error {
 	p.mu.Lock()
-	if p.closed {
+	if p.state.Close() == lifecycle.Closed {
 		p.mu.Unlock()
 		return nil
 	}
-	p.closed = true
 	stop, stopped, endRuns := p.stop, p.stopped, p.endRuns
 	p.mu.Unlock()
 	if stop == nil { // never started
@@ -381,4 +371,22 @@ func (p *Partitioner) closeViews(ctx context.Context) error {
 		err = errors.Join(err, p.source.Close())
 	}
 	return err
+}
+
+// Done is closed when this member stops following the set: its client closed (every
+// work's ctx ends then, its context.Cause wrapping framework.ErrClosed), Close, or a
+// failed Start. Err says which.
+func (p *Partitioner) Done() <-chan struct{} { return p.member.Done() }
+
+// Err is nil until Done is closed; then an error wrapping framework.ErrClosed if the
+// client closed, else ErrClosed.
+func (p *Partitioner) Err() error {
+	err := p.member.Err()
+	switch {
+	case err == nil:
+		return nil
+	case errors.Is(err, framework.ErrClosed):
+		return fmt.Errorf("partition: %s: %w", p.path, err)
+	}
+	return ErrClosed
 }

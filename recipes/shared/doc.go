@@ -22,4 +22,8 @@
 // known. (Curator's client resends both, and its trySetValue then takes the refusal
 // of its own applied write for a lost race, returning false for a write that
 // happened.)
+//
+// A closed client ends the following: Start, Set and TrySet return an error wrapping
+// framework.ErrClosed, and the listeners hear the last value known once more, its
+// Err wrapping framework.ErrClosed. Close is still needed to free what it holds.
 package shared

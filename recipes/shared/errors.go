@@ -1,6 +1,10 @@
 package shared
 
-import "errors"
+import (
+	"errors"
+
+	"github.com/zkrecipes/zkrecipes/recipes/internal/lifecycle"
+)
 
 var (
 	// ErrInvalid is wrapped by the errors for bad arguments.
@@ -10,10 +14,9 @@ var (
 	ErrBadData = errors.New("shared: node data is not a 4-byte big-endian int")
 	// ErrNotStarted is returned by writes before Start.
 	ErrNotStarted = errors.New("shared: not started")
-	// ErrStarted is returned by a second Start.
-	ErrStarted = errors.New("shared: already started")
-	// ErrClosed is returned by calls after Close.
-	ErrClosed = errors.New("shared: closed")
+	// ErrStarted is returned by a second Start; ErrClosed by calls after Close. (A
+	// closed client's errors wrap framework.ErrClosed instead.)
+	ErrStarted, ErrClosed = lifecycle.Errors("shared")
 	// ErrUnknownOutcome is wrapped by the error of a Set or TrySet whose request was
 	// sent but whose answer was lost (the connection dropped, the session expired,
 	// ctx ended or the client closed while it was in flight), when no read could

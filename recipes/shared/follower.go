@@ -10,6 +10,7 @@ import (
 
 	"github.com/zkrecipes/zkrecipes/framework"
 	"github.com/zkrecipes/zkrecipes/recipes/cache"
+	"github.com/zkrecipes/zkrecipes/recipes/internal/lifecycle"
 	"github.com/zkrecipes/zkrecipes/recipes/internal/lockqueue"
 	"github.com/zkrecipes/zkrecipes/recipes/internal/nodewrite"
 )
@@ -23,26 +24,18 @@ type follower[T any] struct {
 	seed   []byte
 	decode func([]byte) (T, error) // returns a fresh T: callers may keep it
 
+	state lifecycle.Lifecycle
+
 	mu        sync.Mutex
-	state     state
-	ca        *cache.Cache
-	data      []byte  // the current value's data, never changed in place
-	stat      zk.Stat // its stat: Version, and Mzxid to order values by
-	delivered int64   // the Mzxid of the last value the listeners heard
+	ca        *cache.Cache // set once the value is followed
+	data      []byte       // the current value's data, never changed in place
+	stat      zk.Stat      // its stat: Version, and Mzxid to order values by
+	delivered int64        // the Mzxid of the last value the listeners heard
 	listeners map[int]func(Versioned[T])
 	nextID    int
 
 	tel telemetry
 }
-
-type state int
-
-const (
-	latent state = iota
-	starting
-	started
-	closed
-)
 
 // newFollower makes the follower of a Value or a Count, recipe ("shared_value",
 // "shared_count") as its telemetry names it.
@@ -64,36 +57,27 @@ func newFollower[T any](c *framework.Client, recipe, path string, seed []byte, d
 // called again; after it, the value goes on loading in the background (Close stops
 // it). A second Start returns ErrStarted; Start after Close, ErrClosed.
 func (f *follower[T]) Start(ctx context.Context) error {
-	f.mu.Lock()
-	switch f.state {
-	case closed:
-		f.mu.Unlock()
-		return ErrClosed
-	case starting, started:
-		f.mu.Unlock()
-		return ErrStarted
+	if err := f.state.Start(ErrStarted, ErrClosed); err != nil {
+		return err
 	}
-	f.state = starting
-	f.mu.Unlock()
-
 	_, err := f.client.Create(ctx, f.path, f.seed, framework.CreatingParentContainers())
 	if err != nil && !errors.Is(err, zk.ErrNodeExists) {
-		f.setState(latent)
+		f.state.Unstart()
 		return fmt.Errorf("shared: start %s: %w", f.path, err)
 	}
 	ca, err := cache.New(f.client, f.path, cache.Depth(0))
 	if err != nil {
-		f.setState(latent)
+		f.state.Unstart()
 		return fmt.Errorf("shared: start %s: %w", f.path, err)
 	}
 	ca.Listen(f.heard)
 	f.mu.Lock()
-	if f.state == closed { // Close came meanwhile
+	if f.state.State() == lifecycle.Closed { // Close came meanwhile
 		f.mu.Unlock()
 		_ = ca.Close()
 		return ErrClosed
 	}
-	f.ca, f.state = ca, started
+	f.ca = ca
 	f.mu.Unlock()
 	if err := ca.Start(ctx); err != nil {
 		return fmt.Errorf("shared: start %s: %w", f.path, err)
@@ -107,18 +91,15 @@ func (f *follower[T]) Start(ctx context.Context) error {
 	return nil
 }
 
-func (f *follower[T]) setState(s state) {
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	if f.state != closed {
-		f.state = s
-	}
-}
-
 // heard takes a value the cache read: newer values (by Mzxid, the order in which the
 // server wrote them) become the current one, and the listeners hear each value newer
-// than the last they heard. Data that is not a T is skipped.
+// than the last they heard. Data that is not a T is skipped. When the client closes,
+// the listeners hear the current value once more, with the cache's Err.
 func (f *follower[T]) heard(ev cache.Event) {
+	if ev.Type == cache.Stopped {
+		f.stopped(fmt.Errorf("shared: %s: %w", f.path, ev.Err))
+		return
+	}
 	if (ev.Type != cache.Created && ev.Type != cache.Changed) || ev.Path != f.path {
 		return
 	}
@@ -128,25 +109,37 @@ func (f *follower[T]) heard(ev cache.Event) {
 	}
 	f.mu.Lock()
 	f.update(ev.New.Data, ev.New.Stat)
-	if ev.New.Stat.Mzxid <= f.delivered || f.state == closed {
+	if ev.New.Stat.Mzxid <= f.delivered || f.state.State() == lifecycle.Closed {
 		f.mu.Unlock()
 		return
 	}
 	f.delivered = ev.New.Stat.Mzxid
+	f.mu.Unlock()
+	f.tell(ev.New.Data, ev.New.Stat.Version, nil)
+}
+
+// stopped tells the listeners the last value known, with err.
+func (f *follower[T]) stopped(err error) {
+	f.mu.Lock()
+	data, version := f.data, f.stat.Version
+	f.mu.Unlock()
+	f.tell(data, version, err)
+}
+
+// tell calls the listeners with a value, on the cache's delivery goroutine.
+func (f *follower[T]) tell(data []byte, version int32, err error) {
+	f.mu.Lock()
 	fns := make([]func(Versioned[T]), 0, len(f.listeners))
 	for _, fn := range f.listeners {
 		fns = append(fns, fn)
 	}
 	f.mu.Unlock()
 	for _, fn := range fns {
-		f.mu.Lock()
-		gone := f.state == closed // a listener closed it
-		f.mu.Unlock()
-		if gone {
+		if f.state.State() == lifecycle.Closed { // a listener closed it
 			return
 		}
-		v, _ := f.decode(ev.New.Data)
-		fn(Versioned[T]{Value: v, Version: ev.New.Stat.Version})
+		v, _ := f.decode(data)
+		fn(Versioned[T]{Value: v, Version: version, Err: err})
 	}
 }
 
@@ -175,7 +168,7 @@ func (f *follower[T]) Get() Versioned[T] {
 func (f *follower[T]) Listen(fn func(Versioned[T])) (stop func()) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
-	if fn == nil || f.state == closed {
+	if fn == nil || f.state.State() == lifecycle.Closed {
 		return func() {}
 	}
 	id := f.nextID
@@ -191,9 +184,10 @@ func (f *follower[T]) Listen(fn func(Versioned[T])) (stop func()) {
 // Close stops following the node; no listener is called after it returns. The node
 // stays, as Curator leaves it.
 func (f *follower[T]) Close() error {
+	f.state.Close()
 	f.mu.Lock()
 	ca := f.ca
-	f.state, f.ca = closed, nil
+	f.ca = nil
 	clear(f.listeners)
 	f.mu.Unlock()
 	if ca != nil {
@@ -206,13 +200,13 @@ func (f *follower[T]) Close() error {
 func (f *follower[T]) writable() error {
 	f.mu.Lock()
 	defer f.mu.Unlock()
-	switch f.state {
-	case closed:
+	switch {
+	case f.state.State() == lifecycle.Closed:
 		return ErrClosed
-	case started:
-		return nil
+	case f.ca == nil: // before Start, or while it makes the node
+		return ErrNotStarted
 	}
-	return ErrNotStarted
+	return nil
 }
 
 // set writes data whatever the node holds, in one request never sent twice.

@@ -6,4 +6,8 @@ package shared
 type Versioned[T any] struct {
 	Value   T
 	Version int32
+	// Err is set only in the last value a listener hears when the client closed: the
+	// value is no longer followed, and Value and Version are the last known. It wraps
+	// framework.ErrClosed.
+	Err error
 }
