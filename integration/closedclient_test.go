@@ -15,6 +15,7 @@ import (
 	"github.com/zkrecipes/zkrecipes/recipes/barrier"
 	"github.com/zkrecipes/zkrecipes/recipes/cache"
 	"github.com/zkrecipes/zkrecipes/recipes/counter"
+	"github.com/zkrecipes/zkrecipes/recipes/discovery"
 	"github.com/zkrecipes/zkrecipes/recipes/election"
 	"github.com/zkrecipes/zkrecipes/recipes/group"
 	"github.com/zkrecipes/zkrecipes/recipes/multilock"
@@ -150,6 +151,23 @@ var closedCalls = []struct {
 		d, err := barrier.NewDouble(c, p, 2)
 		require.NoError(t, err)
 		return d.Enter(ctx)
+	}},
+	{"discovery.Register", func(t *testing.T, ctx context.Context, c *framework.Client, p string) error {
+		d, err := discovery.New(c, p)
+		require.NoError(t, err)
+		r, err := d.Register(ctx, discovery.Instance{Name: "api", ID: "one", Address: "10.0.0.1", Port: 80})
+		if err == nil {
+			t.Cleanup(func() { _ = r.Close() })
+		}
+		return err
+	}},
+	{"discovery.Provider.Start", func(t *testing.T, ctx context.Context, c *framework.Client, p string) error {
+		d, err := discovery.New(c, p)
+		require.NoError(t, err)
+		pr, err := d.NewProvider("api")
+		require.NoError(t, err)
+		t.Cleanup(func() { _ = pr.Close() })
+		return pr.Start(ctx)
 	}},
 	{"partition.Start", func(t *testing.T, ctx context.Context, c *framework.Client, p string) error {
 		pa, err := partition.New(c, p, func(ctx context.Context, _ partition.Item) error { <-ctx.Done(); return nil },
@@ -377,6 +395,19 @@ var followers = []struct {
 		})
 		require.NoError(t, n.Start(testCtx(t)))
 		return func() { _ = n.Close() }
+	}},
+	{"discovery.Provider", func(t *testing.T, c *framework.Client, p string, s *stops) func() {
+		d, err := discovery.New(c, p)
+		require.NoError(t, err)
+		pr, err := d.NewProvider("api")
+		require.NoError(t, err)
+		pr.Listen(func(ev discovery.Event) {
+			if ev.Type == discovery.Stopped {
+				s.hear(ev.Err)
+			}
+		})
+		require.NoError(t, pr.Start(testCtx(t)))
+		return func() { _ = pr.Close() }
 	}},
 	{"election.Latch", func(t *testing.T, c *framework.Client, p string, s *stops) func() {
 		// A latch's listeners hear a bool: the end of leadership, with no cause; the

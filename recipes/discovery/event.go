@@ -24,9 +24,13 @@ const (
 	// its data is not an instance's JSON (Err wraps ErrBadInstance), or an ACL
 	// refused the read. Reported once per version of the node.
 	Error
+	// Stopped: the provider's client closed (Err wraps framework.ErrClosed). It is
+	// the last event: the instances are kept as they were, and Pick goes on answering
+	// from them; nothing follows the service any more.
+	Stopped
 )
 
-var eventNames = [...]string{"", "Added", "Updated", "Removed", "Suspended", "Lost", "Synced", "Error"}
+var eventNames = [...]string{"", "Added", "Updated", "Removed", "Suspended", "Lost", "Synced", "Error", "Stopped"}
 
 func (t EventType) String() string {
 	if t <= 0 || int(t) >= len(eventNames) {
@@ -43,6 +47,6 @@ type Event struct {
 	Old, New Instance
 	// Path is the instance's node, for Added, Updated, Removed and Error.
 	Path string
-	// Err says what went wrong, for Error.
+	// Err says what went wrong, for Error, and why the provider stopped, for Stopped.
 	Err error
 }

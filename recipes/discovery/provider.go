@@ -200,6 +200,8 @@ func (p *Provider) hear(e cache.Event) {
 		p.events.Push(Event{Type: Synced})
 	case cache.Error:
 		p.events.Push(Event{Type: Error, Path: e.Path, Err: e.Err})
+	case cache.Stopped:
+		p.events.Push(Event{Type: Stopped, Err: e.Err})
 	}
 }
 
