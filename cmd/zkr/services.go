@@ -127,8 +127,11 @@ func listServices(ctx context.Context, c *framework.Client, base string) (*servi
 		s := serviceView{Name: name, Instances: []instanceView{}}
 		for _, id := range ids {
 			data, _, err := c.Get(ctx, path.Join(dir, id))
-			if err != nil {
+			switch {
+			case errors.Is(err, framework.ErrNoNode):
 				continue // gone since the listing
+			case err != nil: // an ACL's refusal, the connection: never a service shown without it
+				return nil, nodeError(path.Join(dir, id), err)
 			}
 			s.Instances = append(s.Instances, viewInstance(id, data, time.Now()))
 		}

@@ -6,9 +6,11 @@ import (
 	"syscall"
 	"testing"
 
+	"github.com/go-zookeeper/zk"
 	"github.com/stretchr/testify/require"
 
 	"github.com/zkrecipes/zkrecipes/framework"
+	"github.com/zkrecipes/zkrecipes/internal/zkrtest"
 	"github.com/zkrecipes/zkrecipes/recipes/discovery"
 )
 
@@ -81,4 +83,23 @@ func TestServicesWatch(t *testing.T) {
 	w.signal(syscall.SIGTERM)
 	require.Equal(t, 0, w.wait())
 	require.Len(t, strings.Split(strings.TrimSpace(w.stdout.String()), "\n"), 3, "one line per change")
+}
+
+// An instance node that cannot be read (an ACL refuses it) is an error that names
+// it, as Discovery.Instances returns one: not a service silently listed without it.
+func TestServicesUnreadableInstance(t *testing.T) {
+	t.Parallel()
+	h := newHarness(t)
+	ctx := testCtx(t)
+	alice := zkrtest.Client(t, []string{h.servers}, framework.WithAuth("digest", []byte("alice:secret")),
+		framework.WithACL(framework.FixedACL(zk.AuthACL(zk.PermAll)...)))
+	_, err := h.client.Create(ctx, "/services/orders", nil, framework.CreatingParents())
+	require.NoError(t, err)
+	data := `{"name":"orders","id":"a","address":"10.0.0.1","port":80,"registrationTimeUTC":1700000000000,"serviceType":"DYNAMIC"}`
+	_, err = alice.Create(ctx, "/services/orders/a", []byte(data), framework.Ephemeral())
+	require.NoError(t, err)
+
+	code, stdout, stderr := runZkr(t, []string{"ZK_SERVERS=" + h.servers}, "services")
+	require.Equal(t, exitNoPerm, code, "stdout: %s\nstderr: %s", stdout, stderr)
+	require.Contains(t, stderr, "/services/orders/a")
 }

@@ -192,3 +192,28 @@ func TestShellNamespace(t *testing.T) {
 	require.NoError(t, err)
 	require.Equal(t, "v", string(data))
 }
+
+// rm -r --version N refuses a PATH whose version is not N before it deletes
+// anything: a compare-and-delete that fails must not have emptied the subtree.
+func TestShellRemoveRecursiveWrongVersion(t *testing.T) {
+	t.Parallel()
+	h := newHarness(t)
+	ctx := testCtx(t)
+	for _, p := range []string{"/rv", "/rv/a", "/rv/a/b"} {
+		_, err := h.client.Create(ctx, p, nil)
+		require.NoError(t, err)
+	}
+	code, stdout, stderr := runZkr(t, []string{"ZK_SERVERS=" + h.servers}, "rm", "-r", "--version", "3", "/rv")
+	require.Equal(t, exitData, code, stderr)
+	require.Empty(t, stdout)
+	require.Equal(t, "zkr rm: /rv: the node's version is not the one given (--version)\n", stderr)
+	exists, _, err := h.client.Exists(ctx, "/rv/a/b")
+	require.NoError(t, err)
+	require.True(t, exists, "a refused rm -r --version deleted the subtree")
+
+	code, _, stderr = runZkr(t, []string{"ZK_SERVERS=" + h.servers}, "rm", "-r", "--version", "0", "/rv")
+	require.Equal(t, 0, code, stderr)
+	exists, _, err = h.client.Exists(ctx, "/rv")
+	require.NoError(t, err)
+	require.False(t, exists)
+}

@@ -160,13 +160,17 @@ are not checked). Prints nothing. The root cannot be deleted.`,
 
 // removeAll deletes p's subtree, then p if its version is version (-1: any). A node
 // deleted by someone else meanwhile counts as deleted; a child created meanwhile
-// makes the parent's delete fail as not empty, and is deleted in turn. Cancelling
+// makes the parent's delete fail as not empty, and is deleted in turn. A p whose
+// version is not version is refused before anything under it is deleted. Cancelling
 // ctx stops it: what was deleted stays deleted.
 func removeAll(ctx context.Context, c *framework.Client, p string, version int32) error {
 	for {
-		names, _, err := c.Children(ctx, p)
+		names, st, err := c.Children(ctx, p)
 		if err != nil {
 			return nodeError(p, err) // p itself is missing: that is the user's error
+		}
+		if version != -1 && st.Version != version {
+			return nodeError(p, zk.ErrBadVersion) // the final Delete checks it again
 		}
 		for _, n := range names {
 			err := removeAll(ctx, c, path.Join(p, n), -1)

@@ -145,10 +145,14 @@ func ParseInstance(data []byte) (Instance, error) { return unmarshal(data) }
 // write: unknown fields are ignored, a missing serviceType is DYNAMIC, a missing
 // enabled is true, and the payload may be any JSON.
 func unmarshal(data []byte) (Instance, error) {
-	var w wire
-	if err := json.Unmarshal(data, &w); err != nil {
+	var pw *wire // nil after JSON null, which is no instance (Jackson reads it as null too)
+	if err := json.Unmarshal(data, &pw); err != nil {
 		return Instance{}, fmt.Errorf("%w: %w", ErrBadInstance, err)
 	}
+	if pw == nil {
+		return Instance{}, fmt.Errorf("%w: null", ErrBadInstance)
+	}
+	w := *pw
 	in := Instance{
 		Name: deref(w.Name), ID: deref(w.ID), Address: deref(w.Address),
 		Port: deref(w.Port), SSLPort: deref(w.SSLPort),

@@ -149,3 +149,12 @@ func TestCheck(t *testing.T) {
 		require.ErrorIs(t, err, ErrInvalid, what)
 	}
 }
+
+// A node holding JSON null is not an instance: it must not pass for one with no
+// name, id or address (a Provider would hand it to Pick).
+func TestNullIsNoInstance(t *testing.T) {
+	for _, data := range []string{"null", " null\n"} {
+		_, err := unmarshal([]byte(data))
+		require.ErrorIs(t, err, ErrBadInstance, "%q", data)
+	}
+}

@@ -161,7 +161,8 @@ func (p *Provider) NoteError(in Instance) { p.downs.note(in.ID) }
 // list as Added events. stop ends the calls; it does not wait for one under way.
 func (p *Provider) Listen(fn func(Event)) (stop func()) { return p.events.Listen(fn) }
 
-// Close stops following the service: no event is delivered after it returns.
+// Close stops following the service: once it has begun, no event is delivered but
+// one already under way (Close does not wait for a listener).
 // Instances still answers from the last list. Close is idempotent, and may be
 // called from a listener.
 func (p *Provider) Close() error {
