@@ -27,6 +27,7 @@ const closeWait = time.Second
 // It is safe for concurrent use.
 type Client struct {
 	servers []string
+	hosts   *hosts // the servers in use, as written, and their names' lookups
 	opts    options
 	log     *slog.Logger
 	metrics *clientMetrics // nil when nothing is measured
@@ -108,6 +109,7 @@ func New(servers []string, opts ...Option) (*Client, error) {
 	if c.metrics != nil && c.metrics.lastErrors != nil {
 		c.log.Warn("zkrecipes: making the client's instruments", "error", c.metrics.lastErrors)
 	}
+	c.hosts = newHosts(servers, o.resolver, o.logger, min(o.connectionTimeout, o.sessionTimeout))
 	c.bgCtx, c.bgCancel = context.WithCancel(context.Background())
 	c.closeCtx, c.closeNow = context.WithCancel(context.Background())
 	c.h = c.dial(1)

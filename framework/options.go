@@ -38,6 +38,7 @@ type options struct {
 	errorPolicy       ErrorPolicy
 	logger            *slog.Logger
 	dialer            zk.Dialer
+	resolver          *net.Resolver
 	tls               *tls.Config // nil for plaintext
 	maxData           int
 	meterProvider     metric.MeterProvider
@@ -53,6 +54,7 @@ func defaultOptions() options {
 		errorPolicy:       StandardErrorPolicy,
 		logger:            slog.New(slog.DiscardHandler),
 		dialer:            net.DialTimeout,
+		resolver:          net.DefaultResolver,
 		maxData:           DefaultMaxDataSize,
 		meterProvider:     metricnoop.NewMeterProvider(),
 		tracerProvider:    tracenoop.NewTracerProvider(),
@@ -173,7 +175,9 @@ func WithLogger(l *slog.Logger) Option {
 }
 
 // WithDialer sets how TCP connections to servers are made, for example through a
-// proxy. With WithTLS, TLS runs over the connections it makes. Default net.DialTimeout.
+// proxy. It is given addresses, not names: the client resolves each server's name
+// itself, on every attempt (see WithResolver). With WithTLS, TLS runs over the
+// connections it makes. Default net.DialTimeout.
 func WithDialer(d zk.Dialer) Option {
 	return func(o *options) error {
 		if d == nil {

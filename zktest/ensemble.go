@@ -190,6 +190,9 @@ func startMembers(ctx context.Context, cfg config, java string, n int) ([]*membe
 }
 
 func tryStartMembers(ctx context.Context, cfg config, java string, n int, certs *serverTLS) ([]*member, *routes, error) {
+	if err := cfg.checkClientHosts(n); err != nil {
+		return nil, nil, err
+	}
 	if cfg.clientPort != 0 {
 		// A server already there would answer our readiness probes for the new one.
 		l, err := net.Listen("tcp", loopback(cfg.clientPort))
@@ -213,6 +216,7 @@ func tryStartMembers(ctx context.Context, cfg config, java string, n int, certs 
 			myid = i + 1
 		}
 		ms = append(ms, newMember(cfg, java, dir, myid, ports[i], certs))
+		ms[i].host = cfg.clientHost(i)
 	}
 	var rs *routes
 	if n > 1 {

@@ -16,6 +16,7 @@ type config struct {
 	extra             []string
 	heapMB            int
 	clientPort        int
+	clientHosts       []string // WithClientAddresses
 	tls               bool
 	clientAuth        bool
 }
