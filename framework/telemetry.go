@@ -105,9 +105,13 @@ const (
 	opMulti     = "multi"
 	opSync      = "sync"
 	opOther     = "other"
+	opGetACL    = "getacl"
+	opSetACL    = "setacl"
+	opDeleteAll = "deleteall"
 )
 
-var operations = []string{opCreate, opDelete, opGet, opGetW, opExists, opExistsW, opChildren, opChildrenW, opSet, opMulti, opSync, opOther}
+var operations = []string{opCreate, opDelete, opGet, opGetW, opExists, opExistsW, opChildren, opChildrenW, opSet, opMulti, opSync, opOther,
+	opGetACL, opSetACL, opDeleteAll}
 
 // Why a session was lost, the values of the reason attribute.
 const (
