@@ -13,7 +13,8 @@ import (
 const deleteAllRounds = 5
 
 // DeleteAll deletes a node and everything under it, depth first (Curator's
-// deletingChildrenIfNeeded); a node already gone is no error, whoever deleted it,
+// deletingChildrenIfNeeded), never the root ("/", the namespace node under a
+// namespace); a node already gone is no error, whoever deleted it,
 // and the node itself missing is success. A child created under a node between its
 // listing and its delete makes DeleteAll list that node again, up to five times;
 // a creator that keeps adding children faster than that leaves DeleteAll failing
@@ -31,7 +32,7 @@ func (c *Client) deleteAll(ctx context.Context, path string, listed func(string)
 	if err != nil {
 		return err
 	}
-	if full == "/" {
+	if path == "/" { // under a namespace, the namespace node, which the client makes only once
 		return fmt.Errorf("%w: cannot delete the root", ErrInvalidPath)
 	}
 	start := c.metrics.start()
