@@ -59,4 +59,3 @@ func TestNamespacedSharesTheSession(t *testing.T) {
 	_, _, err = root.Get(ctx, "/x")
 	require.ErrorIs(t, err, ErrClosed, "closing the client closes its views")
 }
-
