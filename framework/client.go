@@ -125,6 +125,10 @@ func New(servers []string, opts ...Option) (*Client, error) {
 	go func() { defer c.loops.Done(); c.events.drain(c.done, c.handleEvent) }()
 	c.dispatcher.Add(1)
 	go func() { defer c.dispatcher.Done(); c.published.drain(c.done, c.notify) }()
+	if o.ensembleTracking {
+		c.loops.Add(1)
+		go func() { defer c.loops.Done(); c.track() }()
+	}
 	return c, nil
 }
 

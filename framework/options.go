@@ -39,6 +39,7 @@ type options struct {
 	logger            *slog.Logger
 	dialer            zk.Dialer
 	resolver          *net.Resolver
+	ensembleTracking  bool
 	tls               *tls.Config // nil for plaintext
 	maxData           int
 	meterProvider     metric.MeterProvider

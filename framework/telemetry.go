@@ -108,10 +108,11 @@ const (
 	opGetACL    = "getacl"
 	opSetACL    = "setacl"
 	opDeleteAll = "deleteall"
+	opReconfig  = "reconfig"
 )
 
 var operations = []string{opCreate, opDelete, opGet, opGetW, opExists, opExistsW, opChildren, opChildrenW, opSet, opMulti, opSync, opOther,
-	opGetACL, opSetACL, opDeleteAll}
+	opGetACL, opSetACL, opDeleteAll, opReconfig}
 
 // Why a session was lost, the values of the reason attribute.
 const (

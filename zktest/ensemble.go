@@ -212,21 +212,24 @@ func tryStartMembers(ctx context.Context, cfg config, java string, n int, certs 
 			return ms, nil, fmt.Errorf("zktest: %w", err)
 		}
 		myid := 0
-		if n > 1 {
+		if n > 1 || cfg.dynamic {
 			myid = i + 1
 		}
 		ms = append(ms, newMember(cfg, java, dir, myid, ports[i], certs))
 		ms[i].host = cfg.clientHost(i)
 	}
 	var rs *routes
-	if n > 1 {
+	if n > 1 && !cfg.dynamic {
 		if rs, err = newRoutes(ms); err != nil {
 			return ms, nil, err
 		}
 	}
 	for i, m := range ms {
 		var peers []string
-		if rs != nil {
+		switch {
+		case cfg.dynamic:
+			peers = dynamicLines(&Ensemble{ms: ms})
+		case rs != nil:
 			peers = rs.peerLines(i, ms)
 		}
 		if err := m.writeConfig(peers); err != nil {
@@ -253,7 +256,7 @@ func allocatePorts(cfg config, n int) ([]memberPorts, error) {
 	if cfg.tls {
 		perMember++
 	}
-	if n > 1 {
+	if n > 1 || cfg.dynamic {
 		perMember += 2
 	}
 	free, err := freePorts(n * perMember)
@@ -271,7 +274,7 @@ func allocatePorts(cfg config, n int) ([]memberPorts, error) {
 		if cfg.tls {
 			p.secure = next()
 		}
-		if n > 1 {
+		if n > 1 || cfg.dynamic {
 			p.peer, p.elect = next(), next()
 		}
 	}

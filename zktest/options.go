@@ -17,6 +17,7 @@ type config struct {
 	heapMB            int
 	clientPort        int
 	clientHosts       []string // WithClientAddresses
+	dynamic           bool     // WithDynamicConfig
 	tls               bool
 	clientAuth        bool
 }
