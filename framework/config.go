@@ -44,7 +44,7 @@ type Member struct {
 	// Client is where clients reach it, "host:port", with the host as the
 	// configuration writes it, or Host when the configuration names a wildcard
 	// address (0.0.0.0, ::) or none. "" in a static configuration, which names no
-	// client address at all.
+	// client address at all, and where both are wildcards.
 	Client string
 }
 
@@ -264,6 +264,9 @@ func clientAddr(s, memberHost string) (string, error) {
 	port, err := parsePort(portText)
 	if err != nil {
 		return "", err
+	}
+	if ip := net.ParseIP(host); ip != nil && ip.IsUnspecified() {
+		return "", nil // the member's own line says 0.0.0.0: no address a client can use
 	}
 	return net.JoinHostPort(host, strconv.Itoa(port)), nil
 }

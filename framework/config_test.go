@@ -44,6 +44,9 @@ func TestFollowKeepsTheConfigurationsHostnames(t *testing.T) {
 	defer c.Close()
 	c.follow([]byte("server.1=127.0.0.1:2888:3888:participant\nversion=1\n"))
 	require.Equal(t, []string{"127.0.0.1:1"}, c.Servers(), "a static configuration is ignored")
+	c.follow([]byte("server.1=0.0.0.0:2888:3888:participant;0.0.0.0:2181\n" +
+		"server.2=zk2.test:2888:3888:participant;0.0.0.0:2182\nversion=2\n"))
+	require.Equal(t, []string{"127.0.0.1:1"}, c.Servers(), "a member without a usable client address: ignored")
 	c.follow([]byte("server.1=zk1.test:2888:3888:participant;zk1.test:2181\n" +
 		"server.2=zk2.test:2888:3888:participant;0.0.0.0:2182\nversion=2\n"))
 	require.ElementsMatch(t, []string{"zk1.test:2181", "zk2.test:2182"}, c.Servers())

@@ -20,7 +20,9 @@ import (
 // own client may move a session to rebalance load, but a move costs every recipe
 // on the client a Suspended (its locks, with StandardErrorPolicy), so new
 // connections spread over the shuffled list instead. A configuration without client
-// addresses (a static one: server.N=host:peer:election, no ";client") is ignored.
+// addresses (a static one: server.N=host:peer:election, no ";client") is ignored,
+// as is one where a member has none a client can use (0.0.0.0 for both its host and
+// its client address).
 //
 // Default false, unlike Curator: a configuration names the addresses the servers
 // bind, which clients behind a proxy, a port-forward, NAT or a Kubernetes Service
@@ -75,8 +77,14 @@ func (c *Client) follow(data []byte) {
 		return
 	}
 	addrs := cfg.ClientAddrs()
-	if len(addrs) == 0 {
+	switch {
+	case len(addrs) == 0:
 		c.log.Debug("zkrecipes: the ensemble's configuration names no client addresses (a static configuration); keeping the server list")
+		return
+	case len(addrs) < len(cfg.Members):
+		// Following it would drop members the client may need.
+		c.log.Warn("zkrecipes: the ensemble's configuration names no usable client address for some members (0.0.0.0?); keeping the server list",
+			"version", cfg.Version)
 		return
 	}
 	if c.hosts.replace(addrs) {
