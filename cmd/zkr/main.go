@@ -293,4 +293,4 @@ func printFlags(w io.Writer, fs *flag.FlagSet, global bool) {
 }
 
 // commands are zkr's subcommands, in the order --help lists them.
-var commands = []*command{lockCmd, rlockCmd, wlockCmd, semaphoreCmd, electCmd, inspectCmd, devCmd}
+var commands = []*command{lockCmd, rlockCmd, wlockCmd, semaphoreCmd, electCmd, inspectCmd, ensembleCmd, devCmd}

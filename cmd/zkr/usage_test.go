@@ -73,7 +73,7 @@ func TestBadInput(t *testing.T) {
 func TestHelp(t *testing.T) {
 	t.Parallel()
 	for _, a := range [][]string{{"--help"}, {"help"}, {"help", "lock"}, {"lock", "--help"}, {"rlock", "-h"},
-		{"wlock", "--help"}, {"semaphore", "--help"}, {"elect", "--help"}, {"inspect", "--help"}, {"dev", "--help"}} {
+		{"wlock", "--help"}, {"semaphore", "--help"}, {"elect", "--help"}, {"inspect", "--help"}, {"ensemble", "--help"}, {"dev", "--help"}} {
 		t.Run(strings.Join(a, " "), func(t *testing.T) {
 			t.Parallel()
 			code, stdout, stderr := runZkr(t, nil, a...)
