@@ -176,13 +176,17 @@ func (p *hostProvider) Connected() {
 	p.tried, p.pending = 0, nil
 }
 
-// target is what Next said about addr, the address go-zookeeper is about to dial.
+// target is what Next said about addr, the address go-zookeeper is about to dial;
+// with no provider (a handle made by a test), addr as it is.
 func (p *hostProvider) target(addr string) target {
+	host, _, _ := net.SplitHostPort(addr)
+	if p == nil {
+		return target{addr: addr, host: host}
+	}
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	if p.last.addr == addr {
 		return p.last
 	}
-	host, _, _ := net.SplitHostPort(addr)
 	return target{addr: addr, host: host}
 }
