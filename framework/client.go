@@ -25,9 +25,19 @@ const closeWait = time.Second
 
 // Client is one ZooKeeper session, kept alive across connection drops and replaced
 // after a loss, with Curator's connection states, retries, namespace and ACLs.
-// It is safe for concurrent use.
+// It is safe for concurrent use. Namespaced makes more Clients on the same session.
 type Client struct {
+	*core
+	namespace      string
+	namespaceReady atomic.Bool
+	view           *view // nil for the client New made (namespaced.go)
+}
+
+// core is the session and everything about it that a Client's namespaced views
+// share.
+type core struct {
 	servers []string
+	hosts   *hosts // the servers in use, as written, and their names' lookups
 	opts    options
 	log     *slog.Logger
 	metrics *clientMetrics // nil when nothing is measured
@@ -49,8 +59,7 @@ type Client struct {
 	nextChange  chan struct{} // closed when the next state is published
 	closing     bool
 
-	namespaceReady atomic.Bool
-	watchSubs      watchSubscribers // OnWatchEvent's
+	watchSubs watchSubscribers // OnWatchEvent's
 
 	bgCtx      context.Context // cancelled when Close stops waiting for background work
 	bgCancel   context.CancelFunc
@@ -90,7 +99,7 @@ func New(servers []string, opts ...Option) (*Client, error) {
 			return nil, err
 		}
 	}
-	c := &Client{
+	c := &Client{namespace: o.namespace, core: &core{
 		servers:    append([]string(nil), servers...),
 		opts:       o,
 		log:        cmp.Or(o.logger, slog.New(slog.DiscardHandler)),
@@ -105,10 +114,11 @@ func New(servers []string, opts ...Option) (*Client, error) {
 
 		idle:        make(chan *worker, idleWorkers),
 		stopWorkers: make(chan struct{}),
-	}
+	}}
 	if c.metrics != nil && c.metrics.lastErrors != nil {
 		c.log.Warn("zkrecipes: making the client's instruments", "error", c.metrics.lastErrors)
 	}
+	c.hosts = newHosts(servers, o.resolver, c.log, min(o.connectionTimeout, o.sessionTimeout))
 	c.bgCtx, c.bgCancel = context.WithCancel(context.Background())
 	c.closeCtx, c.closeNow = context.WithCancelCause(context.Background())
 	c.h = c.dial(1)
@@ -116,6 +126,10 @@ func New(servers []string, opts ...Option) (*Client, error) {
 	go func() { defer c.loops.Done(); c.events.drain(c.done, c.handleEvent) }()
 	c.dispatcher.Add(1)
 	go func() { defer c.dispatcher.Done(); c.published.drain(c.done, c.notify) }()
+	if o.ensembleTracking {
+		c.loops.Add(1)
+		go func() { defer c.loops.Done(); c.track() }()
+	}
 	return c, nil
 }
 
@@ -206,7 +220,7 @@ func (c *Client) RetryPolicy() RetryPolicy { return c.opts.retry }
 func (c *Client) MaxDataSize() int { return c.opts.maxData }
 
 // Namespace is the client's namespace, "" for none.
-func (c *Client) Namespace() string { return c.opts.namespace }
+func (c *Client) Namespace() string { return c.namespace }
 
 // SessionTimeout is the session timeout the client asked for.
 func (c *Client) SessionTimeout() time.Duration { return c.opts.sessionTimeout }
@@ -240,8 +254,8 @@ func (c *Client) Format(f fmt.State, _ rune) {
 		return
 	}
 	fmt.Fprintf(f, "zkrecipes client of %s", strings.Join(c.servers, ","))
-	if c.opts.namespace != "" {
-		fmt.Fprintf(f, " in namespace %s", c.opts.namespace)
+	if c.namespace != "" {
+		fmt.Fprintf(f, " in namespace %s", c.namespace)
 	}
 	fmt.Fprintf(f, ": %s", c.State())
 	if sid := c.SessionID(); sid != 0 {
@@ -254,6 +268,10 @@ func (c *Client) Format(f fmt.State, _ rune) {
 // to the server, then releases every goroutine. Operations blocked in it and after it
 // return ErrClosed at once. Close is idempotent, and may be called from a listener.
 func (c *Client) Close() error {
+	if c.view != nil {
+		c.view.closed.Store(true)
+		return nil
+	}
 	c.once.Do(func() {
 		c.mu.Lock()
 		c.closing = true

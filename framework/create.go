@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"strings"
+	"sync/atomic"
 	"time"
 
 	"github.com/go-zookeeper/zk"
@@ -21,7 +22,7 @@ var ErrDataTooLarge = errors.New("framework: data too large")
 // its data and its server path (namespace included, and a protected create's prefix)
 // together above the limit, which leaves room for the ACL and the request's header.
 func (c *Client) checkData(path string, protected bool, data []byte) error {
-	size := len(data) + len(joinNamespace(c.opts.namespace, path))
+	size := len(data) + len(joinNamespace(c.namespace, path))
 	if protected {
 		size += len(protectedName(newProtectedID(), ""))
 	}
@@ -47,7 +48,10 @@ type createOptions struct {
 	ephemeral, sequential, container, protected bool
 	parents, parentContainers                   bool // create missing parents; as containers
 	ttl                                         time.Duration
+	orSetData, aclSet                           bool         // createorset.go
+	acl                                         []zk.ACL     // WithNodeACL's
 	afterCreate                                 func() error // test seam: runs after the server applied a create
+	between                                     func()       // test seam: runs before each set and create of OrSetData's
 }
 
 // Ephemeral: the node lives as long as the session that made it.
@@ -129,6 +133,9 @@ func (c *Client) Create(ctx context.Context, path string, data []byte, opts ...C
 	if o.ttl != 0 && (o.ttl < time.Millisecond || o.ttl > maxTTL || o.ephemeral || o.container) {
 		return "", fmt.Errorf("%w: a TTL of %v (a TTL node is persistent, with a TTL from 1ms to %v)", ErrInvalidCreate, o.ttl, maxTTL)
 	}
+	if err := o.check(); err != nil {
+		return "", err
+	}
 	if err := c.checkData(path, o.protected, data); err != nil {
 		return "", err
 	}
@@ -194,9 +201,10 @@ func (c *Client) createProtected(ctx context.Context, full string, data []byte, 
 // createAttempt sends one create, and creates missing parents when asked. id is the
 // protection id, "" for an unprotected create.
 func (c *Client) createAttempt(ctx context.Context, full string, data []byte, o createOptions, id string) (string, error) {
+	var overwrote atomic.Bool // OrSetData set an existing node's data: not ours to delete
 	abandoned := func(p string, err error) {
 		switch {
-		case err == nil:
+		case err == nil && !overwrote.Load():
 			c.deleteInBackground(p, -1)
 		case id != "" && IsRetryable(err):
 			c.deleteProtectedInBackground(parentPath(full), id)
@@ -206,11 +214,11 @@ func (c *Client) createAttempt(ctx context.Context, full string, data []byte, o 
 		create := func() (string, error) {
 			switch {
 			case o.container:
-				return conn.CreateContainer(full, data, zk.FlagContainer, c.aclFor(full))
+				return conn.CreateContainer(full, data, zk.FlagContainer, c.nodeACL(full, o))
 			case o.ttl > 0:
-				return conn.CreateTTL(full, data, o.flags(), c.aclFor(full), o.ttl)
+				return conn.CreateTTL(full, data, o.flags(), c.nodeACL(full, o), o.ttl)
 			}
-			return conn.Create(full, data, o.flags(), c.aclFor(full))
+			return conn.Create(full, data, o.flags(), c.nodeACL(full, o))
 		}
 		p, err := create()
 		if errors.Is(err, zk.ErrNoNode) && o.parents {
@@ -218,6 +226,9 @@ func (c *Client) createAttempt(ctx context.Context, full string, data []byte, o 
 				return "", err
 			}
 			p, err = create()
+		}
+		if errors.Is(err, zk.ErrNodeExists) && o.orSetData {
+			p, err = orSet(conn, full, data, o, create, &overwrote)
 		}
 		if err == nil && o.afterCreate != nil {
 			if err := o.afterCreate(); err != nil {

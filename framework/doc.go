@@ -57,6 +57,12 @@
 //     is found again, and accepted only if the current session owns it; one that
 //     failed for good is found and deleted in the background. Guaranteed deletes go on
 //     in the background until they succeed.
+//   - Servers are names, resolved each time one is dialled (WithResolver), so a member
+//     that comes back at a new address is found there; WithEnsembleTracking follows
+//     the ensemble's own configuration (/zookeeper/config), and Config and Reconfig
+//     read and change it (docs/servers-that-move.md).
+//   - GetACL, SetACL, DeleteAll, Create's OrSetData and WithNodeACL, and Namespaced
+//     views sharing the session are Curator's raw calls (docs/raw-operations.md).
 //   - Multi runs a transaction (CreateOp, DeleteOp, SetOp, CheckOp): all applied or
 //     none, with a *MultiError naming the operation the server refused. Sync makes
 //     the connected server catch up with the leader before the next read.

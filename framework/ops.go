@@ -146,7 +146,7 @@ func attempt[T any](c *Client, ctx context.Context, req func(*zk.Conn) (T, error
 	if err != nil {
 		return zero, err
 	}
-	if c.opts.namespace != "" && !c.namespaceReady.Load() {
+	if c.namespace != "" && !c.namespaceReady.Load() {
 		req = inNamespace(c, req)
 	}
 	if ctx.Done() == nil {
@@ -192,7 +192,7 @@ func (c *Client) closedErr(err error) error {
 // would vanish when empty and make later creates under it fail.
 func inNamespace[T any](c *Client, req func(*zk.Conn) (T, error)) func(*zk.Conn) (T, error) {
 	return func(conn *zk.Conn) (T, error) {
-		if err := c.mkdirs(conn, "/"+c.opts.namespace, false); err != nil {
+		if err := c.mkdirs(conn, "/"+c.namespace, false); err != nil {
 			var zero T
 			return zero, err
 		}
@@ -210,7 +210,7 @@ func (c *Client) mkdirs(conn *zk.Conn, p string, containers bool) error {
 	}
 	create := func() error {
 		var err error
-		if containers && p != "/"+c.opts.namespace {
+		if containers && p != "/"+c.namespace {
 			_, err = conn.CreateContainer(p, nil, zk.FlagContainer, c.aclFor(p))
 		} else {
 			_, err = conn.Create(p, nil, zk.FlagPersistent, c.aclFor(p))
@@ -239,10 +239,13 @@ func (c *Client) aclFor(serverPath string) []zk.ACL {
 
 // fix turns a user's path into the server's, checking it first.
 func (c *Client) fix(p string, write bool) (string, error) {
+	if err := c.view.usable(); err != nil {
+		return "", err
+	}
 	if err := ValidatePath(p); err != nil {
 		return "", err
 	}
-	full := joinNamespace(c.opts.namespace, p)
+	full := joinNamespace(c.namespace, p)
 	if write {
 		if err := validateWritePath(full); err != nil {
 			return "", err
@@ -252,7 +255,7 @@ func (c *Client) fix(p string, write bool) (string, error) {
 }
 
 func (c *Client) unfix(serverPath string) string {
-	return stripNamespace(c.opts.namespace, serverPath)
+	return stripNamespace(c.namespace, serverPath)
 }
 
 // call runs the operation op, req on the server path of p, retried, with errors that

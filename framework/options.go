@@ -39,6 +39,8 @@ type options struct {
 	logger            *slog.Logger // nil: silent, but for the first failed connection of a run
 	retryFirst        bool         // retry waits for a connection before the first session too
 	dialer            zk.Dialer
+	resolver          *net.Resolver
+	ensembleTracking  bool
 	tls               *tls.Config // nil for plaintext
 	maxData           int
 	meterProvider     metric.MeterProvider
@@ -53,6 +55,7 @@ func defaultOptions() options {
 		acl:               FixedACL(zk.WorldACL(zk.PermAll)...),
 		errorPolicy:       StandardErrorPolicy,
 		dialer:            net.DialTimeout,
+		resolver:          net.DefaultResolver,
 		maxData:           DefaultMaxDataSize,
 		meterProvider:     metricnoop.NewMeterProvider(),
 		tracerProvider:    tracenoop.NewTracerProvider(),
@@ -192,7 +195,9 @@ func WithLogger(l *slog.Logger) Option {
 }
 
 // WithDialer sets how TCP connections to servers are made, for example through a
-// proxy. With WithTLS, TLS runs over the connections it makes. Default net.DialTimeout.
+// proxy. It is given addresses, not names: the client resolves each server's name
+// itself, on every attempt (see WithResolver). With WithTLS, TLS runs over the
+// connections it makes. Default net.DialTimeout.
 func WithDialer(d Dialer) Option {
 	return func(o *options) error {
 		if d == nil {

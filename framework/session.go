@@ -27,6 +27,7 @@ type handle struct {
 	negotiated atomic.Int64                // the session timeout the server granted, in ns
 	lastErr    atomic.Pointer[error]       // why the last attempt to reach a server failed
 	authed     bool                        // credentials sent on this handle (state goroutine only)
+	hosts      *hostProvider
 }
 
 // close says goodbye to the server (go-zookeeper waits up to a second for the reply),
@@ -109,6 +110,7 @@ type sessionEvent struct {
 func (c *Client) dial(gen int) *handle {
 	h := &handle{gen: gen, log: c.opts.logger}
 	h.ctx, h.cancel = context.WithCancel(context.Background())
+	h.hosts = &hostProvider{hosts: c.hosts, ctx: h.ctx}
 	dialer := func(network, addr string, timeout time.Duration) (net.Conn, error) {
 		conn, err := c.connect(h, network, addr, timeout)
 		if err != nil {
@@ -117,11 +119,11 @@ func (c *Client) dial(gen int) *handle {
 		return conn, err
 	}
 	// Connect fails only for an empty server list (New refuses it) or when its host
-	// provider cannot resolve a name; ours resolves nothing (the dialer does, on every
-	// attempt), so that a DNS outage delays a connection instead of breaking the client.
+	// provider cannot resolve a name; ours resolves a name when it comes to dial it
+	// (hosts.go), so that a DNS outage delays a connection instead of breaking the client.
 	conn, events, _ := zk.Connect(c.servers, c.opts.sessionTimeout,
 		zk.WithDialer(dialer),
-		zk.WithHostProvider(&hostList{}),
+		zk.WithHostProvider(h.hosts),
 		zk.WithLogger(zkLogger{c.log}),
 		zk.WithLogInfo(false),
 		zk.WithEventCallback(func(ev zk.Event) {
@@ -153,13 +155,17 @@ func (c *Client) connect(h *handle, network, addr string, timeout time.Duration)
 	if h.ctx.Err() != nil {
 		return nil, errHandleClosed
 	}
+	to := h.hosts.target(addr)
+	if to.err != nil {
+		return nil, to.err
+	}
 	conn, err := c.opts.dialer(network, addr, timeout)
 	if err != nil {
 		return nil, err
 	}
 	bound := min(c.opts.connectionTimeout, c.opts.sessionTimeout)
 	if c.opts.tls != nil {
-		if conn, err = handshake(h.ctx, conn, c.opts.tls, addr, bound); err != nil {
+		if conn, err = handshake(h.ctx, conn, c.opts.tls, addr, to.host, bound); err != nil {
 			return nil, err
 		}
 	}
@@ -175,33 +181,6 @@ func (c *Client) connect(h *handle, network, addr string, timeout time.Duration)
 }
 
 var errHandleClosed = errors.New("zkrecipes: the session was abandoned or the client closed")
-
-// hostList hands out the servers in turn, unresolved.
-type hostList struct {
-	servers []string
-	next    int
-	tried   int // since the last successful connection
-}
-
-func (l *hostList) Init(servers []string) error {
-	l.servers = servers
-	return nil
-}
-
-func (l *hostList) Len() int { return len(l.servers) }
-
-func (l *hostList) Next() (string, bool) {
-	s := l.servers[l.next]
-	l.next = (l.next + 1) % len(l.servers)
-	l.tried++
-	retryStart := l.tried > len(l.servers)
-	if retryStart {
-		l.tried = 1
-	}
-	return s, retryStart
-}
-
-func (l *hostList) Connected() { l.tried = 0 }
 
 // handleEvent is Curator's state machine, run on one goroutine. It turns
 // go-zookeeper's session events into Connected, Suspended, Reconnected and Lost, and

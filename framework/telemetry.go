@@ -105,9 +105,14 @@ const (
 	opMulti     = "multi"
 	opSync      = "sync"
 	opOther     = "other"
+	opGetACL    = "getacl"
+	opSetACL    = "setacl"
+	opDeleteAll = "deleteall"
+	opReconfig  = "reconfig"
 )
 
-var operations = []string{opCreate, opDelete, opGet, opGetW, opExists, opExistsW, opChildren, opChildrenW, opSet, opMulti, opSync, opOther}
+var operations = []string{opCreate, opDelete, opGet, opGetW, opExists, opExistsW, opChildren, opChildrenW, opSet, opMulti, opSync, opOther,
+	opGetACL, opSetACL, opDeleteAll, opReconfig}
 
 // Why a session was lost, the values of the reason attribute.
 const (

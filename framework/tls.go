@@ -11,16 +11,12 @@ import (
 	"time"
 )
 
-// handshake runs TLS over conn, giving up after bound or when ctx ends (the handle
-// closed). Without a ServerName, the certificate must be valid for the host dialled,
-// as written in the server list; cfg itself is never changed. On failure conn is
-// closed.
-func handshake(ctx context.Context, conn net.Conn, cfg *tls.Config, addr string, bound time.Duration) (net.Conn, error) {
+// handshake runs TLS over conn to addr, giving up after bound or when ctx ends (the
+// handle closed). Without a ServerName, the certificate must be valid for host, the
+// server's host as written in the server list (addr is what its name resolved to);
+// cfg itself is never changed. On failure conn is closed.
+func handshake(ctx context.Context, conn net.Conn, cfg *tls.Config, addr, host string, bound time.Duration) (net.Conn, error) {
 	if cfg.ServerName == "" {
-		host, _, err := net.SplitHostPort(addr)
-		if err != nil {
-			host = addr
-		}
 		cfg = cfg.Clone()
 		cfg.ServerName = host
 	}

@@ -34,6 +34,17 @@ func (c *Client) OnWatchEvent(fn func(Event)) (stop func()) {
 		return func() {}
 	}
 	s := &c.watchSubs
+	if ns := c.namespace; ns != "" {
+		inner := fn
+		fn = func(ev zk.Event) {
+			p := stripNamespace(ns, ev.Path)
+			if p == ev.Path { // outside the namespace
+				return
+			}
+			ev.Path = p
+			inner(ev)
+		}
+	}
 	p := &fn
 	s.mu.Lock()
 	fns := append(slices.Clone(s.fns), p)
@@ -49,18 +60,12 @@ func (c *Client) OnWatchEvent(fn func(Event)) (stop func()) {
 	}
 }
 
-// watchEvent passes a watch notification of any of the client's handles on.
+// watchEvent passes a watch notification of any of the client's handles on, with
+// the server's path: each subscriber strips its own client's namespace.
 func (c *Client) watchEvent(ev zk.Event) {
 	fns := c.watchSubs.list.Load()
 	if fns == nil || len(*fns) == 0 {
 		return
-	}
-	if c.opts.namespace != "" {
-		p := c.unfix(ev.Path)
-		if p == ev.Path { // outside the namespace
-			return
-		}
-		ev.Path = p
 	}
 	for _, fn := range *fns {
 		(*fn)(ev)

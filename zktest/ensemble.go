@@ -190,6 +190,9 @@ func startMembers(ctx context.Context, cfg config, java string, n int) ([]*membe
 }
 
 func tryStartMembers(ctx context.Context, cfg config, java string, n int, certs *serverTLS) ([]*member, *routes, error) {
+	if err := cfg.checkClientHosts(n); err != nil {
+		return nil, nil, err
+	}
 	if cfg.clientPort != 0 {
 		// A server already there would answer our readiness probes for the new one.
 		l, err := net.Listen("tcp", loopback(cfg.clientPort))
@@ -209,20 +212,24 @@ func tryStartMembers(ctx context.Context, cfg config, java string, n int, certs 
 			return ms, nil, fmt.Errorf("zktest: %w", err)
 		}
 		myid := 0
-		if n > 1 {
+		if n > 1 || cfg.dynamic {
 			myid = i + 1
 		}
 		ms = append(ms, newMember(cfg, java, dir, myid, ports[i], certs))
+		ms[i].host = cfg.clientHost(i)
 	}
 	var rs *routes
-	if n > 1 {
+	if n > 1 && !cfg.dynamic {
 		if rs, err = newRoutes(ms); err != nil {
 			return ms, nil, err
 		}
 	}
 	for i, m := range ms {
 		var peers []string
-		if rs != nil {
+		switch {
+		case cfg.dynamic:
+			peers = dynamicLines(&Ensemble{ms: ms})
+		case rs != nil:
 			peers = rs.peerLines(i, ms)
 		}
 		if err := m.writeConfig(peers); err != nil {
@@ -249,7 +256,7 @@ func allocatePorts(cfg config, n int) ([]memberPorts, error) {
 	if cfg.tls {
 		perMember++
 	}
-	if n > 1 {
+	if n > 1 || cfg.dynamic {
 		perMember += 2
 	}
 	free, err := freePorts(n * perMember)
@@ -267,7 +274,7 @@ func allocatePorts(cfg config, n int) ([]memberPorts, error) {
 		if cfg.tls {
 			p.secure = next()
 		}
-		if n > 1 {
+		if n > 1 || cfg.dynamic {
 			p.peer, p.elect = next(), next()
 		}
 	}

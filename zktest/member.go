@@ -33,6 +33,7 @@ type member struct {
 	electPort  int
 
 	mu     sync.Mutex
+	host   string // the client address's IP; "" for 127.0.0.1 (address.go)
 	cmd    *exec.Cmd
 	exited chan struct{} // closed when the current process has been reaped
 }
@@ -45,7 +46,9 @@ func newMember(cfg config, java, dir string, myid int, ports memberPorts, tls *s
 		clientPort: ports.client, securePort: ports.secure, peerPort: ports.peer, electPort: ports.elect}
 }
 
-func (m *member) addr() string { return loopback(m.clientPort) }
+func (m *member) addr() string {
+	return net.JoinHostPort(m.clientHost(), strconv.Itoa(m.clientPort))
+}
 
 // secureAddr is "" without TLS.
 func (m *member) secureAddr() string {
@@ -76,7 +79,7 @@ func (m *member) writeConfig(peers []string) error {
 		"syncLimit=5",
 		"dataDir=" + dataDir,
 		"clientPort=" + strconv.Itoa(m.clientPort),
-		"clientPortAddress=127.0.0.1",
+		"clientPortAddress=" + m.clientHost(),
 		"admin.enableServer=false",
 		"maxClientCnxns=0",
 		"4lw.commands.whitelist=ruok,srvr,stat,mntr,wchs,wchc,wchp,cons,conf,dump",

@@ -16,6 +16,8 @@ type config struct {
 	extra             []string
 	heapMB            int
 	clientPort        int
+	clientHosts       []string // WithClientAddresses
+	dynamic           bool     // WithDynamicConfig
 	tls               bool
 	clientAuth        bool
 }

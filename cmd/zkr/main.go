@@ -13,6 +13,7 @@
 //	zkr [global flags] inspect PATH --tree [--depth N] [--json]
 //	zkr [global flags] services [PATH] [--json] [--watch [--for D]]
 //	zkr [global flags] ui [PATH] [--listen ADDR] [--hold-warn D]
+//	zkr [global flags] ensemble [--json]
 //	zkr [global flags] ls [-R] [--json] PATH
 //	zkr [global flags] get [--json] PATH
 //	zkr [global flags] stat [--json] PATH
@@ -322,4 +323,4 @@ func printFlags(w io.Writer, fs *flag.FlagSet, global bool) {
 
 // commands are zkr's subcommands, in the order --help lists them.
 var commands = []*command{lockCmd, rlockCmd, wlockCmd, semaphoreCmd, electCmd, inspectCmd, servicesCmd, uiCmd,
-	lsCmd, getCmd, statCmd, setCmd, createCmd, rmCmd, devCmd}
+	ensembleCmd, lsCmd, getCmd, statCmd, setCmd, createCmd, rmCmd, devCmd}
