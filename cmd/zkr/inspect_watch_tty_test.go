@@ -29,11 +29,12 @@ func TestInspectWatchRedrawsOnATerminal(t *testing.T) {
 	term.waitScreen(t, "/w: no such node")
 
 	a := h.start("lock", "/w", "--id", "a")
+	// A screen arrives in more than one write: wait for its rows, not its title.
 	term.waitScreen(t, "/w: mutex, 1 participants")
-	require.Regexp(t, `holder\s+lock\s+a\s`, term.screen())
+	term.waitScreenMatch(t, `holder\s+lock\s+a\s`)
 	b := h.start("lock", "/w", "--id", "b", "--", "true")
 	term.waitScreen(t, "/w: mutex, 2 participants")
-	require.Regexp(t, `waiting\s+lock\s+b\s`, term.screen())
+	term.waitScreenMatch(t, `waiting\s+lock\s+b\s`)
 	a.signal(syscall.SIGTERM)
 	require.Equal(t, 0, a.wait())
 	require.Equal(t, 0, b.wait())
@@ -93,6 +94,15 @@ func newTerminal(t *testing.T) *terminal {
 func (term *terminal) screen() string {
 	out := term.out.String()
 	return out[strings.LastIndex(out, clearScreen)+1:]
+}
+
+// waitScreenMatch waits until the screen matches the regular expression re.
+func (term *terminal) waitScreenMatch(t *testing.T, re string) {
+	t.Helper()
+	r := regexp.MustCompile(re)
+	eventually(t, fmt.Sprintf("the screen to match %q", re), func() bool {
+		return r.MatchString(term.screen())
+	})
 }
 
 // waitScreen waits until the screen shows text.
