@@ -4,20 +4,32 @@ GO ?= go
 
 all: test
 
-# Installs ZooKeeper, Apache Curator and kazoo (the partition benchmark's peer, whose
-# smoke test runs in make test) from Debian's packages when they are missing (as
-# root), else does nothing.
+# Installs ZooKeeper 3.8, Apache Curator 5.4 and kazoo (the partition benchmark's
+# peer, whose smoke test runs in make test) from Debian's packages when they are
+# missing (as root), and unpacks ZooKeeper 3.9 and Curator 5.7 from Debian trixie into
+# build/deps/trixie (nothing installed); else does nothing.
 deps:
-	@scripts/deps.sh zookeeper curator kazoo
+	@scripts/deps.sh zookeeper curator kazoo trixie
 
 # Apache Curator's recipes behind a small Java program of ours, compiled against
-# Debian's jars: the interop tests' partner and the benchmarks' yardstick.
-CURATOR_CP := /usr/share/java/curator-recipes.jar
-curator-peer: deps build/curator-peer/CuratorPeer.class
+# Debian's jars: the interop tests' partner and the benchmarks' yardstick. Built
+# twice: against bookworm's Curator 5.4 (ZooKeeper 3.8's client) and trixie's 5.7
+# (3.9's), each into build/curator-peer/<version> with the class path it runs with
+# in a file beside it (read by internal/zkrtest and bench/). ZKTEST_CURATOR=5.4|5.7
+# chooses which the tests run; the default is 5.7. Trixie's jars name bookworm's in
+# their manifests, and the JVM searches those right after the jar that names them, so
+# every jar comes after the ones it needs: jute, ZooKeeper, then Curator's.
+J := /usr/share/java
+T := $(CURDIR)/build/deps/trixie/root/usr/share/java
+CURATOR_JARS := zookeeper-jute zookeeper curator-client curator-framework curator-recipes curator-x-discovery
+CURATOR_CP_5.4 := $(subst $(eval) ,:,$(CURATOR_JARS:%=$(J)/%.jar)):$(J)/slf4j-nop.jar
+CURATOR_CP_5.7 := $(subst $(eval) ,:,$(CURATOR_JARS:%=$(T)/%.jar)):$(J)/slf4j-nop.jar
+curator-peer: deps build/curator-peer/5.4/CuratorPeer.class build/curator-peer/5.7/CuratorPeer.class
 
-build/curator-peer/CuratorPeer.class: bench/curator-peer/CuratorPeer.java
-	@mkdir -p build/curator-peer
-	javac -d build/curator-peer -cp $(CURATOR_CP) $<
+build/curator-peer/%/CuratorPeer.class: bench/curator-peer/CuratorPeer.java Makefile
+	@mkdir -p $(@D)
+	javac -d $(@D) -cp $(CURATOR_CP_$*) $<
+	@echo '$(CURATOR_CP_$*)' >$(@D)/classpath
 
 fmt-check:
 	@out=$$(gofmt -l $$(git ls-files '*.go' 2>/dev/null || find . -name '*.go')); \
