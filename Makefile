@@ -46,16 +46,17 @@ vet:
 # What CI runs: formatting, vet, the oldest Go's build and unit tests (oldest-go),
 # every test with the race detector against real ZooKeeper 3.9 servers and Curator
 # 5.7, a short chaos run (its report printed); then again on ZooKeeper 3.8 with
-# Curator 5.4, the tests that exercise the server (OLD_SERVER_PACKAGES: the
-# framework's, every recipe's with their fault and Curator interop tests, the
-# integration tests) and the chaos run; then a short run of every fuzz target.
+# Curator 5.4, the tests that exercise the server: the integration tests (with the
+# Curator interop), the recipes' fault and Curator tests (OLD_RECIPE_TESTS: session
+# expiry, server restarts and stops, cut connections, lost writes and leases), and the
+# chaos run; then a short run of every fuzz target.
 # TestVersions starts each part by naming the versions, as the server and the Curator
 # peer report them. The fuzz run is a count of inputs, not a time: a race in Go 1.26's
 # fuzz coordinator can fail a run that ends on its deadline while a worker is busy
 # ("context deadline exceeded"), which a loaded machine makes likely.
 NEW := ZKTEST_ZOOKEEPER=3.9 ZKTEST_CURATOR=5.7
 OLD := ZKTEST_ZOOKEEPER=3.8 ZKTEST_CURATOR=5.4
-OLD_SERVER_PACKAGES := ./framework ./recipes/... ./integration/...
+OLD_RECIPE_TESTS := Fault|Expir|Restart|Cut|Lost|Stopped|Curator|Abandoned|GivenUp|WithoutConnection|WaitsForAServer
 test: deps curator-peer fmt-check vet oldest-go
 	$(NEW) $(GO) test -count=1 -v -run '^TestVersions$$' ./integration
 	$(NEW) $(GO) test -race -count=1 -timeout 12m -skip '^TestChaos$$' ./...
@@ -63,7 +64,8 @@ test: deps curator-peer fmt-check vet oldest-go
 	cd examples/metrics && $(NEW) $(GO) test -race -count=1 -timeout 5m ./...
 	$(NEW) $(MAKE) --no-print-directory chaos DURATION=30s CHAOS_TIMEOUT=5m
 	$(OLD) $(GO) test -count=1 -v -run '^TestVersions$$' ./integration
-	$(OLD) $(GO) test -race -count=1 -timeout 12m -skip '^TestChaos$$' $(OLD_SERVER_PACKAGES)
+	$(OLD) $(GO) test -race -count=1 -timeout 12m -skip '^TestChaos$$' ./integration/...
+	$(OLD) $(GO) test -race -count=1 -timeout 12m -run '$(OLD_RECIPE_TESTS)' ./recipes/...
 	$(OLD) $(MAKE) --no-print-directory chaos DURATION=30s CHAOS_TIMEOUT=5m
 	$(MAKE) --no-print-directory fuzz FUZZTIME=50000x
 
