@@ -58,7 +58,12 @@ func parseFlags() (options, error) {
 		"by default only the uncontended, mutex-8, waiters and handover scenarios, and zkrecipes against Curator")
 	flag.BoolVar(&recipes, "recipes", false, "run the cache, group, counter and partition scenarios (issues 13 to 15) instead of the locks'; "+
 		"by default against limit, Curator and kazoo")
-	flag.StringVar(&o.Peer, "peer", "build/curator-peer", "directory of the compiled Curator peer (make curator-peer)")
+	curator := os.Getenv("ZKTEST_CURATOR")
+	if curator == "" {
+		curator = "5.7"
+	}
+	flag.StringVar(&o.Peer, "peer", "build/curator-peer/"+curator, "directory of the compiled Curator peer (make curator-peer builds build/curator-peer/5.7 and 5.4; default per $ZKTEST_CURATOR)")
+	zookeeper := flag.String("zookeeper", "", "ZooKeeper the driver's servers run: a version (3.9, 3.8) or a directory of its jars (default $ZKTEST_ZOOKEEPER, else the newest installed)")
 	flag.StringVar(&o.Kazoo, "kazoo", "bench/kazoo-peer/kazoo_peer.py", "kazoo's peer, for the partition scenarios (scripts/deps.sh kazoo)")
 	flag.StringVar(&contenders, "contenders", strings.Join(driver.AllContenders, ","), "contenders to run, in this order (and kazoo, for the partition scenarios)")
 	flag.StringVar(&only, "only", "", "scenarios to run, by id (comma-separated; default all)")
@@ -69,6 +74,12 @@ func parseFlags() (options, error) {
 	flag.StringVar(&o.from, "from", "", "render the report from raw results saved earlier, without running anything")
 	flag.StringVar(&o.cpuprofile, "cpuprofile", "", "write a CPU profile of this process (the Go contenders) to this file")
 	flag.Parse()
+	if *zookeeper != "" {
+		// zktest's own choice of version, for every server the driver starts.
+		if err := os.Setenv("ZKTEST_ZOOKEEPER", *zookeeper); err != nil {
+			return o, err
+		}
+	}
 	o.Contenders = fields(contenders)
 	o.Only = fields(only)
 	set := map[string]bool{}

@@ -2,6 +2,7 @@ package framework
 
 import (
 	"context"
+	"crypto/tls"
 	"encoding/binary"
 	"errors"
 	"fmt"
@@ -169,7 +170,7 @@ func (c *Client) connect(h *handle, network, addr string, timeout time.Duration)
 			return nil, err
 		}
 	}
-	t := &trackedConn{Conn: conn, h: h, addr: addr, tls: c.opts.tls != nil, handshake: bound}
+	t := &trackedConn{Conn: conn, h: h, addr: addr, tls: c.opts.tls, handshake: bound}
 	h.net.Store(t)
 	// close cancels, then closes the connection it finds stored: either it found this
 	// one, or this sees it cancelled.
@@ -337,7 +338,7 @@ type trackedConn struct {
 	net.Conn
 	h         *handle
 	addr      string
-	tls       bool
+	tls       *tls.Config // nil without TLS
 	handshake time.Duration
 	head      [12]byte
 	seen      int

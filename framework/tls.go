@@ -40,11 +40,17 @@ func handshake(ctx context.Context, conn net.Conn, cfg *tls.Config, addr, host s
 	return nil, fmt.Errorf("TLS handshake with %s: %w", addr, err)
 }
 
-// noAnswer says why a connection ended before the server's connect response came.
-// A TLS port hangs up on a plaintext client without a word.
-func noAnswer(addr string, withTLS bool, seen int, err error) error {
-	if !withTLS && seen == 0 && errors.Is(err, io.EOF) {
+// noAnswer says why a connection ended before the server's connect response came;
+// cfg is nil without TLS. A TLS port hangs up on a plaintext client without a word.
+// Under TLS 1.3 the client's side of the handshake ends before the server has looked
+// at the client's certificate, so a server that requires one (ZooKeeper 3.9, which
+// negotiates 1.3 where 3.8 settled for 1.2) refuses a bare client on its first read.
+func noAnswer(addr string, cfg *tls.Config, seen int, err error) error {
+	switch {
+	case cfg == nil && seen == 0 && errors.Is(err, io.EOF):
 		return fmt.Errorf("%s closed the connection without answering (if it is a TLS port, use WithTLS): %w", addr, err)
+	case cfg != nil && seen == 0 && refusedBare(cfg, err):
+		return fmt.Errorf("no connect response from %s: the server wants a client certificate and the tls.Config has none: %w", addr, err)
 	}
 	return fmt.Errorf("no connect response from %s: %w", addr, err)
 }

@@ -46,6 +46,7 @@ func TestChaos(t *testing.T) {
 		seed = rand.Uint64()
 	}
 	e := zktest.NewEnsemble(t, 3, zktest.WithContainerCheckInterval(500*time.Millisecond))
+	t.Logf("a three-server ensemble of ZooKeeper %s (as the servers say; ZKTEST_ZOOKEEPER chooses)", e.Version())
 	ignore := goleak.IgnoreCurrent()
 	ctx, cancel := context.WithTimeout(context.Background(), *chaosDuration+5*time.Minute)
 	defer cancel()

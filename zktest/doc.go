@@ -1,6 +1,6 @@
 // Package zktest runs a real Apache ZooKeeper for tests: a standalone server or a
 // three-server ensemble on loopback, each member a child java process started from
-// Debian's zookeeper package, with a fresh data directory and free ports.
+// Debian's ZooKeeper jars, with a fresh data directory and free ports.
 //
 // It is to ZooKeeper what net/http/httptest is to HTTP: NewServer and NewEnsemble
 // start the real thing and register its shutdown with the test's Cleanup, so a test
@@ -21,6 +21,12 @@
 // trusts; the plain port keeps serving. WithClientAuth also requires clients to
 // present a certificate (mutual TLS); ClientCertPEM is one the servers accept. The certificates are made with Go's crypto
 // and handed to ZooKeeper as PEM files, so no keystore tool is needed.
+//
+// Servers run ZooKeeper 3.9 when `make deps` has unpacked it from Debian trixie into
+// this repository's build/deps, else Debian bookworm's installed 3.8. WithZooKeeper, or
+// the environment variable ZKTEST_ZOOKEEPER (3.9, 3.8 or a directory of jars),
+// chooses; Server.Version says what the server itself reports, and a start whose
+// server reports another version than its jars' fails (docs/servers.md).
 //
 // When ZooKeeper is not installed, NewServer fails the test with the command that
 // installs it (make deps). Nothing is skipped silently.

@@ -149,3 +149,19 @@ func ExampleEnsemble_Isolate() {
 	// a new leader: true
 	// <nil>
 }
+
+// WithZooKeeper chooses the version ("3.8" for the newest 3.8.x installed); Version
+// says what the server itself reports, so the test knows what it ran against.
+func ExampleWithZooKeeper() {
+	oldest := zktest.InstalledVersions()[len(zktest.InstalledVersions())-1]
+	major, minor, _ := strings.Cut(oldest, ".")
+	minor, _, _ = strings.Cut(minor, ".")
+	srv, err := zktest.StartServer(context.Background(), zktest.WithZooKeeper(major+"."+minor))
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	defer srv.Close()
+	fmt.Println(srv.Version() == oldest)
+	// Output: true
+}

@@ -32,10 +32,11 @@ type member struct {
 	peerPort   int
 	electPort  int
 
-	mu     sync.Mutex
-	host   string // the client address's IP; "" for 127.0.0.1 (address.go)
-	cmd    *exec.Cmd
-	exited chan struct{} // closed when the current process has been reaped
+	mu      sync.Mutex
+	host    string // the client address's IP; "" for 127.0.0.1 (address.go)
+	cmd     *exec.Cmd
+	exited  chan struct{} // closed when the current process has been reaped
+	version string        // what the server said it runs when it last started
 }
 
 // memberPorts are the ports of one member; those it does not use are 0.
@@ -124,7 +125,7 @@ func (m *member) launch() error {
 		"-XX:+UseSerialGC",
 		"-Dzookeeper.jmx.log4j.disable=true",
 		"-Dznode.container.checkIntervalMs="+strconv.FormatInt(m.cfg.containerInterval.Milliseconds(), 10),
-		"-cp", javaClassPath(),
+		"-cp", m.cfg.install.classPath(),
 		"org.apache.zookeeper.server.quorum.QuorumPeerMain", m.configPath())
 	cmd.Dir = m.dir
 	cmd.Stdout, cmd.Stderr = logFile, logFile
@@ -161,10 +162,10 @@ func (m *member) waitServing(ctx context.Context) error {
 		// A probe that comes too early is never answered (the server fails on it and
 		// leaves the socket open), so each probe gets a short deadline of its own.
 		probe, cancelProbe := context.WithTimeout(ctx, 250*time.Millisecond)
-		mode, _ := m.mode(probe)
+		mode, version, _ := m.srvr(probe)
 		cancelProbe()
 		if mode != "" && m.tlsServes(ctx) {
-			return nil
+			return m.checkVersion(version)
 		}
 		select {
 		case <-exited:
@@ -178,16 +179,46 @@ func (m *member) waitServing(ctx context.Context) error {
 
 // mode is "standalone", "leader" or "follower" while the member serves, else "".
 func (m *member) mode(ctx context.Context) (string, error) {
+	mode, _, err := m.srvr(ctx)
+	return mode, err
+}
+
+// srvr asks the member for its mode and its version, the number of
+// "Zookeeper version: 3.9.3-<git hash>, built on ...".
+func (m *member) srvr(ctx context.Context) (mode, version string, err error) {
 	out, err := fourLetter(ctx, m.addr(), "srvr")
 	if err != nil {
-		return "", err
+		return "", "", err
 	}
 	for _, line := range strings.Split(out, "\n") {
-		if mode, ok := strings.CutPrefix(line, "Mode: "); ok {
-			return strings.TrimSpace(mode), nil
+		if v, ok := strings.CutPrefix(line, "Zookeeper version: "); ok {
+			version, _, _ = strings.Cut(v, ",")
+			version, _, _ = strings.Cut(version, "-")
+		}
+		if v, ok := strings.CutPrefix(line, "Mode: "); ok {
+			mode = strings.TrimSpace(v)
 		}
 	}
-	return "", nil
+	return mode, strings.TrimSpace(version), nil
+}
+
+// checkVersion fails a start whose server is not the version whose jars were chosen:
+// the class path let another version's classes in first.
+func (m *member) checkVersion(version string) error {
+	if want := m.cfg.install.version; version != want {
+		return fmt.Errorf("zktest: server %s reports ZooKeeper %q, but was started from %s's jars in %s: another version's classes come first on its class path",
+			m.addr(), version, want, m.cfg.install.dir)
+	}
+	m.mu.Lock()
+	m.version = version
+	m.mu.Unlock()
+	return nil
+}
+
+func (m *member) serverVersion() string {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	return m.version
 }
 
 // stop kills the process and reaps it. A killed ZooKeeper loses nothing it acknowledged

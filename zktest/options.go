@@ -20,6 +20,8 @@ type config struct {
 	dynamic           bool     // WithDynamicConfig
 	tls               bool
 	clientAuth        bool
+	zookeeper         string       // WithZooKeeper's
+	install           installation // what zookeeper chose, set by prepare
 }
 
 func defaultConfig() config {
@@ -70,6 +72,17 @@ func WithTLS() Option { return func(c *config) { c.tls = true } }
 // presents none, so that a test can try both. The plain port keeps serving, unchecked.
 // Default: no client certificate asked for.
 func WithClientAuth() Option { return func(c *config) { c.tls, c.clientAuth = true, true } }
+
+// WithZooKeeper chooses the servers' ZooKeeper: a version among InstalledVersions
+// ("3.9" for the newest 3.9.x, or "3.8.0"), or the directory of a ZooKeeper's jars
+// (zookeeper-<version>.jar and zookeeper-jute-<version>.jar; Debian's libraries in
+// /usr/share/java serve the rest). Whichever runs is checked against what the server
+// itself reports (Server.Version), so another version on the class path fails the
+// start. Default: $ZKTEST_ZOOKEEPER (a version or a directory), or else the newest
+// installed.
+func WithZooKeeper(versionOrDir string) Option {
+	return func(c *config) { c.zookeeper = versionOrDir }
+}
 
 // WithHeapMB sets the JVM's maximum heap in MiB. Default 256.
 func WithHeapMB(mb int) Option { return func(c *config) { c.heapMB = mb } }

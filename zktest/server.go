@@ -67,6 +67,11 @@ func (s *Server) CACertPEM() []byte { return s.m.tls.caCertPEM() }
 // without WithTLS.
 func (s *Server) ClientCertPEM() (cert, key []byte) { return s.m.tls.clientCertPEM() }
 
+// Version is the ZooKeeper version the server reported when it last started ("3.9.3"),
+// read from its answer to srvr, not from its configuration; a start whose server
+// reports another version than its jars' fails.
+func (s *Server) Version() string { return s.m.serverVersion() }
+
 // Stop kills the server process, as a crash would. Its port and data are kept for Start.
 func (s *Server) Stop() { s.m.stop() }
 
@@ -107,6 +112,10 @@ func prepare(opts []Option) (config, string, error) {
 	if err := cfg.validate(); err != nil {
 		return cfg, "", err
 	}
-	java, err := checkInstalled()
+	java, err := lookJava()
+	if err != nil {
+		return cfg, "", err
+	}
+	cfg.install, err = chooseInstallation(cfg.zookeeper)
 	return cfg, java, err
 }

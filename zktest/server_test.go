@@ -57,12 +57,8 @@ func TestCloseLeavesNoProcessAndNoDirectory(t *testing.T) {
 }
 
 func TestMissingZooKeeperNamesTheInstallCommand(t *testing.T) {
-	saved := classPath[0]
-	classPath[0] = "/nonexistent/zookeeper.jar"
-	defer func() { classPath[0] = saved }()
-
-	_, err := StartServer(context.Background())
-	require.Error(t, err)
+	_, err := StartServer(context.Background(), WithZooKeeper("/nonexistent/java"))
+	require.ErrorIs(t, err, ErrNotInstalled)
 	require.Contains(t, err.Error(), "make deps")
 	require.Contains(t, err.Error(), "apt-get install -y --no-install-recommends zookeeper")
 }

@@ -91,6 +91,17 @@ public final class CuratorPeer {
     }
 
     public static void main(String[] args) throws Exception {
+        // What runs, from the jars the classes came from: a class path with another
+        // version's jars first is seen, not trusted.
+        if (args.length == 1 && args[0].equals("version")) {
+            java.util.Properties pom = new java.util.Properties();
+            try (java.io.InputStream in = CuratorFramework.class.getResourceAsStream(
+                    "/META-INF/maven/org.apache.curator/curator-framework/pom.properties")) {
+                pom.load(in);
+            }
+            say("VERSION curator=" + pom.getProperty("version") + " zookeeper=" + org.apache.zookeeper.Version.getVersion());
+            return;
+        }
         if (args.length == 2 && args[0].equals("protected")) {
             say(Boolean.toString(ProtectedUtils.isProtectedZNode(args[1])));
             return;

@@ -6,14 +6,11 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"time"
 )
-
-// curatorJars is the class path of Debian's Curator 5.4 (its manifest brings
-// curator-framework, curator-client, ZooKeeper's client and Guava) and a silent SLF4J.
-const curatorJars = "/usr/share/java/curator-recipes.jar:/usr/share/java/curator-x-discovery.jar:/usr/share/java/slf4j-nop.jar"
 
 // javaFlags are the peer JVM's: a heap that the largest workload needs a fraction
 // of, and the serial collector, which suits two cores and a small heap (the
@@ -25,20 +22,30 @@ var javaFlags = []string{"-Xmx256m", "-XX:+UseSerialGC"}
 // its code is as warm as ours, and fresh sessions for every trial.
 type curatorPeer struct {
 	*process
-	broken error // set when the conversation went out of step: the peer is not used again
+	broken  error  // set when the conversation went out of step: the peer is not used again
+	version string // what the peer says it runs: "curator=5.7.1 zookeeper=3.9.3"
+	classes string
 }
 
-// startCurator starts the peer; classes is the directory of CuratorPeer.class.
+// startCurator starts the peer; classes is the directory of CuratorPeer.class, built
+// by `make curator-peer` with the class path it runs with in the file classpath.
 func startCurator(ctx context.Context, classes, addr string) (*curatorPeer, error) {
-	if _, err := os.Stat(filepath.Join(classes, "CuratorPeer.class")); err != nil {
+	jars, err := os.ReadFile(filepath.Join(classes, "classpath"))
+	if err != nil {
 		return nil, fmt.Errorf("the Curator peer is not built (run `make curator-peer`): %w", err)
 	}
-	args := append(append([]string{}, javaFlags...), "-cp", classes+":"+curatorJars, "CuratorPeer", "bench", addr)
+	cp := classes + ":" + strings.TrimSpace(string(jars))
+	out, err := exec.CommandContext(ctx, "java", "-cp", cp, "CuratorPeer", "version").Output()
+	if err != nil {
+		return nil, fmt.Errorf("the Curator peer's version: %w", err)
+	}
+	version := strings.TrimPrefix(strings.TrimSpace(string(out)), "VERSION ")
+	args := append(append([]string{}, javaFlags...), "-cp", cp, "CuratorPeer", "bench", addr)
 	proc, err := startProcess("java", args...)
 	if err != nil {
 		return nil, fmt.Errorf("the Curator peer: %w", err)
 	}
-	p := &curatorPeer{process: proc}
+	p := &curatorPeer{process: proc, version: version, classes: classes}
 	if _, err := p.expect(ctx, "READY"); err != nil {
 		_ = p.Close()
 		return nil, err

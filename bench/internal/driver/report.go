@@ -49,7 +49,13 @@ func (b *bench) report(ctx context.Context, s Settings, ran []scenario, elapsed 
 	for _, s := range ran {
 		r.Scenarios = append(r.Scenarios, s.id)
 	}
-	r.Machine = machine(ctx, b.tg)
+	curator := "not run"
+	for _, c := range b.contenders {
+		if p, ok := c.(*curatorPeer); ok {
+			curator = p.version + " (as the peer says; " + p.classes + ")"
+		}
+	}
+	r.Machine = machine(ctx, b.tg, curator)
 	if slices.Contains(r.Contenders, kazooName) {
 		r.Machine = append(r.Machine, [2]string{"kazoo", kazooVersion(ctx) + " (Debian's python3-kazoo, on " + kazooPython + ")"})
 	}
@@ -359,7 +365,7 @@ func (r *Report) TargetsText() string {
 }
 
 // machine describes where the benchmark ran.
-func machine(ctx context.Context, tg *target) [][2]string {
+func machine(ctx context.Context, tg *target, curator string) [][2]string {
 	cpu, cores := "unknown", ""
 	if data, err := os.ReadFile("/proc/cpuinfo"); err == nil {
 		for _, line := range strings.Split(string(data), "\n") {
@@ -416,11 +422,6 @@ func machine(ctx context.Context, tg *target) [][2]string {
 			java += "; " + strings.TrimSpace(lines[2])
 		}
 	}
-	// Debian links curator-recipes-<version>.jar to the jar the peer uses.
-	curator := "unknown"
-	if jars, _ := filepath.Glob("/usr/share/java/curator-recipes-*.jar"); len(jars) > 0 {
-		curator = strings.TrimSuffix(strings.TrimPrefix(filepath.Base(jars[0]), "curator-recipes-"), ".jar")
-	}
 	return [][2]string{
 		{"CPU", cpu},
 		{"cores", cpus},
@@ -428,7 +429,7 @@ func machine(ctx context.Context, tg *target) [][2]string {
 		{"OS", osName},
 		{"Go", goVersion},
 		{"Java", java + " (peer flags: " + strings.Join(javaFlags, " ") + ")"},
-		{"Apache Curator", curator + " (Debian's libcurator-recipes-java)"},
+		{"Apache Curator", curator},
 		{"ZooKeeper", tg.version(ctx) + ", " + tg.origin},
 	}
 }
