@@ -51,7 +51,8 @@ vet:
 # 5.7, a short chaos run (its report printed); then again on ZooKeeper 3.8 with
 # Curator 5.4, the tests that exercise the server: the integration tests (with the
 # Curator interop), the recipes' fault and Curator tests (OLD_RECIPE_TESTS: session
-# expiry, server restarts and stops, cut connections, lost writes and leases), and the
+# expiry, server restarts and stops, cut connections, lost writes and leases), the
+# framework's server-facing calls (OLD_FRAMEWORK_TESTS), and the
 # chaos run; then a short run of every fuzz target.
 # TestVersions starts each part by naming the versions, as the server and the Curator
 # peer report them. The fuzz run is a count of inputs, not a time: a race in Go 1.26's
@@ -60,6 +61,10 @@ vet:
 NEW := ZKTEST_ZOOKEEPER=3.9 ZKTEST_CURATOR=5.7
 OLD := ZKTEST_ZOOKEEPER=3.8 ZKTEST_CURATOR=5.4
 OLD_RECIPE_TESTS := Fault|Expir|Restart|Cut|Lost|Stopped|Curator|Abandoned|GivenUp|WithoutConnection|WaitsForAServer
+# The framework's calls whose server side changed between 3.8 and 3.9 or that users
+# run against either: ACLs, DeleteAll, create-or-set, namespaced views, members that
+# move, the ensemble's configuration followed and reconfigured, TLS.
+OLD_FRAMEWORK_TESTS := ACL|DeleteAll|CreateOrSet|Namespaced|Moved|RollingRestart|EnsembleTracking|Reconfig|TLS
 test: deps curator-peer fmt-check vet oldest-go
 	$(NEW) $(GO) test -count=1 -v -run '^TestVersions$$' ./integration
 	$(NEW) $(GO) test -race -count=1 -timeout 12m -skip '^TestChaos$$' ./...
@@ -71,6 +76,7 @@ test: deps curator-peer fmt-check vet oldest-go
 	$(OLD) $(GO) test -count=1 -v -run '^TestVersions$$' ./integration
 	$(OLD) $(GO) test -race -count=1 -timeout 12m -skip '^TestChaos$$' ./integration/...
 	$(OLD) $(GO) test -race -count=1 -timeout 12m -run '$(OLD_RECIPE_TESTS)' ./recipes/...
+	$(OLD) $(GO) test -race -count=1 -timeout 12m -run '$(OLD_FRAMEWORK_TESTS)' ./framework
 	$(OLD) $(MAKE) --no-print-directory chaos DURATION=30s CHAOS_TIMEOUT=5m
 	$(MAKE) --no-print-directory fuzz FUZZTIME=50000x
 
