@@ -7,6 +7,7 @@ import (
 	"sync"
 
 	"github.com/zkrecipes/zkrecipes/framework"
+	"github.com/zkrecipes/zkrecipes/recipes/internal/attempt"
 	"github.com/zkrecipes/zkrecipes/recipes/internal/lockqueue"
 	"github.com/zkrecipes/zkrecipes/recipes/internal/notify"
 )
@@ -104,7 +105,7 @@ func (l *Latch) run(ctx context.Context, n *lockqueue.Node) {
 	defer close(l.done)
 	go l.listeners.Run(nil)
 	defer l.listeners.End() // after the last change, the loop's own end of leadership
-	pauses := &lockqueue.Pauses{Client: l.c}
+	pauses := &attempt.Pauses{Client: l.c}
 	for ctx.Err() == nil && l.c.Context().Err() == nil {
 		t := lockqueue.Track(l.c)
 		if n == nil {
@@ -144,7 +145,7 @@ func (l *Latch) run(ctx context.Context, n *lockqueue.Node) {
 
 // pause waits between two failed attempts to follow the election, as the client's
 // retry policy says, and without end: a latch never gives up until Close.
-func (l *Latch) pause(ctx context.Context, pauses *lockqueue.Pauses, err error) {
+func (l *Latch) pause(ctx context.Context, pauses *attempt.Pauses, err error) {
 	if ctx.Err() != nil {
 		return
 	}

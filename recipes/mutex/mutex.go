@@ -9,6 +9,7 @@ import (
 	"github.com/go-zookeeper/zk"
 
 	"github.com/zkrecipes/zkrecipes/framework"
+	"github.com/zkrecipes/zkrecipes/recipes/internal/args"
 	"github.com/zkrecipes/zkrecipes/recipes/internal/lockqueue"
 )
 
@@ -56,8 +57,8 @@ type Mutex struct {
 // New makes a participant in the lock at path. Nothing is sent to ZooKeeper until
 // Acquire.
 func New(c *framework.Client, path string, opts ...Option) (*Mutex, error) {
-	o := options{id: lockqueue.DefaultID()}
-	if err := lockqueue.CheckArgs(c, path); err != nil {
+	o := options{id: args.DefaultID()}
+	if err := args.Check(c, path); err != nil {
 		return nil, fmt.Errorf("%w: %w", ErrInvalid, err)
 	}
 	for _, opt := range opts {

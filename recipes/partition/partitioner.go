@@ -14,6 +14,7 @@ import (
 	"github.com/zkrecipes/zkrecipes/framework"
 	"github.com/zkrecipes/zkrecipes/recipes/cache"
 	"github.com/zkrecipes/zkrecipes/recipes/group"
+	"github.com/zkrecipes/zkrecipes/recipes/internal/attempt"
 	"github.com/zkrecipes/zkrecipes/recipes/internal/lockqueue"
 	"github.com/zkrecipes/zkrecipes/recipes/mutex"
 )
@@ -261,7 +262,7 @@ func (p *Partitioner) runItem(ctx context.Context, name string, r *run) {
 		log.Error("zkrecipes: partition: cannot make the item's lock", "error", err)
 		return
 	}
-	pauses := &lockqueue.Pauses{Client: p.c}
+	pauses := &attempt.Pauses{Client: p.c}
 	for ctx.Err() == nil {
 		if err := m.Acquire(ctx); err != nil {
 			if ctx.Err() != nil || errors.Is(err, framework.ErrClosed) {

@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"github.com/zkrecipes/zkrecipes/framework"
+	"github.com/zkrecipes/zkrecipes/recipes/internal/args"
 	"github.com/zkrecipes/zkrecipes/recipes/internal/lockqueue"
 )
 
@@ -59,8 +60,8 @@ type Lock struct {
 // New makes a participant's read and write locks on path. Nothing is sent to
 // ZooKeeper until an Acquire.
 func New(c *framework.Client, path string, opts ...Option) (*RWLock, error) {
-	o := options{id: lockqueue.DefaultID(), readName: "read-", writeName: "write-"}
-	if err := lockqueue.CheckArgs(c, path); err != nil {
+	o := options{id: args.DefaultID(), readName: "read-", writeName: "write-"}
+	if err := args.Check(c, path); err != nil {
 		return nil, fmt.Errorf("%w: %w", ErrInvalid, err)
 	}
 	for _, opt := range opts {

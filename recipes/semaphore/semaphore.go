@@ -8,6 +8,7 @@ import (
 	"sync/atomic"
 
 	"github.com/zkrecipes/zkrecipes/framework"
+	"github.com/zkrecipes/zkrecipes/recipes/internal/args"
 	"github.com/zkrecipes/zkrecipes/recipes/internal/lockqueue"
 )
 
@@ -62,8 +63,8 @@ type Semaphore struct {
 // participant of the path must use the same maxLeases. Nothing is sent to ZooKeeper
 // until an acquisition.
 func New(c *framework.Client, path string, maxLeases int, opts ...Option) (*Semaphore, error) {
-	o := options{id: lockqueue.DefaultID()}
-	if err := lockqueue.CheckArgs(c, path); err != nil {
+	o := options{id: args.DefaultID()}
+	if err := args.Check(c, path); err != nil {
 		return nil, fmt.Errorf("%w: %w", ErrInvalid, err)
 	}
 	if maxLeases < 1 {

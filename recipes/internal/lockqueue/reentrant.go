@@ -156,6 +156,24 @@ func (r *Reentrant) Node() string {
 	return ""
 }
 
+// Rename gives an error of a hold's operation the recipe's own names: notHeld for
+// ErrNotHeld, lost (wrapping the cause) for ErrLost, and where ("mutex: release
+// /locks/x") in front of any other.
+func Rename(err, notHeld, lost error, where string) error {
+	switch {
+	case err == nil:
+		return nil
+	case errors.Is(err, ErrNotHeld):
+		return notHeld
+	case errors.Is(err, ErrLost):
+		return fmt.Errorf("%w: %w", lost, err)
+	}
+	return fmt.Errorf("%s: %w", where, err)
+}
+
+// Closed is a closed channel: the Lost of a participant that holds nothing.
+var Closed <-chan struct{} = closed
+
 var closed = func() chan struct{} { c := make(chan struct{}); close(c); return c }()
 
 func isClosed(c <-chan struct{}) bool {
