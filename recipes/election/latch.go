@@ -46,7 +46,7 @@ func NewLatch(c *framework.Client, path string, opts ...Option) (*Latch, error) 
 	}
 	return &Latch{
 		c:             c,
-		q:             &lockqueue.Queue{Client: c, Path: path, Name: latchName, Names: []string{latchName}, Rule: lockqueue.Exclusive, Recipe: "latch", Election: true},
+		q:             &lockqueue.Queue{Client: c, Path: path, Name: latchName, Names: []string{latchName}, Rule: lockqueue.Exclusive, Observer: lockqueue.ObserveElection(c, "latch")},
 		id:            []byte(o.id),
 		notifyOnClose: o.notifyOnClose,
 		changed:       make(chan struct{}),
@@ -107,7 +107,7 @@ func (l *Latch) run(ctx context.Context, n *lockqueue.Node) {
 	defer l.listeners.End() // after the last change, the loop's own end of leadership
 	pauses := &attempt.Pauses{Client: l.c}
 	for ctx.Err() == nil && l.c.Context().Err() == nil {
-		t := lockqueue.Track(l.c)
+		t := l.q.Track()
 		if n == nil {
 			var err error
 			if n, err = lockqueue.CreateNode(ctx, l.c, l.q.Path, latchName, l.id); err != nil {

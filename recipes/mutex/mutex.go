@@ -67,7 +67,7 @@ func New(c *framework.Client, path string, opts ...Option) (*Mutex, error) {
 		}
 		opt(&o)
 	}
-	q := &lockqueue.Queue{Client: c, Path: path, Name: lockName, Names: []string{lockName}, Rule: lockqueue.Exclusive, Recipe: "mutex"}
+	q := &lockqueue.Queue{Client: c, Path: path, Name: lockName, Names: []string{lockName}, Rule: lockqueue.Exclusive, Observer: lockqueue.Observe(c, "mutex")}
 	id := []byte(o.id)
 	r := lockqueue.NewReentrant(func(ctx context.Context, wait bool) (*lockqueue.Held, error) {
 		return q.Acquire(ctx, id, lockqueue.Options{Wait: wait, OnRevoke: o.onRevoke})

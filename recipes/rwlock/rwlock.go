@@ -76,8 +76,8 @@ func New(c *framework.Client, path string, opts ...Option) (*RWLock, error) {
 	rule := lockqueue.ReadWrite(o.writeName)
 	id := []byte(o.id)
 	l := &RWLock{
-		read:  &Lock{q: &lockqueue.Queue{Client: c, Path: path, Name: o.readName, Names: names, Rule: rule, Recipe: "rwlock.read"}, name: o.readName},
-		write: &Lock{q: &lockqueue.Queue{Client: c, Path: path, Name: o.writeName, Names: names, Rule: rule, Recipe: "rwlock.write"}, name: o.writeName},
+		read:  &Lock{q: &lockqueue.Queue{Client: c, Path: path, Name: o.readName, Names: names, Rule: rule, Observer: lockqueue.Observe(c, "rwlock.read")}, name: o.readName},
+		write: &Lock{q: &lockqueue.Queue{Client: c, Path: path, Name: o.writeName, Names: names, Rule: rule, Observer: lockqueue.Observe(c, "rwlock.write")}, name: o.writeName},
 	}
 	l.write.r = lockqueue.NewReentrant(func(ctx context.Context, wait bool) (*lockqueue.Held, error) {
 		if l.read.r.Held() != nil {

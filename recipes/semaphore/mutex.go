@@ -23,11 +23,10 @@ type Mutex struct {
 // NewMutex makes a participant in the lock at path. Nothing is sent to ZooKeeper
 // until Acquire.
 func NewMutex(c *framework.Client, path string, opts ...Option) (*Mutex, error) {
-	s, err := New(c, path, 1, opts...)
+	s, err := named(c, path, 1, "semaphore.mutex", opts)
 	if err != nil {
 		return nil, err
 	}
-	s.leases.Recipe = "semaphore.mutex"
 	return &Mutex{s: s}, nil
 }
 

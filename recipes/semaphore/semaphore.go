@@ -57,12 +57,20 @@ type Semaphore struct {
 	id     []byte
 	lock   *lockqueue.Queue // the internal lock, P/locks
 	leases *lockqueue.Queue // P/leases: held while at most max lease nodes exist
+	// observer measures an acquisition of leases as one; the leases queue measures
+	// each lease's hold.
+	observer *lockqueue.Observer
 }
 
 // New makes a participant in the semaphore at path, with maxLeases leases. Every
 // participant of the path must use the same maxLeases. Nothing is sent to ZooKeeper
 // until an acquisition.
 func New(c *framework.Client, path string, maxLeases int, opts ...Option) (*Semaphore, error) {
+	return named(c, path, maxLeases, "semaphore", opts)
+}
+
+// named is New for recipe, the name it is measured under.
+func named(c *framework.Client, path string, maxLeases int, recipe string, opts []Option) (*Semaphore, error) {
 	o := options{id: args.DefaultID()}
 	if err := args.Check(c, path); err != nil {
 		return nil, fmt.Errorf("%w: %w", ErrInvalid, err)
@@ -76,6 +84,7 @@ func New(c *framework.Client, path string, maxLeases int, opts ...Option) (*Sema
 		}
 		opt(&o)
 	}
+	observer := lockqueue.Observe(c, recipe)
 	return &Semaphore{
 		c:    c,
 		path: path,
@@ -84,7 +93,8 @@ func New(c *framework.Client, path string, maxLeases int, opts ...Option) (*Sema
 		lock: &lockqueue.Queue{Client: c, Path: join(path, locksDir),
 			Name: lockName, Names: []string{lockName}, Rule: lockqueue.Exclusive},
 		leases: &lockqueue.Queue{Client: c, Path: join(path, leasesDir),
-			Name: leaseName, Names: leaseNames, Rule: lockqueue.Count(maxLeases), WatchChildren: true, Recipe: "semaphore"},
+			Name: leaseName, Names: leaseNames, Rule: lockqueue.Count(maxLeases), WatchChildren: true, Observer: observer.HoldsOnly()},
+		observer: observer,
 	}, nil
 }
 
@@ -103,7 +113,7 @@ func (s *Semaphore) Acquire(ctx context.Context, n int) ([]*Lease, error) {
 	if err := s.check(n); err != nil {
 		return nil, err
 	}
-	a := s.leases.Begin(ctx, true)
+	a := s.observer.Begin(ctx, s.leases.Path, true)
 	leases, err := s.acquire(ctx, n)
 	s.end(&a, leases, err)
 	return leases, err
@@ -138,7 +148,7 @@ func (s *Semaphore) TryAcquire(ctx context.Context, n int) ([]*Lease, error) {
 	if err := s.check(n); err != nil {
 		return nil, err
 	}
-	a := s.leases.Begin(ctx, false)
+	a := s.observer.Begin(ctx, s.leases.Path, false)
 	leases, err := s.take(ctx, n, false)
 	s.end(&a, leases, err)
 	return leases, err
@@ -188,7 +198,7 @@ func (s *Semaphore) take(ctx context.Context, n int, wait bool) ([]*Lease, error
 // nodes exist. Only the internal lock's holder waits here, so its watch on the
 // leases' children wakes no herd.
 func (s *Semaphore) lease(ctx context.Context, wait bool) (*lockqueue.Held, error) {
-	h, err := s.leases.Acquire(ctx, s.id, lockqueue.Options{Wait: wait, Step: true})
+	h, err := s.leases.Acquire(ctx, s.id, lockqueue.Options{Wait: wait})
 	if errors.Is(err, lockqueue.ErrWouldBlock) {
 		return nil, ErrNoLeases
 	}

@@ -34,19 +34,21 @@ type Tracker struct {
 	stopState func()      // set by Grant
 	stopClose func() bool // set by Grant
 
+	observer *Observer // what the hold reports to
+
 	mu      sync.Mutex
 	next    <-chan struct{} // closes on the first state change after the last Epoch
 	holding bool
-	tel     *telemetry // what the hold reports through
-	since   time.Time  // when the hold was granted, if measured
+	since   time.Time // when the hold was granted, if measured
 
 	lost     chan struct{} // made by Grant: a waiter that never holds needs none
 	lostOnce sync.Once
 }
 
-// Track starts a Tracker; Stop it unless a Held took it over.
-func Track(c *framework.Client) *Tracker {
-	t := &Tracker{c: c}
+// Track starts a Tracker of a participant in q, whose hold reports to q's observer;
+// Stop it unless a Held took it over.
+func (q *Queue) Track() *Tracker {
+	t := &Tracker{c: q.Client, observer: q.Observer}
 	t.Epoch()
 	return t
 }
@@ -61,20 +63,10 @@ func (t *Tracker) failed() {
 	}
 }
 
-// measure makes the hold report through tel once granted.
-func (t *Tracker) measure(tel *telemetry) {
-	t.mu.Lock()
-	t.tel = tel
-	t.mu.Unlock()
-}
-
 // lose loses the hold, and counts it lost unless it had already ended.
 func (t *Tracker) lose() {
 	if t.markLost() {
-		t.mu.Lock()
-		tel := t.tel
-		t.mu.Unlock()
-		tel.lost()
+		t.observer.lost()
 	}
 }
 
@@ -82,9 +74,9 @@ func (t *Tracker) lose() {
 func (t *Tracker) end() {
 	t.markLost()
 	t.mu.Lock()
-	tel, since := t.tel, t.since
+	since := t.since
 	t.mu.Unlock()
-	tel.ended(since)
+	t.observer.ended(since)
 }
 
 // Wake closes on the first connection state change after the last Epoch (or Track).
@@ -156,7 +148,7 @@ func (t *Tracker) Grant(epoch int64, n *Node, parent *zk.Stat) (*Held, bool) {
 	// in the client's context (a thousand queued waiters, a thousand of them). A
 	// close from now on, or already under way, runs failed at once and loses the hold.
 	t.stopClose = context.AfterFunc(t.c.Context(), t.failed)
-	t.since = t.tel.granted()
+	t.since = t.observer.granted()
 	return &Held{Node: n, token: parent.Pzxid, c: t.c, t: t}, true
 }
 

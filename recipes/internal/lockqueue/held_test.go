@@ -16,7 +16,7 @@ func TestGrantMissesNoErrorStateWhileItRecordsTheHold(t *testing.T) {
 	srv := zktest.NewServer(t)
 	ctx := zkrtest.Context(t)
 	c := zkrtest.Client(t, []string{srv.Addr()}, framework.WithErrorPolicy(framework.StandardErrorPolicy))
-	tr := Track(c)
+	tr := (&Queue{Client: c, Path: "/grant", Name: "lock-", Names: []string{"lock-"}, Rule: Exclusive}).Track()
 	defer tr.Stop()
 	epoch := tr.Epoch()
 	n, err := CreateNode(ctx, c, "/grant", "lock-", nil)

@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"path"
-	"sync"
 	"time"
 
 	"github.com/cenkalti/backoff/v4"
@@ -29,21 +28,9 @@ type Queue struct {
 	// one waiter may wait so (Curator's semaphore serialises them with a lock), or a
 	// release wakes a herd.
 	WatchChildren bool
-	// Recipe names the recipe in metrics and spans ("mutex", "rwlock.read"); a queue
-	// without one reports nothing (a semaphore's internal lock).
-	Recipe string
-	// Election counts grants and ends of holds as leadership changes.
-	Election bool
-
-	telemetryOnce sync.Once
-	tel           *telemetry
-}
-
-// telemetry is what the queue reports through, made on first use: nil when it
-// reports nothing.
-func (q *Queue) telemetry() *telemetry {
-	q.telemetryOnce.Do(func() { q.tel = newTelemetry(q.Client, q.Recipe, q.Election) })
-	return q.tel
+	// Observer hears the queue's acquisitions and holds; nil: nothing does (a
+	// semaphore's internal lock, a client without telemetry).
+	Observer *Observer
 }
 
 // Options of one acquisition.
@@ -54,37 +41,24 @@ type Options struct {
 	// caller that returns at that point learns of a refusal (an ACL, a bad path)
 	// from Acquire's error, yet does not wait for the hold.
 	Queued func()
-	// Step: this acquisition is a step of a larger one that the recipe measures
-	// itself (Begin), so it is not measured on its own; its hold is.
-	Step bool
 }
 
 // Acquire creates our node and waits until the rule says it holds, ctx ends, or the
 // client closes. Whatever the failure, our node is deleted before it returns.
-func (q *Queue) Acquire(ctx context.Context, data []byte, o Options) (*Held, error) {
-	var a Acquisition
-	if !o.Step {
-		a = q.Begin(ctx, o.Wait)
-	}
-	h, err := q.acquire(ctx, data, o, &a)
-	a.End(h, err)
-	return h, err
-}
-
-func (q *Queue) acquire(ctx context.Context, data []byte, o Options, a *Acquisition) (*Held, error) {
-	t := Track(q.Client)
+func (q *Queue) Acquire(ctx context.Context, data []byte, o Options) (h *Held, err error) {
+	a := q.Observer.Begin(ctx, q.Path, o.Wait)
+	defer func() { a.End(h, err) }()
+	t := q.Track()
 	var restarts backoff.BackOff
 	for {
-		n, err := CreateNode(ctx, q.Client, q.Path, q.Name, data)
-		if err == nil {
+		var n *Node
+		if n, err = CreateNode(ctx, q.Client, q.Path, q.Name, data); err == nil {
 			a.queued(n)
 			if o.Queued != nil {
 				o.Queued()
 				o.Queued = nil
 			}
-			var h *Held
-			h, err = q.await(ctx, n, t, o.Wait)
-			if err == nil {
+			if h, err = q.wait(ctx, n, t, o.Wait); err == nil {
 				if o.OnRevoke != nil {
 					h.watchRevocation(o.OnRevoke)
 				}
@@ -106,7 +80,7 @@ func (q *Queue) acquire(ctx context.Context, data []byte, o Options, a *Acquisit
 			t.Stop()
 			return nil, err
 		}
-		if err := sleep(ctx, pause); err != nil {
+		if err = sleep(ctx, pause); err != nil {
 			t.Stop()
 			return nil, err
 		}
@@ -118,16 +92,10 @@ func (q *Queue) acquire(ctx context.Context, data []byte, o Options, a *Acquisit
 // downgrade: a read lock taken under its own write lock stands where the write lock
 // stood, and writers queued behind stay behind when the write lock goes (CURATOR-621).
 // token is the fencing token of the hold it stands in for.
-func (q *Queue) HoldAt(ctx context.Context, data []byte, seq string, token int64) (*Held, error) {
-	a := q.Begin(ctx, false)
-	h, err := q.holdAt(ctx, data, seq, token)
-	a.End(h, err)
-	return h, err
-}
-
-func (q *Queue) holdAt(ctx context.Context, data []byte, seq string, token int64) (*Held, error) {
-	t := Track(q.Client)
-	t.measure(q.telemetry())
+func (q *Queue) HoldAt(ctx context.Context, data []byte, seq string, token int64) (h *Held, err error) {
+	a := q.Observer.Begin(ctx, q.Path, false)
+	defer func() { a.End(h, err) }()
+	t := q.Track()
 	epoch := t.Epoch()
 	n, err := createNode(ctx, q.Client, path.Join(q.Path, q.Name+seq), data)
 	if err != nil {
@@ -143,20 +111,21 @@ func (q *Queue) holdAt(ctx context.Context, data []byte, seq string, token int64
 	return h, nil
 }
 
-// Await is the loop of the lock queue for node n: list, ask the rule, watch one node,
-// wait, until n holds. t must have been started before Await is called. It returns
-// ErrNodeGone when n vanished or belongs to an earlier session; it deletes nothing.
-// It is measured as an acquisition of its own (a latch's wait for leadership).
-func (q *Queue) Await(ctx context.Context, n *Node, t *Tracker, wait bool) (*Held, error) {
-	a := q.Begin(ctx, wait)
+// Await waits until our existing node n holds (a latch's wait for leadership, which
+// keeps its node across the terms it loses): an acquisition of its own, as the
+// observer sees it. t (q.Track) must have been started before n was listed last. It
+// returns ErrNodeGone when n vanished or belongs to an earlier session; it deletes
+// nothing.
+func (q *Queue) Await(ctx context.Context, n *Node, t *Tracker, wait bool) (h *Held, err error) {
+	a := q.Observer.Begin(ctx, q.Path, wait)
+	defer func() { a.End(h, err) }()
 	a.queued(n)
-	h, err := q.await(ctx, n, t, wait)
-	a.End(h, err)
-	return h, err
+	return q.wait(ctx, n, t, wait)
 }
 
-func (q *Queue) await(ctx context.Context, n *Node, t *Tracker, wait bool) (*Held, error) {
-	t.measure(q.telemetry())
+// wait is the loop of the lock queue for node n: list, ask the rule, watch one node,
+// wait, until n holds.
+func (q *Queue) wait(ctx context.Context, n *Node, t *Tracker, wait bool) (*Held, error) {
 	for {
 		epoch := t.Epoch()
 		var children []string
