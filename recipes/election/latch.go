@@ -46,7 +46,7 @@ func NewLatch(c *framework.Client, path string, opts ...Option) (*Latch, error) 
 	}
 	return &Latch{
 		c:             c,
-		q:             &lockqueue.Queue{Client: c, Path: path, Name: latchName, Names: []string{latchName}, Rule: lockqueue.Exclusive, Observer: lockqueue.ObserveElection(c, "latch")},
+		q:             lockqueue.New(c, path, latchName, lockqueue.Exclusive, lockqueue.Observed(lockqueue.ObserveElection(c, "latch"))),
 		id:            []byte(o.id),
 		notifyOnClose: o.notifyOnClose,
 		changed:       make(chan struct{}),
@@ -81,7 +81,7 @@ func (l *Latch) Start(ctx context.Context) error {
 		case <-createCtx.Done():
 		}
 	}()
-	n, err := lockqueue.CreateNode(createCtx, l.c, l.q.Path, latchName, l.id)
+	n, err := l.q.Join(createCtx, l.id)
 	if err != nil {
 		stop()
 		close(l.done)
@@ -91,7 +91,7 @@ func (l *Latch) Start(ctx context.Context) error {
 			return ErrClosed
 		}
 		l.started, l.stop, l.done = false, nil, nil // not joined: Start may be tried again
-		return fmt.Errorf("election: joining %s: %w", l.q.Path, err)
+		return fmt.Errorf("election: joining %s: %w", l.q.Path(), err)
 	}
 	l.mu.Lock()
 	l.node = n
@@ -110,7 +110,7 @@ func (l *Latch) run(ctx context.Context, n *lockqueue.Node) {
 		t := l.q.Track()
 		if n == nil {
 			var err error
-			if n, err = lockqueue.CreateNode(ctx, l.c, l.q.Path, latchName, l.id); err != nil {
+			if n, err = l.q.Join(ctx, l.id); err != nil {
 				t.Stop()
 				l.pause(ctx, pauses, err)
 				continue
@@ -149,7 +149,7 @@ func (l *Latch) pause(ctx context.Context, pauses *attempt.Pauses, err error) {
 	if ctx.Err() != nil {
 		return
 	}
-	l.c.Logger().Debug("zkrecipes: latch retrying", "path", l.q.Path, "error", err)
+	l.c.Logger().Debug("zkrecipes: latch retrying", "path", l.q.Path(), "error", err)
 	pauses.Wait(ctx, nil)
 }
 
@@ -190,7 +190,7 @@ func (l *Latch) Await(ctx context.Context) error {
 		select {
 		case <-ch:
 		case <-ctx.Done():
-			return fmt.Errorf("election: awaiting leadership of %s: %w", l.q.Path, ctx.Err())
+			return fmt.Errorf("election: awaiting leadership of %s: %w", l.q.Path(), ctx.Err())
 		}
 	}
 }
@@ -232,7 +232,7 @@ func (l *Latch) Listen(fn func(isLeader bool)) (stop func()) {
 func (l *Latch) Leader(ctx context.Context) (Participant, error) {
 	ps, err := l.q.Participants(ctx)
 	if err != nil {
-		return Participant{}, fmt.Errorf("election: leader of %s: %w", l.q.Path, err)
+		return Participant{}, fmt.Errorf("election: leader of %s: %w", l.q.Path(), err)
 	}
 	return leader(ps)
 }
@@ -241,7 +241,7 @@ func (l *Latch) Leader(ctx context.Context) (Participant, error) {
 func (l *Latch) Participants(ctx context.Context) ([]Participant, error) {
 	ps, err := l.q.Participants(ctx)
 	if err != nil {
-		return nil, fmt.Errorf("election: participants of %s: %w", l.q.Path, err)
+		return nil, fmt.Errorf("election: participants of %s: %w", l.q.Path(), err)
 	}
 	return participants(ps), nil
 }
@@ -269,7 +269,7 @@ func (l *Latch) Context(parent context.Context) (context.Context, context.Cancel
 		term = l.hold.Lost()
 	}
 	l.mu.Unlock()
-	return lockqueue.HoldContext(parent, fmt.Errorf("%w: %s", ErrNotLeader, l.q.Path), term)
+	return lockqueue.HoldContext(parent, fmt.Errorf("%w: %s", ErrNotLeader, l.q.Path()), term)
 }
 
 // FencingToken grows with every term of leadership of this election, while this
@@ -328,5 +328,5 @@ func (l *Latch) leave(ctx context.Context) error {
 	if err == nil || errors.Is(err, framework.ErrDeleteInBackground) || errors.Is(err, framework.ErrClosed) || isNoNode(err) {
 		return nil // with a closed client, the session took the node
 	}
-	return fmt.Errorf("election: leaving %s: %w", l.q.Path, err)
+	return fmt.Errorf("election: leaving %s: %w", l.q.Path(), err)
 }

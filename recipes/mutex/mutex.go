@@ -24,8 +24,9 @@ var (
 	ErrInvalid = errors.New("mutex: invalid argument")
 )
 
-// lockName is what Curator's InterProcessMutex names its nodes.
-const lockName = "lock-"
+// LockName is what a Mutex names its nodes, before the server's sequence number, as
+// Curator's InterProcessMutex does: a lock's participants are P/_c_<uuid>-lock-<seq>.
+const LockName = "lock-"
 
 // Participant is one node of the queue, in order.
 type Participant = lockqueue.Participant
@@ -67,7 +68,7 @@ func New(c *framework.Client, path string, opts ...Option) (*Mutex, error) {
 		}
 		opt(&o)
 	}
-	q := &lockqueue.Queue{Client: c, Path: path, Name: lockName, Names: []string{lockName}, Rule: lockqueue.Exclusive, Observer: lockqueue.Observe(c, "mutex")}
+	q := lockqueue.New(c, path, LockName, lockqueue.Exclusive, lockqueue.Observed(lockqueue.Observe(c, "mutex")))
 	id := []byte(o.id)
 	r := lockqueue.NewReentrant(func(ctx context.Context, wait bool) (*lockqueue.Held, error) {
 		return q.Acquire(ctx, id, lockqueue.Options{Wait: wait, OnRevoke: o.onRevoke})
@@ -100,7 +101,7 @@ func (m *Mutex) Release(ctx context.Context) error {
 
 // wrap gives lockqueue's errors this package's names.
 func (m *Mutex) wrap(op string, err error) error {
-	return lockqueue.Rename(err, ErrNotHeld, ErrLost, "mutex: "+op+" "+m.q.Path)
+	return lockqueue.Rename(err, ErrNotHeld, ErrLost, "mutex: "+op+" "+m.q.Path())
 }
 
 // IsAcquired reports whether this value holds the lock and has not lost it.
@@ -117,7 +118,7 @@ func (m *Mutex) Lost() <-chan struct{} { return m.r.Lost() }
 // lock protects under it. Without a hold it has ended already, with ErrNotHeld. Call
 // the CancelFunc when the work is over.
 func (m *Mutex) Context(parent context.Context) (context.Context, context.CancelFunc) {
-	return m.r.Context(parent, ErrNotHeld, fmt.Errorf("%w: %s", ErrLost, m.q.Path))
+	return m.r.Context(parent, ErrNotHeld, fmt.Errorf("%w: %s", ErrLost, m.q.Path()))
 }
 
 // Do acquires the lock (see Acquire), runs fn under Context, and releases the lock
@@ -142,7 +143,7 @@ func (m *Mutex) Node() string { return m.r.Node() }
 func (m *Mutex) Participants(ctx context.Context) ([]Participant, error) {
 	ps, err := m.q.Participants(ctx)
 	if err != nil {
-		return nil, fmt.Errorf("mutex: participants of %s: %w", m.q.Path, err)
+		return nil, fmt.Errorf("mutex: participants of %s: %w", m.q.Path(), err)
 	}
 	return ps, nil
 }
@@ -159,7 +160,7 @@ func Revoke(ctx context.Context, c *framework.Client, node string) error {
 	if err := framework.ValidatePath(node); err != nil {
 		return fmt.Errorf("%w: %w", ErrInvalid, err)
 	}
-	if _, ok := lockqueue.Sequence(path.Base(node), []string{lockName}); !ok {
+	if _, ok := lockqueue.Sequence(path.Base(node), []string{LockName}); !ok {
 		return fmt.Errorf("%w: %q is not a lock participant's node", ErrInvalid, node)
 	}
 	if _, err := c.Set(ctx, node, []byte(lockqueue.RevokeMessage), -1); err != nil {

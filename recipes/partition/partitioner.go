@@ -25,9 +25,6 @@ type Item struct {
 	FencingToken int64 // grows with every owner of this item
 }
 
-// lockNames are the names of the mutex's nodes (Curator's InterProcessMutex's).
-var lockNames = []string{"lock-"}
-
 // Partitioner is this process's membership of a partitioned set: it runs work for
 // the items it owns.
 type Partitioner struct {
@@ -241,7 +238,7 @@ func (p *Partitioner) owners(items []string) map[string]string {
 	owners := make(map[string]string, len(items))
 	for _, name := range items {
 		lock := path.Join(p.itemsPath(), name)
-		queue := lockqueue.SortChildren(p.locks.Children(lock), lockNames)
+		queue := lockqueue.SortChildren(p.locks.Children(lock), []string{mutex.LockName})
 		if len(queue) == 0 {
 			continue
 		}

@@ -76,8 +76,8 @@ func New(c *framework.Client, path string, opts ...Option) (*RWLock, error) {
 	rule := lockqueue.ReadWrite(o.writeName)
 	id := []byte(o.id)
 	l := &RWLock{
-		read:  &Lock{q: &lockqueue.Queue{Client: c, Path: path, Name: o.readName, Names: names, Rule: rule, Observer: lockqueue.Observe(c, "rwlock.read")}, name: o.readName},
-		write: &Lock{q: &lockqueue.Queue{Client: c, Path: path, Name: o.writeName, Names: names, Rule: rule, Observer: lockqueue.Observe(c, "rwlock.write")}, name: o.writeName},
+		read:  &Lock{q: lockqueue.New(c, path, o.readName, rule, lockqueue.Names(names...), lockqueue.Observed(lockqueue.Observe(c, "rwlock.read"))), name: o.readName},
+		write: &Lock{q: lockqueue.New(c, path, o.writeName, rule, lockqueue.Names(names...), lockqueue.Observed(lockqueue.Observe(c, "rwlock.write"))), name: o.writeName},
 	}
 	l.write.r = lockqueue.NewReentrant(func(ctx context.Context, wait bool) (*lockqueue.Held, error) {
 		if l.read.r.Held() != nil {
@@ -145,7 +145,7 @@ func (l *Lock) wrap(op string, err error) error {
 	if errors.Is(err, ErrUpgrade) {
 		return err
 	}
-	return lockqueue.Rename(err, ErrNotHeld, ErrLost, "rwlock: "+op+" "+l.q.Path+"/"+l.name)
+	return lockqueue.Rename(err, ErrNotHeld, ErrLost, "rwlock: "+op+" "+l.q.Path()+"/"+l.name)
 }
 
 // IsAcquired reports whether this side holds and has not lost the hold.
@@ -159,7 +159,7 @@ func (l *Lock) Lost() <-chan struct{} { return l.r.Lost() }
 // lost or is released, with ErrLost as its context.Cause; without a hold it has ended
 // already, with ErrNotHeld (see mutex.Mutex.Context).
 func (l *Lock) Context(parent context.Context) (context.Context, context.CancelFunc) {
-	return l.r.Context(parent, ErrNotHeld, fmt.Errorf("%w: %s/%s", ErrLost, l.q.Path, l.name))
+	return l.r.Context(parent, ErrNotHeld, fmt.Errorf("%w: %s/%s", ErrLost, l.q.Path(), l.name))
 }
 
 // Do acquires this side, runs fn under Context, and releases it when fn returns,
@@ -182,7 +182,7 @@ func (l *Lock) Node() string { return l.r.Node() }
 func (l *Lock) Participants(ctx context.Context) ([]Participant, error) {
 	all, err := l.q.Participants(ctx)
 	if err != nil {
-		return nil, fmt.Errorf("rwlock: participants of %s: %w", l.q.Path, err)
+		return nil, fmt.Errorf("rwlock: participants of %s: %w", l.q.Path(), err)
 	}
 	var ps []Participant
 	for _, p := range all {

@@ -34,8 +34,6 @@ const (
 	leaseName = "lease-"
 )
 
-var leaseNames = []string{leaseName}
-
 // Participant is one lease node, in sequence order.
 type Participant = lockqueue.Participant
 
@@ -90,10 +88,9 @@ func named(c *framework.Client, path string, maxLeases int, recipe string, opts 
 		path: path,
 		max:  maxLeases,
 		id:   []byte(o.id),
-		lock: &lockqueue.Queue{Client: c, Path: join(path, locksDir),
-			Name: lockName, Names: []string{lockName}, Rule: lockqueue.Exclusive},
-		leases: &lockqueue.Queue{Client: c, Path: join(path, leasesDir),
-			Name: leaseName, Names: leaseNames, Rule: lockqueue.Count(maxLeases), WatchChildren: true, Observer: observer.HoldsOnly()},
+		lock: lockqueue.New(c, join(path, locksDir), lockName, lockqueue.Exclusive),
+		leases: lockqueue.New(c, join(path, leasesDir), leaseName, lockqueue.Count(maxLeases),
+			lockqueue.WatchChildren(), lockqueue.Observed(observer.HoldsOnly())),
 		observer: observer,
 	}, nil
 }
@@ -113,7 +110,7 @@ func (s *Semaphore) Acquire(ctx context.Context, n int) ([]*Lease, error) {
 	if err := s.check(n); err != nil {
 		return nil, err
 	}
-	a := s.observer.Begin(ctx, s.leases.Path, true)
+	a := s.observer.Begin(ctx, s.leases.Path(), true)
 	leases, err := s.acquire(ctx, n)
 	s.end(&a, leases, err)
 	return leases, err
@@ -148,7 +145,7 @@ func (s *Semaphore) TryAcquire(ctx context.Context, n int) ([]*Lease, error) {
 	if err := s.check(n); err != nil {
 		return nil, err
 	}
-	a := s.observer.Begin(ctx, s.leases.Path, false)
+	a := s.observer.Begin(ctx, s.leases.Path(), false)
 	leases, err := s.take(ctx, n, false)
 	s.end(&a, leases, err)
 	return leases, err

@@ -48,7 +48,7 @@ type Tracker struct {
 // Track starts a Tracker of a participant in q, whose hold reports to q's observer;
 // Stop it unless a Held took it over.
 func (q *Queue) Track() *Tracker {
-	t := &Tracker{c: q.Client, observer: q.Observer}
+	t := &Tracker{c: q.client, observer: q.observer}
 	t.Epoch()
 	return t
 }

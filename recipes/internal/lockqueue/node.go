@@ -23,12 +23,6 @@ type Node struct {
 	Session int64  // the session that owns it
 }
 
-// CreateNode makes our protected ephemeral-sequential node parent/name-<seq>, with
-// container parents, and learns which session owns it.
-func CreateNode(ctx context.Context, c *framework.Client, parent, name string, data []byte) (*Node, error) {
-	return createNode(ctx, c, path.Join(parent, name), data, framework.Sequential())
-}
-
 func createNode(ctx context.Context, c *framework.Client, p string, data []byte, extra ...framework.CreateOption) (*Node, error) {
 	before := c.SessionID()
 	opts := append([]framework.CreateOption{framework.Protected(), framework.Ephemeral(), framework.CreatingParentContainers()}, extra...)
