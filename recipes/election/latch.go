@@ -8,6 +8,7 @@ import (
 
 	"github.com/zkrecipes/zkrecipes/framework"
 	"github.com/zkrecipes/zkrecipes/recipes/internal/attempt"
+	"github.com/zkrecipes/zkrecipes/recipes/internal/hold"
 	"github.com/zkrecipes/zkrecipes/recipes/internal/lockqueue"
 	"github.com/zkrecipes/zkrecipes/recipes/internal/notify"
 )
@@ -264,12 +265,12 @@ func (l *Latch) Node() string {
 // over.
 func (l *Latch) Context(parent context.Context) (context.Context, context.CancelFunc) {
 	l.mu.Lock()
-	term := lockqueue.Closed
+	term := hold.Closed
 	if l.leader && !l.closed {
 		term = l.hold.Lost()
 	}
 	l.mu.Unlock()
-	return lockqueue.HoldContext(parent, fmt.Errorf("%w: %s", ErrNotLeader, l.q.Path()), term)
+	return hold.Context(parent, fmt.Errorf("%w: %s", ErrNotLeader, l.q.Path()), term)
 }
 
 // FencingToken grows with every term of leadership of this election, while this

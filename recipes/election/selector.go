@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/zkrecipes/zkrecipes/framework"
+	"github.com/zkrecipes/zkrecipes/recipes/internal/hold"
 	"github.com/zkrecipes/zkrecipes/recipes/internal/lockqueue"
 )
 
@@ -190,7 +191,7 @@ func (s *Selector) term(start context.Context, joined chan<- error) error {
 	// Three layers, so that context.Cause tells the endings apart: Close ends s.ctx,
 	// InterruptLeadership the term, and a loss the hold's context.
 	termCtx, interrupt := context.WithCancelCause(s.ctx)
-	leadCtx, cancel := lockqueue.HoldContext(termCtx, fmt.Errorf("%w: %s", ErrLeadershipLost, s.path), h.Lost())
+	leadCtx, cancel := hold.Context(termCtx, fmt.Errorf("%w: %s", ErrLeadershipLost, s.path), h.Lost())
 	term := Term{ID: s.id, FencingToken: h.FencingToken()}
 	s.mu.Lock()
 	s.leading, s.granted, s.interrupt, s.token = true, true, interrupt, term.FencingToken

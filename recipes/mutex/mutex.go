@@ -10,6 +10,7 @@ import (
 
 	"github.com/zkrecipes/zkrecipes/framework"
 	"github.com/zkrecipes/zkrecipes/recipes/internal/args"
+	"github.com/zkrecipes/zkrecipes/recipes/internal/hold"
 	"github.com/zkrecipes/zkrecipes/recipes/internal/lockqueue"
 )
 
@@ -126,7 +127,7 @@ func (m *Mutex) Context(parent context.Context) (context.Context, context.Cancel
 // error, or fn's joined with Release's: one wrapping ErrLost means the lock may have
 // been lost while fn ran.
 func (m *Mutex) Do(ctx context.Context, fn func(ctx context.Context) error) error {
-	return lockqueue.Do(ctx, m, fn, ErrInvalid)
+	return hold.Do(ctx, m, fn, ErrInvalid)
 }
 
 // FencingToken is a number that grows with every holder of the lock, while it is

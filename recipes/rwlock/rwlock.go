@@ -8,6 +8,7 @@ import (
 
 	"github.com/zkrecipes/zkrecipes/framework"
 	"github.com/zkrecipes/zkrecipes/recipes/internal/args"
+	"github.com/zkrecipes/zkrecipes/recipes/internal/hold"
 	"github.com/zkrecipes/zkrecipes/recipes/internal/lockqueue"
 )
 
@@ -167,7 +168,7 @@ func (l *Lock) Context(parent context.Context) (context.Context, context.CancelF
 // joined with Release's: one wrapping ErrLost means the hold may have been lost
 // while fn ran.
 func (l *Lock) Do(ctx context.Context, fn func(ctx context.Context) error) error {
-	return lockqueue.Do(ctx, l, fn, ErrInvalid)
+	return hold.Do(ctx, l, fn, ErrInvalid)
 }
 
 // FencingToken grows with every writer and with every reader after a writer; 0

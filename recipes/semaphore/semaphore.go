@@ -9,6 +9,7 @@ import (
 
 	"github.com/zkrecipes/zkrecipes/framework"
 	"github.com/zkrecipes/zkrecipes/recipes/internal/args"
+	"github.com/zkrecipes/zkrecipes/recipes/internal/hold"
 	"github.com/zkrecipes/zkrecipes/recipes/internal/lockqueue"
 )
 
@@ -221,7 +222,7 @@ func (s *Semaphore) Do(ctx context.Context, n int, fn func(ctx context.Context, 
 		return fmt.Errorf("%w: nil function", ErrInvalid)
 	}
 	h := &leaseSet{s: s, n: n}
-	return lockqueue.Do(ctx, h, func(ctx context.Context) error { return fn(ctx, h.leases) }, ErrInvalid)
+	return hold.Do(ctx, h, func(ctx context.Context) error { return fn(ctx, h.leases) }, ErrInvalid)
 }
 
 // leaseSet is the n leases of one Do, as one hold.
@@ -249,7 +250,7 @@ func (h *leaseSet) Context(parent context.Context) (context.Context, context.Can
 	for i, l := range h.leases {
 		lost[i] = l.Lost()
 	}
-	return lockqueue.HoldContext(parent, fmt.Errorf("%w: a lease of %s", ErrLost, h.s.path), lost...)
+	return hold.Context(parent, fmt.Errorf("%w: a lease of %s", ErrLost, h.s.path), lost...)
 }
 
 // Participants lists the lease nodes in sequence order, with each one's id. Holder
@@ -308,7 +309,7 @@ func (l *Lease) Node() string {
 // closes on Release. Stop using what the lease protects when it closes.
 func (l *Lease) Lost() <-chan struct{} {
 	if l == nil || l.h == nil {
-		return lockqueue.Closed
+		return hold.Closed
 	}
 	return l.h.Lost()
 }
@@ -317,7 +318,7 @@ func (l *Lease) Lost() <-chan struct{} {
 // (Lost closes) or is released, with ErrLost as its context.Cause: run the work that
 // the lease allows under it. Call the CancelFunc when the work is over.
 func (l *Lease) Context(parent context.Context) (context.Context, context.CancelFunc) {
-	return lockqueue.HoldContext(parent, fmt.Errorf("%w: %s", ErrLost, l.Node()), l.Lost())
+	return hold.Context(parent, fmt.Errorf("%w: %s", ErrLost, l.Node()), l.Lost())
 }
 
 // FencingToken is a zxid of the ensemble taken when the lease was granted (the last
