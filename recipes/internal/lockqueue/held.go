@@ -31,17 +31,17 @@ const RevokeMessage = "__REVOKE__"
 // waiter were a third of a queued waiter's memory.
 type Tracker struct {
 	c         *framework.Client
-	stopState func()      // set by Grant
-	stopClose func() bool // set by Grant
+	stopState func()      // set by grant
+	stopClose func() bool // set by grant
 
 	observer *Observer // what the hold reports to
 
 	mu      sync.Mutex
-	next    <-chan struct{} // closes on the first state change after the last Epoch
+	next    <-chan struct{} // closes on the first state change after the last epoch
 	holding bool
 	since   time.Time // when the hold was granted, if measured
 
-	lost     chan struct{} // made by Grant: a waiter that never holds needs none
+	lost     chan struct{} // made by grant: a waiter that never holds needs none
 	lostOnce sync.Once
 }
 
@@ -49,7 +49,7 @@ type Tracker struct {
 // Stop it unless a Held took it over.
 func (q *Queue) Track() *Tracker {
 	t := &Tracker{c: q.client, observer: q.observer}
-	t.Epoch()
+	t.epoch()
 	return t
 }
 
@@ -79,16 +79,16 @@ func (t *Tracker) end() {
 	t.observer.ended(since)
 }
 
-// Wake closes on the first connection state change after the last Epoch (or Track).
-func (t *Tracker) Wake() <-chan struct{} {
+// wake closes on the first connection state change after the last epoch (or Track).
+func (t *Tracker) wake() <-chan struct{} {
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	return t.next
 }
 
-// Epoch counts the error states the client has published; take it before a listing,
-// for Grant. Wake then closes on the next change.
-func (t *Tracker) Epoch() int64 {
+// epoch counts the error states the client has published; take it before a listing,
+// for grant. wake then closes on the next change.
+func (t *Tracker) epoch() int64 {
 	errorStates, next := t.c.StateChanges()
 	t.mu.Lock()
 	t.next = next
@@ -109,16 +109,16 @@ func (t *Tracker) Stop() {
 	}
 }
 
-// beforeHolding, if set, runs in Grant once the holder's listener is registered and
+// beforeHolding, if set, runs in grant once the holder's listener is registered and
 // before the hold is recorded: a test's way to publish a state in that window.
 var beforeHolding func()
 
-// Grant makes node n a holder, unless an error state came since the listing that
+// grant makes node n a holder, unless an error state came since the listing that
 // found it holding (taken at epoch), or the client has closed: then the participant
 // must look again (and a closed client's listing says ErrClosed). parent is that
 // listing's stat of the lock path, whose pzxid becomes the fencing token. The Held
 // takes the Tracker over.
-func (t *Tracker) Grant(epoch int64, n *Node, parent *zk.Stat) (*Held, bool) {
+func (t *Tracker) grant(epoch int64, n *Node, parent *zk.Stat) (*Held, bool) {
 	// The listener first, then the count: an error state published before the
 	// listener hears nothing is in the count, and refuses the grant.
 	policy := t.c.ErrorPolicy()

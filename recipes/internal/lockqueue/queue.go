@@ -130,13 +130,13 @@ func (q *Queue) HoldAt(ctx context.Context, data []byte, seq string, token int64
 	a := q.observer.Begin(ctx, q.path, false)
 	defer func() { a.End(h, err) }()
 	t := q.Track()
-	epoch := t.Epoch()
+	epoch := t.epoch()
 	n, err := createNode(ctx, q.client, path.Join(q.path, q.name+seq), data)
 	if err != nil {
 		t.Stop()
 		return nil, err
 	}
-	h, ok := t.Grant(epoch, n, &zk.Stat{Pzxid: token})
+	h, ok := t.grant(epoch, n, &zk.Stat{Pzxid: token})
 	if !ok {
 		t.Stop()
 		n.Delete(ctx, q.client)
@@ -147,7 +147,7 @@ func (q *Queue) HoldAt(ctx context.Context, data []byte, seq string, token int64
 
 // Await waits until our existing node n holds (a latch's wait for leadership, which
 // keeps its node across the terms it loses): an acquisition of its own, as the
-// observer sees it. t (q.Track) must have been started before n was listed last. It
+// observer sees it. t must have been started (q.Track) before Await is called. It
 // returns ErrNodeGone when n vanished or belongs to an earlier session; it deletes
 // nothing.
 func (q *Queue) Await(ctx context.Context, n *Node, t *Tracker, wait bool) (h *Held, err error) {
@@ -161,7 +161,7 @@ func (q *Queue) Await(ctx context.Context, n *Node, t *Tracker, wait bool) (h *H
 // wait, until n holds.
 func (q *Queue) wait(ctx context.Context, n *Node, t *Tracker, wait bool) (*Held, error) {
 	for {
-		epoch := t.Epoch()
+		epoch := t.epoch()
 		var children []string
 		var stat *zk.Stat
 		var changed <-chan zk.Event
@@ -188,7 +188,7 @@ func (q *Queue) wait(ctx context.Context, n *Node, t *Tracker, wait bool) (*Held
 			return nil, err
 		}
 		if holds {
-			if h, ok := t.Grant(epoch, n, stat); ok {
+			if h, ok := t.grant(epoch, n, stat); ok {
 				return h, nil
 			}
 			continue
@@ -207,7 +207,7 @@ func (q *Queue) wait(ctx context.Context, n *Node, t *Tracker, wait bool) (*Held
 		}
 		select {
 		case <-changed:
-		case <-t.Wake():
+		case <-t.wake():
 		case <-q.client.Context().Done(): // the next listing says ErrClosed
 		case <-ctx.Done():
 			return nil, fmt.Errorf("waiting for %s: %w", q.path, ctx.Err())

@@ -17,22 +17,22 @@ import (
 // The outcomes of an acquisition, the values of its outcome attribute: the state
 // recipes' for an ended context and other errors.
 const (
-	Acquired  = "acquired"
-	TimedOut  = instrument.TimedOut  // its context's deadline passed
-	Cancelled = instrument.Cancelled // its context was cancelled, or the recipe closed
-	Refused   = "refused"            // it would have waited, and was asked not to (TryAcquire)
-	Failed    = instrument.Failed    // any other error: the client closed, an ACL refused, retries ran out
+	acquired  = "acquired"
+	timedOut  = instrument.TimedOut  // its context's deadline passed
+	cancelled = instrument.Cancelled // its context was cancelled, or the recipe closed
+	refused   = "refused"            // it would have waited, and was asked not to (TryAcquire)
+	failed    = instrument.Failed    // any other error: the client closed, an ACL refused, retries ran out
 )
 
-var acquisitionOutcomes = []string{Acquired, TimedOut, Cancelled, Refused, Failed}
+var acquisitionOutcomes = []string{acquired, timedOut, cancelled, refused, failed}
 
 // acquisitionOutcome names how an acquisition ended.
 func acquisitionOutcome(err error) string {
 	switch {
 	case err == nil:
-		return Acquired
+		return acquired
 	case errors.Is(err, ErrWouldBlock):
-		return Refused
+		return refused
 	}
 	return instrument.Outcome(err)
 }
@@ -192,7 +192,7 @@ func (a *Acquisition) End(h *Held, err error) {
 	if h != nil {
 		a.span.SetAttributes(attribute.String("node", h.Node.Path), attribute.Int64("fencing_token", h.FencingToken()))
 	}
-	if out == Failed {
+	if out == failed {
 		a.span.RecordError(err)
 		a.span.SetStatus(codes.Error, err.Error())
 	}
