@@ -42,8 +42,8 @@ type QueueOption func(*Queue)
 
 // Names are the names of every participant on the path, ours among them, when
 // others than ours queue there too (a read/write lock's readers and writers): a
-// node's sequence is what follows the last occurrence of the first of them it holds.
-// Default: ours alone.
+// node's sequence is what follows the last occurrence of the first of them that its
+// name contains. Default: ours alone.
 func Names(names ...string) QueueOption { return func(q *Queue) { q.names = names } }
 
 // WatchChildren makes a waiter watch the path's children instead of the node the
