@@ -12,6 +12,7 @@ import (
 	"github.com/google/uuid"
 
 	"github.com/zkrecipes/zkrecipes/framework"
+	"github.com/zkrecipes/zkrecipes/recipes/internal/attempt"
 	"github.com/zkrecipes/zkrecipes/recipes/internal/lockqueue"
 )
 
@@ -248,7 +249,7 @@ func (d *Double) Leave(ctx context.Context) error {
 // tidy deletes the ready node once no member is left, after a Leave that gave up:
 // a leftover ready node would let Curator's members of the next round pass alone.
 func (d *Double) tidy(ctx context.Context) {
-	ctx, cancel := lockqueue.CleanupContext(ctx)
+	ctx, cancel := attempt.CleanupContext(ctx)
 	defer cancel()
 	if names, err := d.memberNames(ctx); err == nil && len(names) == 0 {
 		_ = d.c.Delete(ctx, path.Join(d.path, readyName), -1)

@@ -10,7 +10,7 @@ import (
 	"time"
 
 	"github.com/zkrecipes/zkrecipes/framework"
-	"github.com/zkrecipes/zkrecipes/recipes/internal/lockqueue"
+	"github.com/zkrecipes/zkrecipes/recipes/internal/args"
 )
 
 var (
@@ -28,7 +28,7 @@ var (
 )
 
 func checkArgs(c *framework.Client, path string) error {
-	if err := lockqueue.CheckArgs(c, path); err != nil {
+	if err := args.Check(c, path); err != nil {
 		return fmt.Errorf("%w: %w", ErrInvalid, err)
 	}
 	return nil

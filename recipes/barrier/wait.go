@@ -6,7 +6,7 @@ import (
 	"github.com/go-zookeeper/zk"
 
 	"github.com/zkrecipes/zkrecipes/framework"
-	"github.com/zkrecipes/zkrecipes/recipes/internal/lockqueue"
+	"github.com/zkrecipes/zkrecipes/recipes/internal/attempt"
 )
 
 // waiter is what a barrier waits on: its one watch, the client's state changes (a
@@ -14,11 +14,11 @@ import (
 type waiter struct {
 	wake   chan struct{}
 	stop   func()
-	pauses lockqueue.Pauses
+	pauses attempt.Pauses
 }
 
 func newWaiter(c *framework.Client) *waiter {
-	w := &waiter{wake: make(chan struct{}, 1), pauses: lockqueue.Pauses{Client: c}}
+	w := &waiter{wake: make(chan struct{}, 1), pauses: attempt.Pauses{Client: c}}
 	w.stop = c.Listen(func(framework.ConnectionState) {
 		select {
 		case w.wake <- struct{}{}:

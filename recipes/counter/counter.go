@@ -10,7 +10,7 @@ import (
 	"github.com/go-zookeeper/zk"
 
 	"github.com/zkrecipes/zkrecipes/framework"
-	"github.com/zkrecipes/zkrecipes/recipes/internal/lockqueue"
+	"github.com/zkrecipes/zkrecipes/recipes/internal/args"
 	"github.com/zkrecipes/zkrecipes/recipes/internal/nodewrite"
 	"github.com/zkrecipes/zkrecipes/recipes/mutex"
 )
@@ -37,7 +37,7 @@ type Counter struct {
 // write.
 func New(c *framework.Client, path string, opts ...Option) (*Counter, error) {
 	o := options{retry: defaultRetry}
-	if err := lockqueue.CheckArgs(c, path); err != nil {
+	if err := args.Check(c, path); err != nil {
 		return nil, fmt.Errorf("%w: %w", ErrInvalid, err)
 	}
 	for _, opt := range opts {
@@ -55,7 +55,7 @@ func New(c *framework.Client, path string, opts ...Option) (*Counter, error) {
 		}
 	}
 	if o.promoted {
-		if err := lockqueue.CheckArgs(c, o.lockPath); err != nil {
+		if err := args.Check(c, o.lockPath); err != nil {
 			return nil, fmt.Errorf("%w: lock path: %w", ErrInvalid, err)
 		}
 		if o.lockPath == path {

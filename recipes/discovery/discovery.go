@@ -11,7 +11,7 @@ import (
 	"github.com/go-zookeeper/zk"
 
 	"github.com/zkrecipes/zkrecipes/framework"
-	"github.com/zkrecipes/zkrecipes/recipes/internal/lockqueue"
+	"github.com/zkrecipes/zkrecipes/recipes/internal/args"
 )
 
 // Discovery is the services registered under one base path (Curator's
@@ -33,7 +33,7 @@ func WithLogger(l *slog.Logger) Option { return func(d *Discovery) { d.log = l }
 // New is the discovery of the services under basePath (Curator's default and
 // Spring Cloud Zookeeper's is "/services"). Nothing is sent to ZooKeeper.
 func New(c *framework.Client, basePath string, opts ...Option) (*Discovery, error) {
-	if err := lockqueue.CheckArgs(c, basePath); err != nil {
+	if err := args.Check(c, basePath); err != nil {
 		return nil, fmt.Errorf("%w: %w", ErrInvalid, err)
 	}
 	d := &Discovery{c: c, base: basePath, log: c.Logger()}
@@ -63,7 +63,7 @@ func (d *Discovery) Names(ctx context.Context) ([]string, error) {
 // service does not exist. A node whose data is not an instance is left out and
 // logged. If ctx ends first, Instances returns its error.
 func (d *Discovery) Instances(ctx context.Context, name string) ([]Instance, error) {
-	if err := lockqueue.CheckName(name); err != nil {
+	if err := args.CheckName(name); err != nil {
 		return nil, fmt.Errorf("%w: name: %w", ErrInvalid, err)
 	}
 	dir := d.servicePath(name)
@@ -92,10 +92,10 @@ func (d *Discovery) Instances(ctx context.Context, name string) ([]Instance, err
 // none, an error wrapping ErrBadInstance when its node holds something else. If ctx
 // ends first, Instance returns its error.
 func (d *Discovery) Instance(ctx context.Context, name, id string) (Instance, error) {
-	if err := lockqueue.CheckName(name); err != nil {
+	if err := args.CheckName(name); err != nil {
 		return Instance{}, fmt.Errorf("%w: name: %w", ErrInvalid, err)
 	}
-	if err := lockqueue.CheckName(id); err != nil {
+	if err := args.CheckName(id); err != nil {
 		return Instance{}, fmt.Errorf("%w: id: %w", ErrInvalid, err)
 	}
 	return d.read(ctx, d.instancePath(name, id))

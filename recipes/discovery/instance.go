@@ -7,7 +7,7 @@ import (
 	"strconv"
 	"time"
 
-	"github.com/zkrecipes/zkrecipes/recipes/internal/lockqueue"
+	"github.com/zkrecipes/zkrecipes/recipes/internal/args"
 )
 
 // ServiceType is Curator's serviceType: it says which kind of node holds the
@@ -75,10 +75,10 @@ type wireSpec struct {
 
 // check is what Register and Update require of an instance.
 func (in Instance) check() error {
-	if err := lockqueue.CheckName(in.Name); err != nil {
+	if err := args.CheckName(in.Name); err != nil {
 		return fmt.Errorf("%w: name: %w", ErrInvalid, err)
 	}
-	if err := lockqueue.CheckName(in.ID); err != nil {
+	if err := args.CheckName(in.ID); err != nil {
 		return fmt.Errorf("%w: id: %w", ErrInvalid, err)
 	}
 	for _, p := range []struct {

@@ -10,7 +10,7 @@ import (
 	"sync"
 
 	"github.com/zkrecipes/zkrecipes/recipes/cache"
-	"github.com/zkrecipes/zkrecipes/recipes/internal/lockqueue"
+	"github.com/zkrecipes/zkrecipes/recipes/internal/args"
 	"github.com/zkrecipes/zkrecipes/recipes/internal/notify"
 )
 
@@ -45,7 +45,7 @@ const (
 // NewProvider makes a provider of the named service. Nothing is sent to ZooKeeper
 // until Start.
 func (d *Discovery) NewProvider(name string, opts ...ProviderOption) (*Provider, error) {
-	if err := lockqueue.CheckName(name); err != nil {
+	if err := args.CheckName(name); err != nil {
 		return nil, fmt.Errorf("%w: name: %w", ErrInvalid, err)
 	}
 	o := defaultProviderOptions()

@@ -7,7 +7,7 @@ import (
 	"sync"
 	"time"
 
-	"github.com/zkrecipes/zkrecipes/recipes/internal/lockqueue"
+	"github.com/zkrecipes/zkrecipes/recipes/internal/attempt"
 	"github.com/zkrecipes/zkrecipes/recipes/nodes"
 )
 
@@ -128,7 +128,7 @@ func (r *Registration) Close() error {
 	}
 	r.closed = true
 	r.mu.Unlock()
-	ctx, cancel := lockqueue.CleanupContext(context.Background())
+	ctx, cancel := attempt.CleanupContext(context.Background())
 	defer cancel()
 	if err := r.node.Close(ctx); err != nil {
 		return fmt.Errorf("discovery: unregister %s: %w", r.node.Path(), err)

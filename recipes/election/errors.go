@@ -7,6 +7,7 @@ import (
 	"github.com/go-zookeeper/zk"
 
 	"github.com/zkrecipes/zkrecipes/framework"
+	"github.com/zkrecipes/zkrecipes/recipes/internal/args"
 	"github.com/zkrecipes/zkrecipes/recipes/internal/lifecycle"
 	"github.com/zkrecipes/zkrecipes/recipes/internal/lockqueue"
 )
@@ -81,8 +82,8 @@ func leader(ps []lockqueue.Participant) (Participant, error) {
 }
 
 func newOptions(c *framework.Client, path string, opts []Option) (options, error) {
-	o := options{id: lockqueue.DefaultID()}
-	if err := lockqueue.CheckArgs(c, path); err != nil {
+	o := options{id: args.DefaultID()}
+	if err := args.Check(c, path); err != nil {
 		return o, fmt.Errorf("%w: %w", ErrInvalid, err)
 	}
 	for _, opt := range opts {

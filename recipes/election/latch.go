@@ -7,6 +7,8 @@ import (
 	"sync"
 
 	"github.com/zkrecipes/zkrecipes/framework"
+	"github.com/zkrecipes/zkrecipes/recipes/internal/attempt"
+	"github.com/zkrecipes/zkrecipes/recipes/internal/hold"
 	"github.com/zkrecipes/zkrecipes/recipes/internal/lifecycle"
 	"github.com/zkrecipes/zkrecipes/recipes/internal/lockqueue"
 	"github.com/zkrecipes/zkrecipes/recipes/internal/notify"
@@ -45,7 +47,7 @@ func NewLatch(c *framework.Client, path string, opts ...Option) (*Latch, error) 
 	}
 	return &Latch{
 		c:             c,
-		q:             &lockqueue.Queue{Client: c, Path: path, Name: latchName, Names: []string{latchName}, Rule: lockqueue.Exclusive, Recipe: "latch", Election: true},
+		q:             lockqueue.New(c, path, latchName, lockqueue.Exclusive, lockqueue.Observed(lockqueue.ObserveElection(c, "latch"))),
 		id:            []byte(o.id),
 		notifyOnClose: o.notifyOnClose,
 		changed:       make(chan struct{}),
@@ -75,7 +77,7 @@ func (l *Latch) Start(ctx context.Context) error {
 		case <-createCtx.Done():
 		}
 	}()
-	n, err := lockqueue.CreateNode(createCtx, l.c, l.q.Path, latchName, l.id)
+	n, err := l.q.Join(createCtx, l.id)
 	if err != nil {
 		if cause := context.Cause(loopCtx); errors.Is(cause, framework.ErrClosed) {
 			err = cause // the client closed while the create waited
@@ -88,7 +90,7 @@ func (l *Latch) Start(ctx context.Context) error {
 			return ErrClosed
 		}
 		l.stop, l.done = nil, nil // not joined: Start may be tried again
-		return fmt.Errorf("election: joining %s: %w", l.q.Path, err)
+		return fmt.Errorf("election: joining %s: %w", l.q.Path(), err)
 	}
 	l.mu.Lock()
 	l.node = n
@@ -102,12 +104,12 @@ func (l *Latch) run(ctx context.Context, n *lockqueue.Node) {
 	defer close(l.done)
 	go l.listeners.Run(nil)
 	defer l.listeners.End() // after the last change, the loop's own end of leadership
-	pauses := &lockqueue.Pauses{Client: l.c}
+	pauses := &attempt.Pauses{Client: l.c}
 	for ctx.Err() == nil {
-		t := lockqueue.Track(l.c)
+		t := l.q.Track()
 		if n == nil {
 			var err error
-			if n, err = lockqueue.CreateNode(ctx, l.c, l.q.Path, latchName, l.id); err != nil {
+			if n, err = l.q.Join(ctx, l.id); err != nil {
 				t.Stop()
 				l.pause(ctx, pauses, err)
 				continue
@@ -142,11 +144,11 @@ func (l *Latch) run(ctx context.Context, n *lockqueue.Node) {
 
 // pause waits between two failed attempts to follow the election, as the client's
 // retry policy says, and without end: a latch never gives up until Close.
-func (l *Latch) pause(ctx context.Context, pauses *lockqueue.Pauses, err error) {
+func (l *Latch) pause(ctx context.Context, pauses *attempt.Pauses, err error) {
 	if ctx.Err() != nil {
 		return
 	}
-	l.c.Logger().Debug("zkrecipes: latch retrying", "path", l.q.Path, "error", err)
+	l.c.Logger().Debug("zkrecipes: latch retrying", "path", l.q.Path(), "error", err)
 	pauses.Wait(ctx, nil)
 }
 
@@ -189,9 +191,9 @@ func (l *Latch) Await(ctx context.Context) error {
 		select {
 		case <-ch:
 		case <-ctx.Done():
-			return fmt.Errorf("election: awaiting leadership of %s: %w", l.q.Path, ctx.Err())
+			return fmt.Errorf("election: awaiting leadership of %s: %w", l.q.Path(), ctx.Err())
 		case <-l.c.Context().Done():
-			return lifecycle.ClientClosed(l.c, "election: awaiting leadership of "+l.q.Path)
+			return lifecycle.ClientClosed(l.c, "election: awaiting leadership of "+l.q.Path())
 		}
 	}
 }
@@ -233,7 +235,7 @@ func (l *Latch) Listen(fn func(isLeader bool)) (stop func()) {
 func (l *Latch) Leader(ctx context.Context) (Participant, error) {
 	ps, err := l.q.Participants(ctx)
 	if err != nil {
-		return Participant{}, fmt.Errorf("election: leader of %s: %w", l.q.Path, err)
+		return Participant{}, fmt.Errorf("election: leader of %s: %w", l.q.Path(), err)
 	}
 	return leader(ps)
 }
@@ -242,7 +244,7 @@ func (l *Latch) Leader(ctx context.Context) (Participant, error) {
 func (l *Latch) Participants(ctx context.Context) ([]Participant, error) {
 	ps, err := l.q.Participants(ctx)
 	if err != nil {
-		return nil, fmt.Errorf("election: participants of %s: %w", l.q.Path, err)
+		return nil, fmt.Errorf("election: participants of %s: %w", l.q.Path(), err)
 	}
 	return participants(ps), nil
 }
@@ -265,12 +267,12 @@ func (l *Latch) Node() string {
 // over.
 func (l *Latch) Context(parent context.Context) (context.Context, context.CancelFunc) {
 	l.mu.Lock()
-	term := lockqueue.Closed
+	term := hold.Closed
 	if l.leader && l.state.State() != lifecycle.Closed {
 		term = l.hold.Lost()
 	}
 	l.mu.Unlock()
-	return lockqueue.HoldContext(parent, fmt.Errorf("%w: %s", ErrNotLeader, l.q.Path), term)
+	return hold.Context(parent, fmt.Errorf("%w: %s", ErrNotLeader, l.q.Path()), term)
 }
 
 // FencingToken grows with every term of leadership of this election, while this
@@ -329,5 +331,5 @@ func (l *Latch) leave(ctx context.Context) error {
 	if err == nil || errors.Is(err, framework.ErrDeleteInBackground) || errors.Is(err, framework.ErrClosed) || isNoNode(err) {
 		return nil // with a closed client, the session took the node
 	}
-	return fmt.Errorf("election: leaving %s: %w", l.q.Path, err)
+	return fmt.Errorf("election: leaving %s: %w", l.q.Path(), err)
 }

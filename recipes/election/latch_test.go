@@ -12,6 +12,7 @@ import (
 
 	"github.com/zkrecipes/zkrecipes/framework"
 	"github.com/zkrecipes/zkrecipes/recipes/internal/lifecycle"
+	"github.com/zkrecipes/zkrecipes/recipes/internal/lockqueue"
 	"github.com/zkrecipes/zkrecipes/zktest"
 )
 
@@ -463,10 +464,9 @@ func TestAGrantAsCloseBeginsMakesNoTerm(t *testing.T) {
 	a := newLatch(t, newClient(t, []string{srv.Addr()}), "/election/late", NotifyOnClose())
 	closed, awaited := make(chan error, 1), make(chan error, 1)
 	var afterClose chan struct{} // the latch's changed once Close has begun
-	exclusive := a.q.Rule
 	var once sync.Once
-	a.q.Rule = func(sorted []string, ours int) (bool, int) {
-		holds, watch := exclusive(sorted, ours)
+	a.q = lockqueue.New(a.c, a.q.Path(), latchName, func(sorted []string, ours int) (bool, int) {
+		holds, watch := lockqueue.Exclusive(sorted, ours)
 		if holds {
 			once.Do(func() {
 				go func() { closed <- a.Close(ctx) }()
@@ -477,7 +477,7 @@ func TestAGrantAsCloseBeginsMakesNoTerm(t *testing.T) {
 			})
 		}
 		return holds, watch
-	}
+	})
 	require.NoError(t, a.Start(ctx))
 	require.NoError(t, <-closed)
 	require.ErrorIs(t, <-awaited, ErrClosed)

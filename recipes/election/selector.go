@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/zkrecipes/zkrecipes/framework"
+	"github.com/zkrecipes/zkrecipes/recipes/internal/hold"
 	"github.com/zkrecipes/zkrecipes/recipes/internal/lifecycle"
 	"github.com/zkrecipes/zkrecipes/recipes/internal/lockqueue"
 )
@@ -67,7 +68,7 @@ func NewSelector(c *framework.Client, path string, lead func(ctx context.Context
 	return &Selector{
 		c:           c,
 		path:        path,
-		q:           &lockqueue.Queue{Client: c, Path: path, Name: selectorName, Names: []string{selectorName}, Rule: lockqueue.Exclusive, Recipe: "selector", Election: true},
+		q:           lockqueue.New(c, path, selectorName, lockqueue.Exclusive, lockqueue.Observed(lockqueue.ObserveElection(c, "selector"))),
 		id:          o.id,
 		lead:        lead,
 		autoRequeue: o.autoRequeue,
@@ -187,7 +188,7 @@ func (s *Selector) term(start context.Context, joined chan<- error) error {
 	// Three layers, so that context.Cause tells the endings apart: Close ends s.ctx,
 	// InterruptLeadership the term, and a loss the hold's context.
 	termCtx, interrupt := context.WithCancelCause(s.ctx)
-	leadCtx, cancel := lockqueue.HoldContext(termCtx, fmt.Errorf("%w: %s", ErrLeadershipLost, s.path), h.Lost())
+	leadCtx, cancel := hold.Context(termCtx, fmt.Errorf("%w: %s", ErrLeadershipLost, s.path), h.Lost())
 	term := Term{ID: s.id, FencingToken: h.FencingToken()}
 	s.mu.Lock()
 	s.leading, s.granted, s.interrupt, s.token = true, true, interrupt, term.FencingToken

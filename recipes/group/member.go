@@ -10,8 +10,9 @@ import (
 
 	"github.com/zkrecipes/zkrecipes/framework"
 	"github.com/zkrecipes/zkrecipes/recipes/cache"
+	"github.com/zkrecipes/zkrecipes/recipes/internal/args"
+	"github.com/zkrecipes/zkrecipes/recipes/internal/attempt"
 	"github.com/zkrecipes/zkrecipes/recipes/internal/lifecycle"
-	"github.com/zkrecipes/zkrecipes/recipes/internal/lockqueue"
 	"github.com/zkrecipes/zkrecipes/recipes/nodes"
 )
 
@@ -46,10 +47,10 @@ type Member struct {
 // group and a valid node name, and payload as its data. Nothing is sent to
 // ZooKeeper until Start.
 func New(c *framework.Client, path, id string, payload []byte) (*Member, error) {
-	if err := lockqueue.CheckArgs(c, path); err != nil {
+	if err := args.Check(c, path); err != nil {
 		return nil, fmt.Errorf("%w: %w", ErrInvalid, err)
 	}
-	if err := lockqueue.CheckName(id); err != nil {
+	if err := args.CheckName(id); err != nil {
 		return nil, fmt.Errorf("%w: id: %w", ErrInvalid, err)
 	}
 	node, err := nodes.New(c, nodePath(path, id), payload, nodes.Ephemeral())
@@ -94,7 +95,7 @@ func (m *Member) Start(ctx context.Context) error {
 	if err != nil {
 		// Our node may be in place already: delete it with a context of its own, since
 		// ctx may be the one that ended.
-		cleanup, cancel := lockqueue.CleanupContext(ctx)
+		cleanup, cancel := attempt.CleanupContext(ctx)
 		_ = m.Close(cleanup)
 		cancel()
 		return fmt.Errorf("group: joining %s: %w", m.path, err)

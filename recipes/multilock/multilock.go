@@ -9,7 +9,7 @@ import (
 	"sync"
 
 	"github.com/zkrecipes/zkrecipes/framework"
-	"github.com/zkrecipes/zkrecipes/recipes/internal/lockqueue"
+	"github.com/zkrecipes/zkrecipes/recipes/internal/hold"
 	"github.com/zkrecipes/zkrecipes/recipes/mutex"
 )
 
@@ -143,7 +143,7 @@ func (m *MultiLock) Context(parent context.Context) (context.Context, context.Ca
 	held := m.count > 0
 	m.mu.Unlock()
 	if !held {
-		return lockqueue.HoldContext(parent, ErrNotHeld, lockqueue.Closed)
+		return hold.Context(parent, ErrNotHeld, hold.Closed)
 	}
 	var lost []<-chan struct{}
 	for _, l := range m.locks {
@@ -151,7 +151,7 @@ func (m *MultiLock) Context(parent context.Context) (context.Context, context.Ca
 			lost = append(lost, l.Lost())
 		}
 	}
-	return lockqueue.HoldContext(parent, ErrLost, lost...)
+	return hold.Context(parent, ErrLost, lost...)
 }
 
 // Do acquires every lock (see Acquire), runs fn under Context, and releases them
@@ -159,7 +159,7 @@ func (m *MultiLock) Context(parent context.Context) (context.Context, context.Ca
 // error, or fn's joined with Release's: one that wraps a lock's ErrLost means that
 // lock may have been lost while fn ran.
 func (m *MultiLock) Do(ctx context.Context, fn func(ctx context.Context) error) error {
-	return lockqueue.Do(ctx, m, fn, ErrInvalid)
+	return hold.Do(ctx, m, fn, ErrInvalid)
 }
 
 func releaseAll(ctx context.Context, locks []Lock) error {

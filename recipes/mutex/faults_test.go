@@ -284,7 +284,7 @@ type unreadableLockNodes struct{}
 
 func (unreadableLockNodes) DefaultACL() []zk.ACL { return zk.WorldACL(zk.PermAll) }
 func (unreadableLockNodes) ACLForPath(p string) []zk.ACL {
-	if strings.Contains(path.Base(p), lockName) {
+	if strings.Contains(path.Base(p), LockName) {
 		return zk.WorldACL(zk.PermWrite | zk.PermAdmin)
 	}
 	return nil

@@ -9,6 +9,8 @@ import (
 	"github.com/go-zookeeper/zk"
 
 	"github.com/zkrecipes/zkrecipes/framework"
+	"github.com/zkrecipes/zkrecipes/recipes/internal/args"
+	"github.com/zkrecipes/zkrecipes/recipes/internal/hold"
 	"github.com/zkrecipes/zkrecipes/recipes/internal/lockqueue"
 )
 
@@ -23,8 +25,9 @@ var (
 	ErrInvalid = errors.New("mutex: invalid argument")
 )
 
-// lockName is what Curator's InterProcessMutex names its nodes.
-const lockName = "lock-"
+// LockName is what a Mutex names its nodes, before the server's sequence number, as
+// Curator's InterProcessMutex does: a lock's participants are P/_c_<uuid>-lock-<seq>.
+const LockName = "lock-"
 
 // Participant is one node of the queue, in order.
 type Participant = lockqueue.Participant
@@ -56,8 +59,8 @@ type Mutex struct {
 // New makes a participant in the lock at path. Nothing is sent to ZooKeeper until
 // Acquire.
 func New(c *framework.Client, path string, opts ...Option) (*Mutex, error) {
-	o := options{id: lockqueue.DefaultID()}
-	if err := lockqueue.CheckArgs(c, path); err != nil {
+	o := options{id: args.DefaultID()}
+	if err := args.Check(c, path); err != nil {
 		return nil, fmt.Errorf("%w: %w", ErrInvalid, err)
 	}
 	for _, opt := range opts {
@@ -66,7 +69,7 @@ func New(c *framework.Client, path string, opts ...Option) (*Mutex, error) {
 		}
 		opt(&o)
 	}
-	q := &lockqueue.Queue{Client: c, Path: path, Name: lockName, Names: []string{lockName}, Rule: lockqueue.Exclusive, Recipe: "mutex"}
+	q := lockqueue.New(c, path, LockName, lockqueue.Exclusive, lockqueue.Observed(lockqueue.Observe(c, "mutex")))
 	id := []byte(o.id)
 	r := lockqueue.NewReentrant(func(ctx context.Context, wait bool) (*lockqueue.Held, error) {
 		return q.Acquire(ctx, id, lockqueue.Options{Wait: wait, OnRevoke: o.onRevoke})
@@ -99,7 +102,7 @@ func (m *Mutex) Release(ctx context.Context) error {
 
 // wrap gives lockqueue's errors this package's names.
 func (m *Mutex) wrap(op string, err error) error {
-	return lockqueue.Rename(err, ErrNotHeld, ErrLost, "mutex: "+op+" "+m.q.Path)
+	return lockqueue.Rename(err, ErrNotHeld, ErrLost, "mutex: "+op+" "+m.q.Path())
 }
 
 // IsAcquired reports whether this value holds the lock and has not lost it.
@@ -116,7 +119,7 @@ func (m *Mutex) Lost() <-chan struct{} { return m.r.Lost() }
 // lock protects under it. Without a hold it has ended already, with ErrNotHeld. Call
 // the CancelFunc when the work is over.
 func (m *Mutex) Context(parent context.Context) (context.Context, context.CancelFunc) {
-	return m.r.Context(parent, ErrNotHeld, fmt.Errorf("%w: %s", ErrLost, m.q.Path))
+	return m.r.Context(parent, ErrNotHeld, fmt.Errorf("%w: %s", ErrLost, m.q.Path()))
 }
 
 // Do acquires the lock (see Acquire), runs fn under Context, and releases the lock
@@ -124,7 +127,7 @@ func (m *Mutex) Context(parent context.Context) (context.Context, context.Cancel
 // error, or fn's joined with Release's: one wrapping ErrLost means the lock may have
 // been lost while fn ran.
 func (m *Mutex) Do(ctx context.Context, fn func(ctx context.Context) error) error {
-	return lockqueue.Do(ctx, m, fn, ErrInvalid)
+	return hold.Do(ctx, m, fn, ErrInvalid)
 }
 
 // FencingToken is a number that grows with every holder of the lock, while it is
@@ -141,7 +144,7 @@ func (m *Mutex) Node() string { return m.r.Node() }
 func (m *Mutex) Participants(ctx context.Context) ([]Participant, error) {
 	ps, err := m.q.Participants(ctx)
 	if err != nil {
-		return nil, fmt.Errorf("mutex: participants of %s: %w", m.q.Path, err)
+		return nil, fmt.Errorf("mutex: participants of %s: %w", m.q.Path(), err)
 	}
 	return ps, nil
 }
@@ -158,7 +161,7 @@ func Revoke(ctx context.Context, c *framework.Client, node string) error {
 	if err := framework.ValidatePath(node); err != nil {
 		return fmt.Errorf("%w: %w", ErrInvalid, err)
 	}
-	if _, ok := lockqueue.Sequence(path.Base(node), []string{lockName}); !ok {
+	if _, ok := lockqueue.Sequence(path.Base(node), []string{LockName}); !ok {
 		return fmt.Errorf("%w: %q is not a lock participant's node", ErrInvalid, node)
 	}
 	if _, err := c.Set(ctx, node, []byte(lockqueue.RevokeMessage), -1); err != nil {

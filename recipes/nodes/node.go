@@ -10,9 +10,9 @@ import (
 	"github.com/go-zookeeper/zk"
 
 	"github.com/zkrecipes/zkrecipes/framework"
+	"github.com/zkrecipes/zkrecipes/recipes/internal/attempt"
 	"github.com/zkrecipes/zkrecipes/recipes/internal/instrument"
 	"github.com/zkrecipes/zkrecipes/recipes/internal/lifecycle"
-	"github.com/zkrecipes/zkrecipes/recipes/internal/lockqueue"
 	"github.com/zkrecipes/zkrecipes/recipes/internal/notify"
 )
 
@@ -122,7 +122,7 @@ func (p *PersistentNode) Start(ctx context.Context) error {
 	}
 	// A node made as ctx ended: delete it with a context of its own, since ctx may be
 	// the one that ended.
-	cleanup, cancel := lockqueue.CleanupContext(ctx)
+	cleanup, cancel := attempt.CleanupContext(ctx)
 	_ = p.remove(cleanup)
 	cancel()
 	p.mu.Lock()
@@ -234,7 +234,7 @@ func (p *PersistentNode) keep(ctx context.Context, first chan<- error, done chan
 	defer close(done)
 	stopState := p.c.Listen(func(framework.ConnectionState) { p.poke() })
 	defer stopState()
-	pauses := &lockqueue.Pauses{Client: p.c}
+	pauses := &attempt.Pauses{Client: p.c}
 	for ctx.Err() == nil {
 		watch, err := p.check(ctx)
 		switch {

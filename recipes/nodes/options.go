@@ -6,8 +6,8 @@ import (
 	"time"
 
 	"github.com/zkrecipes/zkrecipes/framework"
+	"github.com/zkrecipes/zkrecipes/recipes/internal/args"
 	"github.com/zkrecipes/zkrecipes/recipes/internal/lifecycle"
-	"github.com/zkrecipes/zkrecipes/recipes/internal/lockqueue"
 )
 
 var (
@@ -64,7 +64,7 @@ func TTL(d time.Duration) Option {
 
 func newOptions(c *framework.Client, path string, opts []Option) (options, error) {
 	var o options
-	if err := lockqueue.CheckArgs(c, path); err != nil {
+	if err := args.Check(c, path); err != nil {
 		return o, fmt.Errorf("%w: %w", ErrInvalid, err)
 	}
 	for _, opt := range opts {

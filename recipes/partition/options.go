@@ -7,8 +7,8 @@ import (
 	"time"
 
 	"github.com/zkrecipes/zkrecipes/framework"
+	"github.com/zkrecipes/zkrecipes/recipes/internal/args"
 	"github.com/zkrecipes/zkrecipes/recipes/internal/lifecycle"
-	"github.com/zkrecipes/zkrecipes/recipes/internal/lockqueue"
 )
 
 var (
@@ -49,8 +49,8 @@ func ItemsFrom(path string) Option { return func(o *options) { o.itemsFrom = pat
 func WithRestartPause(d time.Duration) Option { return func(o *options) { o.pause = d } }
 
 func newOptions(c *framework.Client, path string, opts []Option) (options, error) {
-	o := options{id: lockqueue.DefaultID(), pause: time.Second}
-	if err := lockqueue.CheckArgs(c, path); err != nil {
+	o := options{id: args.DefaultID(), pause: time.Second}
+	if err := args.Check(c, path); err != nil {
 		return o, fmt.Errorf("%w: %w", ErrInvalid, err)
 	}
 	for _, opt := range opts {
@@ -59,7 +59,7 @@ func newOptions(c *framework.Client, path string, opts []Option) (options, error
 		}
 		opt(&o)
 	}
-	if err := lockqueue.CheckName(o.id); err != nil {
+	if err := args.CheckName(o.id); err != nil {
 		return o, fmt.Errorf("%w: id: %w", ErrInvalid, err)
 	}
 	if o.pause < 0 {
@@ -80,7 +80,7 @@ func newOptions(c *framework.Client, path string, opts []Option) (options, error
 	}
 	seen := map[string]bool{}
 	for _, name := range o.items {
-		if err := lockqueue.CheckName(name); err != nil {
+		if err := args.CheckName(name); err != nil {
 			return o, fmt.Errorf("%w: item: %w", ErrInvalid, err)
 		}
 		if seen[name] {

@@ -14,6 +14,7 @@ import (
 	"github.com/zkrecipes/zkrecipes/framework"
 	"github.com/zkrecipes/zkrecipes/recipes/cache"
 	"github.com/zkrecipes/zkrecipes/recipes/group"
+	"github.com/zkrecipes/zkrecipes/recipes/internal/attempt"
 	"github.com/zkrecipes/zkrecipes/recipes/internal/lifecycle"
 	"github.com/zkrecipes/zkrecipes/recipes/internal/lockqueue"
 	"github.com/zkrecipes/zkrecipes/recipes/mutex"
@@ -24,9 +25,6 @@ type Item struct {
 	Name         string
 	FencingToken int64 // grows with every owner of this item
 }
-
-// lockNames are the names of the mutex's nodes (Curator's InterProcessMutex's).
-var lockNames = []string{"lock-"}
 
 // Partitioner is this process's membership of a partitioned set: it runs work for
 // the items it owns.
@@ -231,7 +229,7 @@ func (p *Partitioner) owners(items []string) map[string]string {
 	owners := make(map[string]string, len(items))
 	for _, name := range items {
 		lock := path.Join(p.itemsPath(), name)
-		queue := lockqueue.SortChildren(p.locks.Children(lock), lockNames)
+		queue := lockqueue.SortChildren(p.locks.Children(lock), []string{mutex.LockName})
 		if len(queue) == 0 {
 			continue
 		}
@@ -252,7 +250,7 @@ func (p *Partitioner) runItem(ctx context.Context, name string, r *run) {
 		log.Error("zkrecipes: partition: cannot make the item's lock", "error", err)
 		return
 	}
-	pauses := &lockqueue.Pauses{Client: p.c}
+	pauses := &attempt.Pauses{Client: p.c}
 	for ctx.Err() == nil {
 		if err := m.Acquire(ctx); err != nil {
 			if ctx.Err() != nil || errors.Is(err, framework.ErrClosed) {

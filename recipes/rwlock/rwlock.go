@@ -7,6 +7,8 @@ import (
 	"strings"
 
 	"github.com/zkrecipes/zkrecipes/framework"
+	"github.com/zkrecipes/zkrecipes/recipes/internal/args"
+	"github.com/zkrecipes/zkrecipes/recipes/internal/hold"
 	"github.com/zkrecipes/zkrecipes/recipes/internal/lockqueue"
 )
 
@@ -59,8 +61,8 @@ type Lock struct {
 // New makes a participant's read and write locks on path. Nothing is sent to
 // ZooKeeper until an Acquire.
 func New(c *framework.Client, path string, opts ...Option) (*RWLock, error) {
-	o := options{id: lockqueue.DefaultID(), readName: "read-", writeName: "write-"}
-	if err := lockqueue.CheckArgs(c, path); err != nil {
+	o := options{id: args.DefaultID(), readName: "read-", writeName: "write-"}
+	if err := args.Check(c, path); err != nil {
 		return nil, fmt.Errorf("%w: %w", ErrInvalid, err)
 	}
 	for _, opt := range opts {
@@ -75,8 +77,8 @@ func New(c *framework.Client, path string, opts ...Option) (*RWLock, error) {
 	rule := lockqueue.ReadWrite(o.writeName)
 	id := []byte(o.id)
 	l := &RWLock{
-		read:  &Lock{q: &lockqueue.Queue{Client: c, Path: path, Name: o.readName, Names: names, Rule: rule, Recipe: "rwlock.read"}, name: o.readName},
-		write: &Lock{q: &lockqueue.Queue{Client: c, Path: path, Name: o.writeName, Names: names, Rule: rule, Recipe: "rwlock.write"}, name: o.writeName},
+		read:  &Lock{q: lockqueue.New(c, path, o.readName, rule, lockqueue.Names(names...), lockqueue.Observed(lockqueue.Observe(c, "rwlock.read"))), name: o.readName},
+		write: &Lock{q: lockqueue.New(c, path, o.writeName, rule, lockqueue.Names(names...), lockqueue.Observed(lockqueue.Observe(c, "rwlock.write"))), name: o.writeName},
 	}
 	l.write.r = lockqueue.NewReentrant(func(ctx context.Context, wait bool) (*lockqueue.Held, error) {
 		if l.read.r.Held() != nil {
@@ -144,7 +146,7 @@ func (l *Lock) wrap(op string, err error) error {
 	if errors.Is(err, ErrUpgrade) {
 		return err
 	}
-	return lockqueue.Rename(err, ErrNotHeld, ErrLost, "rwlock: "+op+" "+l.q.Path+"/"+l.name)
+	return lockqueue.Rename(err, ErrNotHeld, ErrLost, "rwlock: "+op+" "+l.q.Path()+"/"+l.name)
 }
 
 // IsAcquired reports whether this side holds and has not lost the hold.
@@ -158,7 +160,7 @@ func (l *Lock) Lost() <-chan struct{} { return l.r.Lost() }
 // lost or is released, with ErrLost as its context.Cause; without a hold it has ended
 // already, with ErrNotHeld (see mutex.Mutex.Context).
 func (l *Lock) Context(parent context.Context) (context.Context, context.CancelFunc) {
-	return l.r.Context(parent, ErrNotHeld, fmt.Errorf("%w: %s/%s", ErrLost, l.q.Path, l.name))
+	return l.r.Context(parent, ErrNotHeld, fmt.Errorf("%w: %s/%s", ErrLost, l.q.Path(), l.name))
 }
 
 // Do acquires this side, runs fn under Context, and releases it when fn returns,
@@ -166,7 +168,7 @@ func (l *Lock) Context(parent context.Context) (context.Context, context.CancelF
 // joined with Release's: one wrapping ErrLost means the hold may have been lost
 // while fn ran.
 func (l *Lock) Do(ctx context.Context, fn func(ctx context.Context) error) error {
-	return lockqueue.Do(ctx, l, fn, ErrInvalid)
+	return hold.Do(ctx, l, fn, ErrInvalid)
 }
 
 // FencingToken grows with every writer and with every reader after a writer; 0
@@ -181,7 +183,7 @@ func (l *Lock) Node() string { return l.r.Node() }
 func (l *Lock) Participants(ctx context.Context) ([]Participant, error) {
 	all, err := l.q.Participants(ctx)
 	if err != nil {
-		return nil, fmt.Errorf("rwlock: participants of %s: %w", l.q.Path, err)
+		return nil, fmt.Errorf("rwlock: participants of %s: %w", l.q.Path(), err)
 	}
 	var ps []Participant
 	for _, p := range all {

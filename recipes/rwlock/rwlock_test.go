@@ -25,7 +25,8 @@ func TestReadersShareWritersExclude(t *testing.T) {
 	var wg sync.WaitGroup
 	errs := make(chan error, clients)
 	for i := range clients {
-		l := newRW(t, newClient(t, []string{srv.Addr()}), "/locks/rw", WithID(fmt.Sprint("c", i)))
+		c := newClient(t, []string{srv.Addr()})
+		l := newRW(t, c, "/locks/rw", WithID(fmt.Sprint("c", i)))
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
@@ -52,7 +53,7 @@ func TestReadersShareWritersExclude(t *testing.T) {
 					for m := maxReaders.Load(); r > m && !maxReaders.CompareAndSwap(m, r); m = maxReaders.Load() {
 					}
 					// Stay a moment in the lock so that readers can meet.
-					_, _, _ = l.read.q.Client.Exists(ctx, "/locks/rw")
+					_, _, _ = c.Exists(ctx, "/locks/rw")
 					readers.Add(-1)
 				}
 				if err := lock.Release(ctx); err != nil {

@@ -6,7 +6,7 @@ import (
 	"sync"
 
 	"github.com/zkrecipes/zkrecipes/framework"
-	"github.com/zkrecipes/zkrecipes/recipes/internal/lockqueue"
+	"github.com/zkrecipes/zkrecipes/recipes/internal/hold"
 )
 
 // Mutex is a distributed lock that is not reentrant: Curator's
@@ -23,11 +23,10 @@ type Mutex struct {
 // NewMutex makes a participant in the lock at path. Nothing is sent to ZooKeeper
 // until Acquire.
 func NewMutex(c *framework.Client, path string, opts ...Option) (*Mutex, error) {
-	s, err := New(c, path, 1, opts...)
+	s, err := named(c, path, 1, "semaphore.mutex", opts)
 	if err != nil {
 		return nil, err
 	}
-	s.leases.Recipe = "semaphore.mutex"
 	return &Mutex{s: s}, nil
 }
 
@@ -117,7 +116,7 @@ func (m *Mutex) Context(parent context.Context) (context.Context, context.Cancel
 	l := m.lease
 	m.mu.Unlock()
 	if l == nil {
-		return lockqueue.HoldContext(parent, ErrNotHeld, lockqueue.Closed)
+		return hold.Context(parent, ErrNotHeld, hold.Closed)
 	}
 	return l.Context(parent)
 }
@@ -127,7 +126,7 @@ func (m *Mutex) Context(parent context.Context) (context.Context, context.Cancel
 // error, or fn's joined with Release's: one wrapping ErrLost means the lock may have
 // been lost while fn ran.
 func (m *Mutex) Do(ctx context.Context, fn func(ctx context.Context) error) error {
-	return lockqueue.Do(ctx, m, fn, ErrInvalid)
+	return hold.Do(ctx, m, fn, ErrInvalid)
 }
 
 // FencingToken is a number that grows with every holder of the lock, while it is

@@ -8,6 +8,8 @@ import (
 	"sync/atomic"
 
 	"github.com/zkrecipes/zkrecipes/framework"
+	"github.com/zkrecipes/zkrecipes/recipes/internal/args"
+	"github.com/zkrecipes/zkrecipes/recipes/internal/hold"
 	"github.com/zkrecipes/zkrecipes/recipes/internal/lockqueue"
 )
 
@@ -33,8 +35,6 @@ const (
 	leaseName = "lease-"
 )
 
-var leaseNames = []string{leaseName}
-
 // Participant is one lease node, in sequence order.
 type Participant = lockqueue.Participant
 
@@ -56,14 +56,22 @@ type Semaphore struct {
 	id     []byte
 	lock   *lockqueue.Queue // the internal lock, P/locks
 	leases *lockqueue.Queue // P/leases: held while at most max lease nodes exist
+	// observer measures an acquisition of leases as one; the leases queue measures
+	// each lease's hold.
+	observer *lockqueue.Observer
 }
 
 // New makes a participant in the semaphore at path, with maxLeases leases. Every
 // participant of the path must use the same maxLeases. Nothing is sent to ZooKeeper
 // until an acquisition.
 func New(c *framework.Client, path string, maxLeases int, opts ...Option) (*Semaphore, error) {
-	o := options{id: lockqueue.DefaultID()}
-	if err := lockqueue.CheckArgs(c, path); err != nil {
+	return named(c, path, maxLeases, "semaphore", opts)
+}
+
+// named is New for recipe, the name it is measured under.
+func named(c *framework.Client, path string, maxLeases int, recipe string, opts []Option) (*Semaphore, error) {
+	o := options{id: args.DefaultID()}
+	if err := args.Check(c, path); err != nil {
 		return nil, fmt.Errorf("%w: %w", ErrInvalid, err)
 	}
 	if maxLeases < 1 {
@@ -75,15 +83,16 @@ func New(c *framework.Client, path string, maxLeases int, opts ...Option) (*Sema
 		}
 		opt(&o)
 	}
+	observer := lockqueue.Observe(c, recipe)
 	return &Semaphore{
 		c:    c,
 		path: path,
 		max:  maxLeases,
 		id:   []byte(o.id),
-		lock: &lockqueue.Queue{Client: c, Path: join(path, locksDir),
-			Name: lockName, Names: []string{lockName}, Rule: lockqueue.Exclusive},
-		leases: &lockqueue.Queue{Client: c, Path: join(path, leasesDir),
-			Name: leaseName, Names: leaseNames, Rule: lockqueue.Count(maxLeases), WatchChildren: true, Recipe: "semaphore"},
+		lock: lockqueue.New(c, join(path, locksDir), lockName, lockqueue.Exclusive),
+		leases: lockqueue.New(c, join(path, leasesDir), leaseName, lockqueue.Count(maxLeases),
+			lockqueue.WatchChildren(), lockqueue.Observed(observer.HoldsOnly())),
+		observer: observer,
 	}, nil
 }
 
@@ -102,7 +111,7 @@ func (s *Semaphore) Acquire(ctx context.Context, n int) ([]*Lease, error) {
 	if err := s.check(n); err != nil {
 		return nil, err
 	}
-	a := s.leases.Begin(ctx, true)
+	a := s.observer.Begin(ctx, s.leases.Path(), true)
 	leases, err := s.acquire(ctx, n)
 	s.end(&a, leases, err)
 	return leases, err
@@ -137,7 +146,7 @@ func (s *Semaphore) TryAcquire(ctx context.Context, n int) ([]*Lease, error) {
 	if err := s.check(n); err != nil {
 		return nil, err
 	}
-	a := s.leases.Begin(ctx, false)
+	a := s.observer.Begin(ctx, s.leases.Path(), false)
 	leases, err := s.take(ctx, n, false)
 	s.end(&a, leases, err)
 	return leases, err
@@ -187,7 +196,7 @@ func (s *Semaphore) take(ctx context.Context, n int, wait bool) ([]*Lease, error
 // nodes exist. Only the internal lock's holder waits here, so its watch on the
 // leases' children wakes no herd.
 func (s *Semaphore) lease(ctx context.Context, wait bool) (*lockqueue.Held, error) {
-	h, err := s.leases.Acquire(ctx, s.id, lockqueue.Options{Wait: wait, Step: true})
+	h, err := s.leases.Acquire(ctx, s.id, lockqueue.Options{Wait: wait})
 	if errors.Is(err, lockqueue.ErrWouldBlock) {
 		return nil, ErrNoLeases
 	}
@@ -213,7 +222,7 @@ func (s *Semaphore) Do(ctx context.Context, n int, fn func(ctx context.Context, 
 		return fmt.Errorf("%w: nil function", ErrInvalid)
 	}
 	h := &leaseSet{s: s, n: n}
-	return lockqueue.Do(ctx, h, func(ctx context.Context) error { return fn(ctx, h.leases) }, ErrInvalid)
+	return hold.Do(ctx, h, func(ctx context.Context) error { return fn(ctx, h.leases) }, ErrInvalid)
 }
 
 // leaseSet is the n leases of one Do, as one hold.
@@ -241,7 +250,7 @@ func (h *leaseSet) Context(parent context.Context) (context.Context, context.Can
 	for i, l := range h.leases {
 		lost[i] = l.Lost()
 	}
-	return lockqueue.HoldContext(parent, fmt.Errorf("%w: a lease of %s", ErrLost, h.s.path), lost...)
+	return hold.Context(parent, fmt.Errorf("%w: a lease of %s", ErrLost, h.s.path), lost...)
 }
 
 // Participants lists the lease nodes in sequence order, with each one's id. Holder
@@ -300,7 +309,7 @@ func (l *Lease) Node() string {
 // closes on Release. Stop using what the lease protects when it closes.
 func (l *Lease) Lost() <-chan struct{} {
 	if l == nil || l.h == nil {
-		return lockqueue.Closed
+		return hold.Closed
 	}
 	return l.h.Lost()
 }
@@ -309,7 +318,7 @@ func (l *Lease) Lost() <-chan struct{} {
 // (Lost closes) or is released, with ErrLost as its context.Cause: run the work that
 // the lease allows under it. Call the CancelFunc when the work is over.
 func (l *Lease) Context(parent context.Context) (context.Context, context.CancelFunc) {
-	return lockqueue.HoldContext(parent, fmt.Errorf("%w: %s", ErrLost, l.Node()), l.Lost())
+	return hold.Context(parent, fmt.Errorf("%w: %s", ErrLost, l.Node()), l.Lost())
 }
 
 // FencingToken is a zxid of the ensemble taken when the lease was granted (the last

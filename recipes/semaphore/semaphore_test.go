@@ -14,7 +14,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/zkrecipes/zkrecipes/framework"
-	"github.com/zkrecipes/zkrecipes/recipes/internal/lockqueue"
+	"github.com/zkrecipes/zkrecipes/recipes/internal/args"
 	"github.com/zkrecipes/zkrecipes/zktest"
 )
 
@@ -312,7 +312,7 @@ func TestMutexIsNotReentrant(t *testing.T) {
 	eventuallyChildren(t, c, "/mx/locks")
 	ps, err := other.Participants(ctx)
 	require.NoError(t, err)
-	require.Equal(t, []Participant{{Node: m.Node(), ID: lockqueue.DefaultID(), Holder: true}}, ps)
+	require.Equal(t, []Participant{{Node: m.Node(), ID: args.DefaultID(), Holder: true}}, ps)
 
 	// Any goroutine may release it.
 	released := make(chan error, 1)

@@ -10,8 +10,8 @@ import (
 
 	"github.com/zkrecipes/zkrecipes/framework"
 	"github.com/zkrecipes/zkrecipes/recipes/cache"
+	"github.com/zkrecipes/zkrecipes/recipes/internal/args"
 	"github.com/zkrecipes/zkrecipes/recipes/internal/lifecycle"
-	"github.com/zkrecipes/zkrecipes/recipes/internal/lockqueue"
 	"github.com/zkrecipes/zkrecipes/recipes/internal/nodewrite"
 )
 
@@ -40,7 +40,7 @@ type follower[T any] struct {
 // newFollower makes the follower of a Value or a Count, recipe ("shared_value",
 // "shared_count") as its telemetry names it.
 func newFollower[T any](c *framework.Client, recipe, path string, seed []byte, decode func([]byte) (T, error)) (*follower[T], error) {
-	if err := lockqueue.CheckArgs(c, path); err != nil {
+	if err := args.Check(c, path); err != nil {
 		return nil, fmt.Errorf("%w: %w", ErrInvalid, err)
 	}
 	if _, err := decode(seed); err != nil {

@@ -15,20 +15,23 @@
 // be gone, and a fencing token that grows with every holder.
 //
 // Metrics and traces, through the client's OpenTelemetry providers, are measured
-// here once for every recipe, each under its Queue.Recipe name:
+// here once for every recipe, by the queue's Observer, each under the recipe name it
+// was made with (Observe):
 // zkrecipes.lock.wait.duration (by recipe and outcome: acquired, timed_out,
 // cancelled, refused, failed), zkrecipes.lock.hold.duration and
 // zkrecipes.lock.holds_lost (by recipe), zkrecipes.lock.waiters (waiting now, by
-// recipe) and, for a queue marked Election, zkrecipes.election.leadership_changes (by
+// recipe) and, for an election's (ObserveElection), zkrecipes.election.leadership_changes (by
 // recipe and change: gained, ended); and a span "<recipe> acquire" around each
-// acquisition, with the path, the outcome, our node and the fencing token. A new
-// lock-like recipe gets all of it by naming its Queue's Recipe; one whose acquisition
-// takes several steps (the semaphore: its lock, then its leases) measures the whole
-// with Begin and End, and acquires its steps with Options.Step. A recipe that does
-// not queue (a cache, a counter) reports through recipes/internal/instrument, which
-// sets up its instruments the same way and costs nothing either when the providers
-// are off. Recipe names and attribute values must
-// stay a small fixed set: never a path, a node or a session as a metric attribute.
+// acquisition, with the path, the outcome, our node and the fencing token. The loop
+// only tells the observer what happened (begun, queued, ended; granted, lost,
+// released), and a nil observer costs nothing. A new lock-like recipe gets all of it
+// by giving its Queue an Observer; one whose acquisition takes several steps (the
+// semaphore: its lock, then its leases) measures the whole with the observer's Begin
+// and End, and gives the queue of its steps the observer's HoldsOnly. A recipe that
+// does not queue (a cache, a counter) reports through recipes/internal/instrument,
+// which sets up its instruments the same way and costs nothing either when the
+// providers are off. Recipe names and attribute values must stay a small fixed set:
+// never a path, a node or a session as a metric attribute.
 //
 // Round trips: an uncontended acquisition costs a create and a list, and the release
 // a delete; a contended one adds a data watch and a list per wake-up.

@@ -31,23 +31,25 @@ const RevokeMessage = "__REVOKE__"
 // waiter were a third of a queued waiter's memory.
 type Tracker struct {
 	c         *framework.Client
-	stopState func()      // set by Grant
-	stopClose func() bool // set by Grant
+	stopState func()      // set by grant
+	stopClose func() bool // set by grant
+
+	observer *Observer // what the hold reports to
 
 	mu      sync.Mutex
-	next    <-chan struct{} // closes on the first state change after the last Epoch
+	next    <-chan struct{} // closes on the first state change after the last epoch
 	holding bool
-	tel     *telemetry // what the hold reports through
-	since   time.Time  // when the hold was granted, if measured
+	since   time.Time // when the hold was granted, if measured
 
-	lost     chan struct{} // made by Grant: a waiter that never holds needs none
+	lost     chan struct{} // made by grant: a waiter that never holds needs none
 	lostOnce sync.Once
 }
 
-// Track starts a Tracker; Stop it unless a Held took it over.
-func Track(c *framework.Client) *Tracker {
-	t := &Tracker{c: c}
-	t.Epoch()
+// Track starts a Tracker of a participant in q, whose hold reports to q's observer;
+// Stop it unless a Held took it over.
+func (q *Queue) Track() *Tracker {
+	t := &Tracker{c: q.client, observer: q.observer}
+	t.epoch()
 	return t
 }
 
@@ -61,20 +63,10 @@ func (t *Tracker) failed() {
 	}
 }
 
-// measure makes the hold report through tel once granted.
-func (t *Tracker) measure(tel *telemetry) {
-	t.mu.Lock()
-	t.tel = tel
-	t.mu.Unlock()
-}
-
 // lose loses the hold, and counts it lost unless it had already ended.
 func (t *Tracker) lose() {
 	if t.markLost() {
-		t.mu.Lock()
-		tel := t.tel
-		t.mu.Unlock()
-		tel.lost()
+		t.observer.lost()
 	}
 }
 
@@ -82,21 +74,21 @@ func (t *Tracker) lose() {
 func (t *Tracker) end() {
 	t.markLost()
 	t.mu.Lock()
-	tel, since := t.tel, t.since
+	since := t.since
 	t.mu.Unlock()
-	tel.ended(since)
+	t.observer.ended(since)
 }
 
-// Wake closes on the first connection state change after the last Epoch (or Track).
-func (t *Tracker) Wake() <-chan struct{} {
+// wake closes on the first connection state change after the last epoch (or Track).
+func (t *Tracker) wake() <-chan struct{} {
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	return t.next
 }
 
-// Epoch counts the error states the client has published; take it before a listing,
-// for Grant. Wake then closes on the next change.
-func (t *Tracker) Epoch() int64 {
+// epoch counts the error states the client has published; take it before a listing,
+// for grant. wake then closes on the next change.
+func (t *Tracker) epoch() int64 {
 	errorStates, next := t.c.StateChanges()
 	t.mu.Lock()
 	t.next = next
@@ -117,16 +109,16 @@ func (t *Tracker) Stop() {
 	}
 }
 
-// beforeHolding, if set, runs in Grant once the holder's listener is registered and
+// beforeHolding, if set, runs in grant once the holder's listener is registered and
 // before the hold is recorded: a test's way to publish a state in that window.
 var beforeHolding func()
 
-// Grant makes node n a holder, unless an error state came since the listing that
+// grant makes node n a holder, unless an error state came since the listing that
 // found it holding (taken at epoch), or the client has closed: then the participant
 // must look again (and a closed client's listing says ErrClosed). parent is that
 // listing's stat of the lock path, whose pzxid becomes the fencing token. The Held
 // takes the Tracker over.
-func (t *Tracker) Grant(epoch int64, n *Node, parent *zk.Stat) (*Held, bool) {
+func (t *Tracker) grant(epoch int64, n *Node, parent *zk.Stat) (*Held, bool) {
 	// The listener first, then the count: an error state published before the
 	// listener hears nothing is in the count, and refuses the grant.
 	policy := t.c.ErrorPolicy()
@@ -156,7 +148,7 @@ func (t *Tracker) Grant(epoch int64, n *Node, parent *zk.Stat) (*Held, bool) {
 	// in the client's context (a thousand queued waiters, a thousand of them). A
 	// close from now on, or already under way, runs failed at once and loses the hold.
 	t.stopClose = context.AfterFunc(t.c.Context(), t.failed)
-	t.since = t.tel.granted()
+	t.since = t.observer.granted()
 	return &Held{Node: n, token: parent.Pzxid, c: t.c, t: t}, true
 }
 

@@ -10,16 +10,17 @@ import (
 	"github.com/zkrecipes/zkrecipes/zktest"
 )
 
-// An error state published after Grant has compared the count, while it records the
+// An error state published after grant has compared the count, while it records the
 // hold, is not missed: the hold it grants is lost at once, or it grants none.
 func TestGrantMissesNoErrorStateWhileItRecordsTheHold(t *testing.T) {
 	srv := zktest.NewServer(t)
 	ctx := zkrtest.Context(t)
 	c := zkrtest.Client(t, []string{srv.Addr()}, framework.WithErrorPolicy(framework.StandardErrorPolicy))
-	tr := Track(c)
+	q := New(c, "/grant", "lock-", Exclusive)
+	tr := q.Track()
 	defer tr.Stop()
-	epoch := tr.Epoch()
-	n, err := CreateNode(ctx, c, "/grant", "lock-", nil)
+	epoch := tr.epoch()
+	n, err := q.Join(ctx, nil)
 	require.NoError(t, err)
 	_, parent, err := c.Children(ctx, "/grant")
 	require.NoError(t, err)
@@ -35,7 +36,7 @@ func TestGrantMissesNoErrorStateWhileItRecordsTheHold(t *testing.T) {
 		}
 	}
 	defer func() { beforeHolding = nil }()
-	h, ok := tr.Grant(epoch, n, parent)
+	h, ok := tr.grant(epoch, n, parent)
 	require.NoError(t, ctx.Err(), "Suspended heard")
 	if ok {
 		defer h.Forget()

@@ -5,23 +5,12 @@ import (
 	"errors"
 	"fmt"
 	"path"
-	"time"
 
 	"github.com/go-zookeeper/zk"
 
 	"github.com/zkrecipes/zkrecipes/framework"
+	"github.com/zkrecipes/zkrecipes/recipes/internal/attempt"
 )
-
-// cleanupTimeout bounds the delete of a node we give up; past it the client's
-// guaranteed delete carries on in the background.
-const cleanupTimeout = 5 * time.Second
-
-// CleanupContext is the context for undoing what a call did when the call gives up:
-// ctx's values without its end (ctx may be the one that ended), bounded by
-// cleanupTimeout.
-func CleanupContext(ctx context.Context) (context.Context, context.CancelFunc) {
-	return context.WithTimeout(context.WithoutCancel(ctx), cleanupTimeout)
-}
 
 // ErrNodeGone says our node vanished, or belongs to a session that is not ours any
 // more: the participant starts again with a new node.
@@ -32,12 +21,6 @@ type Node struct {
 	Path    string // without the namespace
 	Name    string // the last segment of Path
 	Session int64  // the session that owns it
-}
-
-// CreateNode makes our protected ephemeral-sequential node parent/name-<seq>, with
-// container parents, and learns which session owns it.
-func CreateNode(ctx context.Context, c *framework.Client, parent, name string, data []byte) (*Node, error) {
-	return createNode(ctx, c, path.Join(parent, name), data, framework.Sequential())
 }
 
 func createNode(ctx context.Context, c *framework.Client, p string, data []byte, extra ...framework.CreateOption) (*Node, error) {
@@ -66,7 +49,7 @@ func createNode(ctx context.Context, c *framework.Client, p string, data []byte,
 // Delete removes the node with a context of its own, since ctx may be the one whose
 // end made us give up; a delete that cannot finish now goes on in the background.
 func (n *Node) Delete(ctx context.Context, c *framework.Client) error {
-	ctx, cancel := CleanupContext(ctx)
+	ctx, cancel := attempt.CleanupContext(ctx)
 	defer cancel()
 	err := c.Delete(ctx, n.Path, -1, framework.Guaranteed())
 	if err != nil && !errors.Is(err, zk.ErrNoNode) {

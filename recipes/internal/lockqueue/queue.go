@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"path"
-	"sync"
 	"time"
 
 	"github.com/cenkalti/backoff/v4"
@@ -19,31 +18,53 @@ var ErrWouldBlock = errors.New("held by another participant")
 
 // Queue is the participants of one lock path.
 type Queue struct {
-	Client *framework.Client
-	Path   string   // the lock's path, whose children are the participants
-	Name   string   // our nodes' name, before the sequence number: "lock-"
-	Names  []string // every participant name on the path, Name among them
-	Rule   Rule
-	// WatchChildren makes a waiter watch the path's children instead of the node the
-	// rule names: for a counting rule, under which any release may let us in. Only
-	// one waiter may wait so (Curator's semaphore serialises them with a lock), or a
-	// release wakes a herd.
-	WatchChildren bool
-	// Recipe names the recipe in metrics and spans ("mutex", "rwlock.read"); a queue
-	// without one reports nothing (a semaphore's internal lock).
-	Recipe string
-	// Election counts grants and ends of holds as leadership changes.
-	Election bool
-
-	telemetryOnce sync.Once
-	tel           *telemetry
+	client        *framework.Client
+	path          string   // the lock's path, whose children are the participants
+	name          string   // our nodes' name, before the sequence number: "lock-"
+	names         []string // every participant name on the path, name among them
+	rule          Rule
+	watchChildren bool
+	observer      *Observer // nil: nothing hears the queue
 }
 
-// telemetry is what the queue reports through, made on first use: nil when it
-// reports nothing.
-func (q *Queue) telemetry() *telemetry {
-	q.telemetryOnce.Do(func() { q.tel = newTelemetry(q.Client, q.Recipe, q.Election) })
-	return q.tel
+// New is the queue of the participants at path, whose nodes we name name ("lock-",
+// before the server's sequence number), and whom rule lets hold.
+func New(c *framework.Client, path, name string, rule Rule, opts ...QueueOption) *Queue {
+	q := &Queue{client: c, path: path, name: name, names: []string{name}, rule: rule}
+	for _, opt := range opts {
+		opt(q)
+	}
+	return q
+}
+
+// QueueOption configures a Queue.
+type QueueOption func(*Queue)
+
+// Names are the names of every participant on the path, ours among them, when
+// others than ours queue there too (a read/write lock's readers and writers): a
+// node's sequence is what follows the last occurrence of the first of them that its
+// name contains. Default: ours alone.
+func Names(names ...string) QueueOption { return func(q *Queue) { q.names = names } }
+
+// WatchChildren makes a waiter watch the path's children instead of the node the
+// rule names: for a counting rule, under which any release may let us in. Only one
+// waiter may wait so (Curator's semaphore serialises them with a lock), or a release
+// wakes a herd. Default: watch the node the rule names.
+func WatchChildren() QueueOption { return func(q *Queue) { q.watchChildren = true } }
+
+// Observed makes o hear the queue's acquisitions and holds. Default: nothing hears
+// them (a semaphore's internal lock).
+func Observed(o *Observer) QueueOption { return func(q *Queue) { q.observer = o } }
+
+// Path is the lock's path.
+func (q *Queue) Path() string { return q.path }
+
+// Join makes our protected ephemeral-sequential node in the queue, path/name<seq>,
+// with container parents, and learns which session owns it. Acquire joins and waits;
+// a participant that keeps its node across its holds (a latch) joins once, then
+// waits with Await.
+func (q *Queue) Join(ctx context.Context, data []byte) (*Node, error) {
+	return createNode(ctx, q.client, path.Join(q.path, q.name), data, framework.Sequential())
 }
 
 // Options of one acquisition.
@@ -54,43 +75,30 @@ type Options struct {
 	// caller that returns at that point learns of a refusal (an ACL, a bad path)
 	// from Acquire's error, yet does not wait for the hold.
 	Queued func()
-	// Step: this acquisition is a step of a larger one that the recipe measures
-	// itself (Begin), so it is not measured on its own; its hold is.
-	Step bool
 }
 
 // Acquire creates our node and waits until the rule says it holds, ctx ends, or the
 // client closes. Whatever the failure, our node is deleted before it returns.
-func (q *Queue) Acquire(ctx context.Context, data []byte, o Options) (*Held, error) {
-	var a Acquisition
-	if !o.Step {
-		a = q.Begin(ctx, o.Wait)
-	}
-	h, err := q.acquire(ctx, data, o, &a)
-	a.End(h, err)
-	return h, err
-}
-
-func (q *Queue) acquire(ctx context.Context, data []byte, o Options, a *Acquisition) (*Held, error) {
-	t := Track(q.Client)
+func (q *Queue) Acquire(ctx context.Context, data []byte, o Options) (h *Held, err error) {
+	a := q.observer.Begin(ctx, q.path, o.Wait)
+	defer func() { a.End(h, err) }()
+	t := q.Track()
 	var restarts backoff.BackOff
 	for {
-		n, err := CreateNode(ctx, q.Client, q.Path, q.Name, data)
-		if err == nil {
+		var n *Node
+		if n, err = q.Join(ctx, data); err == nil {
 			a.queued(n)
 			if o.Queued != nil {
 				o.Queued()
 				o.Queued = nil
 			}
-			var h *Held
-			h, err = q.await(ctx, n, t, o.Wait)
-			if err == nil {
+			if h, err = q.wait(ctx, n, t, o.Wait); err == nil {
 				if o.OnRevoke != nil {
 					h.watchRevocation(o.OnRevoke)
 				}
 				return h, nil
 			}
-			n.Delete(ctx, q.Client)
+			n.Delete(ctx, q.client)
 		}
 		if !errors.Is(err, ErrNodeGone) {
 			t.Stop()
@@ -99,74 +107,69 @@ func (q *Queue) acquire(ctx context.Context, data []byte, o Options, a *Acquisit
 		// Our node went with its session: start again in the new one, as the client's
 		// retry policy allows.
 		if restarts == nil {
-			restarts = q.Client.RetryPolicy().NewBackOff()
+			restarts = q.client.RetryPolicy().NewBackOff()
 		}
 		pause := restarts.NextBackOff()
 		if pause == backoff.Stop {
 			t.Stop()
 			return nil, err
 		}
-		if err := sleep(ctx, pause); err != nil {
+		if err = sleep(ctx, pause); err != nil {
 			t.Stop()
 			return nil, err
 		}
 	}
 }
 
-// HoldAt holds at once with a node named Name+seq, not sequential, so that it sorts
+// HoldAt holds at once with a node named name+seq, not sequential, so that it sorts
 // in the place of an existing node of ours with sequence seq. That is Curator's
 // downgrade: a read lock taken under its own write lock stands where the write lock
 // stood, and writers queued behind stay behind when the write lock goes (CURATOR-621).
 // token is the fencing token of the hold it stands in for.
-func (q *Queue) HoldAt(ctx context.Context, data []byte, seq string, token int64) (*Held, error) {
-	a := q.Begin(ctx, false)
-	h, err := q.holdAt(ctx, data, seq, token)
-	a.End(h, err)
-	return h, err
-}
-
-func (q *Queue) holdAt(ctx context.Context, data []byte, seq string, token int64) (*Held, error) {
-	t := Track(q.Client)
-	t.measure(q.telemetry())
-	epoch := t.Epoch()
-	n, err := createNode(ctx, q.Client, path.Join(q.Path, q.Name+seq), data)
+func (q *Queue) HoldAt(ctx context.Context, data []byte, seq string, token int64) (h *Held, err error) {
+	a := q.observer.Begin(ctx, q.path, false)
+	defer func() { a.End(h, err) }()
+	t := q.Track()
+	epoch := t.epoch()
+	n, err := createNode(ctx, q.client, path.Join(q.path, q.name+seq), data)
 	if err != nil {
 		t.Stop()
 		return nil, err
 	}
-	h, ok := t.Grant(epoch, n, &zk.Stat{Pzxid: token})
+	h, ok := t.grant(epoch, n, &zk.Stat{Pzxid: token})
 	if !ok {
 		t.Stop()
-		n.Delete(ctx, q.Client)
+		n.Delete(ctx, q.client)
 		return nil, ErrLost
 	}
 	return h, nil
 }
 
-// Await is the loop of the lock queue for node n: list, ask the rule, watch one node,
-// wait, until n holds. t must have been started before Await is called. It returns
-// ErrNodeGone when n vanished or belongs to an earlier session; it deletes nothing.
-// It is measured as an acquisition of its own (a latch's wait for leadership).
-func (q *Queue) Await(ctx context.Context, n *Node, t *Tracker, wait bool) (*Held, error) {
-	a := q.Begin(ctx, wait)
+// Await waits until our existing node n holds (a latch's wait for leadership, which
+// keeps its node across the terms it loses): an acquisition of its own, as the
+// observer sees it. t must have been started (q.Track) before Await is called. It
+// returns ErrNodeGone when n vanished or belongs to an earlier session; it deletes
+// nothing.
+func (q *Queue) Await(ctx context.Context, n *Node, t *Tracker, wait bool) (h *Held, err error) {
+	a := q.observer.Begin(ctx, q.path, wait)
+	defer func() { a.End(h, err) }()
 	a.queued(n)
-	h, err := q.await(ctx, n, t, wait)
-	a.End(h, err)
-	return h, err
+	return q.wait(ctx, n, t, wait)
 }
 
-func (q *Queue) await(ctx context.Context, n *Node, t *Tracker, wait bool) (*Held, error) {
-	t.measure(q.telemetry())
+// wait is the loop of the lock queue for node n: list, ask the rule, watch one node,
+// wait, until n holds.
+func (q *Queue) wait(ctx context.Context, n *Node, t *Tracker, wait bool) (*Held, error) {
 	for {
-		epoch := t.Epoch()
+		epoch := t.epoch()
 		var children []string
 		var stat *zk.Stat
 		var changed <-chan zk.Event
 		var err error
-		if q.WatchChildren && wait {
-			children, stat, changed, err = q.Client.ChildrenW(ctx, q.Path)
+		if q.watchChildren && wait {
+			children, stat, changed, err = q.client.ChildrenW(ctx, q.path)
 		} else {
-			children, stat, err = q.Client.Children(ctx, q.Path)
+			children, stat, err = q.client.Children(ctx, q.path)
 		}
 		if errors.Is(err, zk.ErrNoNode) {
 			return nil, ErrNodeGone
@@ -174,18 +177,18 @@ func (q *Queue) await(ctx context.Context, n *Node, t *Tracker, wait bool) (*Hel
 		if err != nil {
 			return nil, err
 		}
-		if sid := q.Client.SessionID(); sid != n.Session {
+		if sid := q.client.SessionID(); sid != n.Session {
 			if sid == 0 {
 				continue // no session now: the next listing waits for one
 			}
 			return nil, ErrNodeGone
 		}
-		holds, watch, err := decide(children, q.Names, n.Name, q.Rule)
+		holds, watch, err := decide(children, q.names, n.Name, q.rule)
 		if err != nil {
 			return nil, err
 		}
 		if holds {
-			if h, ok := t.Grant(epoch, n, stat); ok {
+			if h, ok := t.grant(epoch, n, stat); ok {
 				return h, nil
 			}
 			continue
@@ -193,8 +196,8 @@ func (q *Queue) await(ctx context.Context, n *Node, t *Tracker, wait bool) (*Hel
 		if !wait {
 			return nil, ErrWouldBlock
 		}
-		if !q.WatchChildren {
-			_, _, changed, err = q.Client.GetW(ctx, path.Join(q.Path, watch))
+		if !q.watchChildren {
+			_, _, changed, err = q.client.GetW(ctx, path.Join(q.path, watch))
 			if errors.Is(err, zk.ErrNoNode) {
 				continue
 			}
@@ -204,10 +207,10 @@ func (q *Queue) await(ctx context.Context, n *Node, t *Tracker, wait bool) (*Hel
 		}
 		select {
 		case <-changed:
-		case <-t.Wake():
-		case <-q.Client.Context().Done(): // the next listing says ErrClosed
+		case <-t.wake():
+		case <-q.client.Context().Done(): // the next listing says ErrClosed
 		case <-ctx.Done():
-			return nil, fmt.Errorf("waiting for %s: %w", q.Path, ctx.Err())
+			return nil, fmt.Errorf("waiting for %s: %w", q.path, ctx.Err())
 		}
 	}
 }
@@ -221,18 +224,18 @@ type Participant struct {
 
 // Participants lists the queue in order, holders first.
 func (q *Queue) Participants(ctx context.Context) ([]Participant, error) {
-	children, _, err := q.Client.Children(ctx, q.Path)
+	children, _, err := q.client.Children(ctx, q.path)
 	if errors.Is(err, zk.ErrNoNode) {
 		return nil, nil
 	}
 	if err != nil {
 		return nil, err
 	}
-	sorted, holds := Order(children, q.Names, q.Rule)
+	sorted, holds := Order(children, q.names, q.rule)
 	ps := make([]Participant, 0, len(sorted))
 	for i, name := range sorted {
-		p := path.Join(q.Path, name)
-		data, _, err := q.Client.Get(ctx, p)
+		p := path.Join(q.path, name)
+		data, _, err := q.client.Get(ctx, p)
 		if errors.Is(err, zk.ErrNoNode) {
 			continue // left while we listed
 		}

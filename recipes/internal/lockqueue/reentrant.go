@@ -7,6 +7,7 @@ import (
 	"sync"
 
 	"github.com/zkrecipes/zkrecipes/framework"
+	"github.com/zkrecipes/zkrecipes/recipes/internal/hold"
 )
 
 // ErrNotHeld is returned by Reentrant.Release when nothing is held.
@@ -127,17 +128,17 @@ func (r *Reentrant) Lost() <-chan struct{} {
 	if h := r.Held(); h != nil {
 		return h.Lost()
 	}
-	return closed
+	return hold.Closed
 }
 
-// Context is HoldContext on the current hold: it ends with cause lost when the hold
+// Context is hold.Context on the current hold: it ends with cause lost when the hold
 // may have been lost or is released, and at once with cause notHeld when nothing is
 // held.
 func (r *Reentrant) Context(parent context.Context, notHeld, lost error) (context.Context, context.CancelFunc) {
 	if h := r.Held(); h != nil {
-		return HoldContext(parent, lost, h.Lost())
+		return hold.Context(parent, lost, h.Lost())
 	}
-	return HoldContext(parent, notHeld, closed)
+	return hold.Context(parent, notHeld, hold.Closed)
 }
 
 // FencingToken is the hold's token, or 0.
@@ -156,7 +157,20 @@ func (r *Reentrant) Node() string {
 	return ""
 }
 
-var closed = func() chan struct{} { c := make(chan struct{}); close(c); return c }()
+// Rename gives an error of a hold's operation the recipe's own names: notHeld for
+// ErrNotHeld, lost (wrapping the cause) for ErrLost, and where ("mutex: release
+// /locks/x") in front of any other.
+func Rename(err, notHeld, lost error, where string) error {
+	switch {
+	case err == nil:
+		return nil
+	case errors.Is(err, ErrNotHeld):
+		return notHeld
+	case errors.Is(err, ErrLost):
+		return fmt.Errorf("%w: %w", lost, err)
+	}
+	return fmt.Errorf("%s: %w", where, err)
+}
 
 func isClosed(c <-chan struct{}) bool {
 	select {

@@ -17,37 +17,41 @@ import (
 // The outcomes of an acquisition, the values of its outcome attribute: the state
 // recipes' for an ended context and other errors.
 const (
-	Acquired  = "acquired"
-	TimedOut  = instrument.TimedOut  // its context's deadline passed
-	Cancelled = instrument.Cancelled // its context was cancelled, or the recipe closed
-	Refused   = "refused"            // it would have waited, and was asked not to (TryAcquire)
-	Failed    = instrument.Failed    // any other error: the client closed, an ACL refused, retries ran out
+	acquired  = "acquired"
+	timedOut  = instrument.TimedOut  // its context's deadline passed
+	cancelled = instrument.Cancelled // its context was cancelled, or the recipe closed
+	refused   = "refused"            // it would have waited, and was asked not to (TryAcquire)
+	failed    = instrument.Failed    // any other error: the client closed, an ACL refused, retries ran out
 )
 
-var acquisitionOutcomes = []string{Acquired, TimedOut, Cancelled, Refused, Failed}
+var acquisitionOutcomes = []string{acquired, timedOut, cancelled, refused, failed}
 
 // acquisitionOutcome names how an acquisition ended.
 func acquisitionOutcome(err error) string {
 	switch {
 	case err == nil:
-		return Acquired
+		return acquired
 	case errors.Is(err, ErrWouldBlock):
-		return Refused
+		return refused
 	}
 	return instrument.Outcome(err)
 }
 
-// telemetry is what a queue's recipe reports through: nil for a recipe that reports
-// nothing, its metrics nil when the client has no meter provider, its tracer nil when
-// it has no tracer provider. Each method returns at once for what is off, so that an
-// unconfigured client neither reads the clock nor allocates. The attribute sets are
-// made once, with the instruments.
-type telemetry struct {
-	recipe   string
-	election bool
-	metrics  *recipeMetrics
-	tracer   trace.Tracer
-	span     string // the span's name: "<recipe> acquire"
+// Observer is what a queue reports its acquisitions and holds to, under one recipe's
+// name: the loop calls it when an acquisition begins, when our node is queued, when
+// the acquisition ends, and when a hold is granted, lost and ended. It is nil when
+// the client measures and traces nothing, and every method of a nil Observer returns
+// at once, neither reading the clock nor allocating: an unmeasured queue pays
+// nothing. Its metrics are nil when the client has no meter provider, its tracer nil
+// when it has no tracer provider; the attribute sets are made once, with the
+// instruments.
+type Observer struct {
+	recipe       string
+	election     bool // grants and ends of holds are leadership changes
+	acquisitions bool // false: the recipe measures its acquisitions itself (HoldsOnly)
+	metrics      *recipeMetrics
+	tracer       trace.Tracer
+	span         string // the span's name: "<recipe> acquire"
 }
 
 type recipeMetrics struct {
@@ -64,19 +68,41 @@ type recipeMetrics struct {
 	ended     []metric.AddOption
 }
 
-func newTelemetry(c *framework.Client, recipe string, election bool) *telemetry {
+// Observe is the observer of a value of a lock-like recipe on c, named recipe in its
+// metrics and spans ("mutex", "rwlock.read"): nil when c measures and traces nothing.
+func Observe(c *framework.Client, recipe string) *Observer { return observe(c, recipe, false) }
+
+// ObserveElection is Observe for an election, whose grants and ends of holds are also
+// counted as leadership changes.
+func ObserveElection(c *framework.Client, recipe string) *Observer {
+	return observe(c, recipe, true)
+}
+
+func observe(c *framework.Client, recipe string, election bool) *Observer {
 	mp, tp := c.MeterProvider(), c.TracerProvider()
-	if recipe == "" || (!framework.Metering(mp) && !framework.Tracing(tp)) {
+	if !framework.Metering(mp) && !framework.Tracing(tp) {
 		return nil
 	}
-	t := &telemetry{recipe: recipe, election: election, span: recipe + " acquire"}
+	o := &Observer{recipe: recipe, election: election, acquisitions: true, span: recipe + " acquire"}
 	if framework.Tracing(tp) {
-		t.tracer = tp.Tracer(framework.Scope)
+		o.tracer = tp.Tracer(framework.Scope)
 	}
 	if framework.Metering(mp) {
-		t.metrics = newRecipeMetrics(c, mp.Meter(framework.Scope), recipe)
+		o.metrics = newRecipeMetrics(c, mp.Meter(framework.Scope), recipe)
 	}
-	return t
+	return o
+}
+
+// HoldsOnly is o without its acquisitions, for the queue of a recipe that makes one
+// acquisition of several holds (a semaphore's leases) and measures it itself with
+// Begin: each hold is still measured.
+func (o *Observer) HoldsOnly() *Observer {
+	if o == nil || o.metrics == nil {
+		return nil // a hold is measured by metrics alone
+	}
+	holds := *o
+	holds.acquisitions = false
+	return &holds
 }
 
 func newRecipeMetrics(c *framework.Client, meter metric.Meter, recipe string) *recipeMetrics {
@@ -115,27 +141,25 @@ func newRecipeMetrics(c *framework.Client, meter metric.Meter, recipe string) *r
 // Acquisition measures one acquisition: its wait, as a waiter while it waits, and its
 // span. The zero Acquisition measures nothing.
 type Acquisition struct {
-	t       *telemetry
+	o       *Observer
 	ctx     context.Context
 	start   time.Time
 	waiting bool
 	span    trace.Span
 }
 
-// Begin starts measuring an acquisition of q's recipe that the recipe makes of
-// several steps of its own (a semaphore's lock, then its leases): the steps are then
-// acquired with Options.Step. wait says whether it may wait for others.
-func (q *Queue) Begin(ctx context.Context, wait bool) Acquisition {
-	t := q.telemetry()
-	if t == nil {
+// Begin starts measuring an acquisition at the lock path path; wait says whether it
+// may wait for others. End ends it.
+func (o *Observer) Begin(ctx context.Context, path string, wait bool) Acquisition {
+	if o == nil || !o.acquisitions {
 		return Acquisition{}
 	}
-	a := Acquisition{t: t, ctx: ctx, start: time.Now(), waiting: wait}
-	if t.tracer != nil {
-		_, a.span = t.tracer.Start(ctx, t.span, trace.WithAttributes(
-			attribute.String("recipe", t.recipe), attribute.String("path", q.Path)))
+	a := Acquisition{o: o, ctx: ctx, start: time.Now(), waiting: wait}
+	if o.tracer != nil {
+		_, a.span = o.tracer.Start(ctx, o.span, trace.WithAttributes(
+			attribute.String("recipe", o.recipe), attribute.String("path", path)))
 	}
-	if m := t.metrics; m != nil && wait {
+	if m := o.metrics; m != nil && wait {
 		m.waiters.Add(ctx, 1, m.add...)
 	}
 	return a
@@ -151,11 +175,11 @@ func (a *Acquisition) queued(n *Node) {
 // End ends the measurement with the acquisition's outcome: err (errors wrapping
 // ErrWouldBlock are refusals), and h, what it holds if it holds one thing (or nil).
 func (a *Acquisition) End(h *Held, err error) {
-	if a.t == nil {
+	if a.o == nil {
 		return
 	}
 	out := acquisitionOutcome(err)
-	if m := a.t.metrics; m != nil {
+	if m := a.o.metrics; m != nil {
 		m.wait.Record(a.ctx, time.Since(a.start).Seconds(), m.byOutcome[out]...)
 		if a.waiting {
 			m.waiters.Add(a.ctx, -1, m.add...)
@@ -168,7 +192,7 @@ func (a *Acquisition) End(h *Held, err error) {
 	if h != nil {
 		a.span.SetAttributes(attribute.String("node", h.Node.Path), attribute.Int64("fencing_token", h.FencingToken()))
 	}
-	if out == Failed {
+	if out == failed {
 		a.span.RecordError(err)
 		a.span.SetStatus(codes.Error, err.Error())
 	}
@@ -176,31 +200,31 @@ func (a *Acquisition) End(h *Held, err error) {
 }
 
 // granted counts a hold's start; it returns when it started, for ended.
-func (t *telemetry) granted() time.Time {
-	if t == nil || t.metrics == nil {
+func (o *Observer) granted() time.Time {
+	if o == nil || o.metrics == nil {
 		return time.Time{}
 	}
-	if t.election {
-		t.metrics.leadership.Add(context.Background(), 1, t.metrics.gained...)
+	if o.election {
+		o.metrics.leadership.Add(context.Background(), 1, o.metrics.gained...)
 	}
 	return time.Now()
 }
 
 // ended records a hold that started at since, released or given up.
-func (t *telemetry) ended(since time.Time) {
-	if t == nil || t.metrics == nil {
+func (o *Observer) ended(since time.Time) {
+	if o == nil || o.metrics == nil {
 		return
 	}
-	t.metrics.hold.Record(context.Background(), time.Since(since).Seconds(), t.metrics.record...)
-	if t.election {
-		t.metrics.leadership.Add(context.Background(), 1, t.metrics.ended...)
+	o.metrics.hold.Record(context.Background(), time.Since(since).Seconds(), o.metrics.record...)
+	if o.election {
+		o.metrics.leadership.Add(context.Background(), 1, o.metrics.ended...)
 	}
 }
 
 // lost counts a hold lost.
-func (t *telemetry) lost() {
-	if t == nil || t.metrics == nil {
+func (o *Observer) lost() {
+	if o == nil || o.metrics == nil {
 		return
 	}
-	t.metrics.lost.Add(context.Background(), 1, t.metrics.add...)
+	o.metrics.lost.Add(context.Background(), 1, o.metrics.add...)
 }

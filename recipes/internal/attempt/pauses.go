@@ -1,4 +1,4 @@
-package lockqueue
+package attempt
 
 import (
 	"context"

@@ -1,4 +1,4 @@
-package lockqueue
+package hold
 
 import (
 	"context"
@@ -6,13 +6,16 @@ import (
 	"testing"
 
 	"github.com/stretchr/testify/require"
+	"go.uber.org/goleak"
 )
 
-func TestHoldContext(t *testing.T) {
+func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
+
+func TestContext(t *testing.T) {
 	lost := errors.New("lost")
 	a, b := make(chan struct{}), make(chan struct{})
 
-	ctx, cancel := HoldContext(context.Background(), lost, a, b)
+	ctx, cancel := Context(context.Background(), lost, a, b)
 	require.NoError(t, ctx.Err())
 	close(b)
 	<-ctx.Done()
@@ -21,13 +24,13 @@ func TestHoldContext(t *testing.T) {
 	require.ErrorIs(t, context.Cause(ctx), lost, "the first cause stays")
 
 	parent, stop := context.WithCancel(context.Background())
-	ctx, cancel = HoldContext(parent, lost, a)
+	ctx, cancel = Context(parent, lost, a)
 	defer cancel()
 	stop()
 	<-ctx.Done()
 	require.ErrorIs(t, context.Cause(ctx), context.Canceled, "the parent's end")
 
-	ctx, cancel = HoldContext(context.Background(), lost, a)
+	ctx, cancel = Context(context.Background(), lost, a)
 	cancel()
 	require.ErrorIs(t, context.Cause(ctx), context.Canceled)
 	// goleak (TestMain) checks that cancel stopped the watching goroutines.

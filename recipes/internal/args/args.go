@@ -1,0 +1,44 @@
+package args
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"strconv"
+	"strings"
+
+	"github.com/zkrecipes/zkrecipes/framework"
+)
+
+// Check is the check every recipe's constructor makes of its client and path.
+func Check(c *framework.Client, path string) error {
+	switch {
+	case c == nil:
+		return errors.New("nil client")
+	case path == "/":
+		return errors.New("the path cannot be the root")
+	}
+	return framework.ValidatePath(path)
+}
+
+// CheckName is the check of a name that a recipe makes one node of (a group
+// member's id, a partitioned item): one path segment, which ZooKeeper takes.
+func CheckName(name string) error {
+	if name == "" {
+		return errors.New("empty name")
+	}
+	if strings.Contains(name, "/") {
+		return fmt.Errorf("%q is not a node name: it holds a %q", name, "/")
+	}
+	if err := framework.ValidatePath("/" + name); err != nil {
+		return fmt.Errorf("%q is not a node name: %w", name, err)
+	}
+	return nil
+}
+
+// DefaultID is the participant id a recipe stores in its nodes when given none:
+// "host:pid", enough for an operator to find the process.
+func DefaultID() string {
+	host, _ := os.Hostname()
+	return host + ":" + strconv.Itoa(os.Getpid())
+}
