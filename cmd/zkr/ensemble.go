@@ -32,7 +32,7 @@ is connected to. The configuration's version is printed last.`,
 			if dash || len(pos) > 0 {
 				return e.fail(usageError("ensemble takes no arguments"))
 			}
-			return inspectWith(e, "the ensemble", *asJSON, func(ctx context.Context, c *framework.Client) (finding, error) {
+			return showWith(e, "the ensemble", *asJSON, func(ctx context.Context, c *framework.Client) (finding, error) {
 				return lookEnsemble(ctx, c)
 			})
 		}

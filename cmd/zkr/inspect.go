@@ -110,16 +110,25 @@ refused, and each child's share.`,
 // finding is what inspect found, printed for people or as JSON.
 type finding interface{ print(e *env) }
 
-// inspectWith connects, looks at p, and prints what it found.
+// inspectWith connects, looks at p, and prints what it found: a missing p is an
+// error (lookAt).
 func inspectWith(e *env, p string, asJSON bool, look func(context.Context, *framework.Client) (finding, error)) int {
+	return showWith(e, p, asJSON, func(ctx context.Context, c *framework.Client) (finding, error) {
+		return lookAt(ctx, c, p, look)
+	})
+}
+
+// showWith connects, calls look, and prints what it found; what names the thing
+// looked at in an error.
+func showWith(e *env, what string, asJSON bool, look func(context.Context, *framework.Client) (finding, error)) int {
 	return runOp(e, func(ctx context.Context, c *framework.Client) error {
-		found, err := lookAt(ctx, c, p, look)
+		found, err := look(ctx, c)
 		var ee *exitError
 		switch {
 		case errors.As(err, &ee):
 			return err
 		case err != nil:
-			return zkError("inspecting %s: %v", p, err)
+			return zkError("inspecting %s: %v", what, err)
 		case asJSON:
 			e.printJSON(found)
 		default:

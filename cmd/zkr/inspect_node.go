@@ -66,6 +66,11 @@ func look(ctx context.Context, r participants.Reader, p, as string) (view, error
 		if err != nil {
 			return nil, err
 		}
+		// A recipe's nodes may have arrived since survey listed none (a cache's
+		// copy loads a new child after its parent's count): a queue is no group.
+		if again, err := survey(ctx, r, p); err == nil && again.Recipe != "" {
+			return again, nil
+		}
 		// Go by the children read, not the stat's count: a cache's copy may have
 		// counted a child that it has not loaded yet, or that is gone.
 		switch {

@@ -59,20 +59,8 @@ registered, "~" one changed, "-" one gone, each stamped with the time; with
 			}
 			// Unlike inspect, a missing base path is no typo to report: it is a
 			// registry with no service yet.
-			return runOp(e, func(ctx context.Context, c *framework.Client) error {
-				list, err := listServices(ctx, c, p)
-				var ee *exitError
-				switch {
-				case errors.As(err, &ee):
-					return err
-				case err != nil:
-					return zkError("listing the services in %s: %v", p, err)
-				case *asJSON:
-					e.printJSON(list)
-				default:
-					list.print(e)
-				}
-				return nil
+			return showWith(e, p, *asJSON, func(ctx context.Context, c *framework.Client) (finding, error) {
+				return listServices(ctx, c, p)
 			})
 		}
 	},
