@@ -51,7 +51,8 @@ func (e *Ensemble) Join(ctx context.Context, host string) (int, error) {
 	}
 	cfg := e.ms[0].cfg
 	cfg.clientPort, cfg.tls = 0, false
-	ports, err := allocatePorts(cfg, 1)
+	ports, release, err := allocatePorts(cfg, 1)
+	release()
 	if err != nil {
 		return 0, err
 	}

@@ -205,7 +205,7 @@ func tryStartMembers(ctx context.Context, cfg config, java string, n int, certs 
 		}
 		l.Close()
 	}
-	ports, err := allocatePorts(cfg, n)
+	ports, rs, err := ensemblePorts(cfg, n)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -213,7 +213,7 @@ func tryStartMembers(ctx context.Context, cfg config, java string, n int, certs 
 	for i := range n {
 		dir, err := os.MkdirTemp("", "zktest-")
 		if err != nil {
-			return ms, nil, fmt.Errorf("zktest: %w", err)
+			return ms, rs, fmt.Errorf("zktest: %w", err)
 		}
 		myid := 0
 		if n > 1 || cfg.dynamic {
@@ -221,12 +221,6 @@ func tryStartMembers(ctx context.Context, cfg config, java string, n int, certs 
 		}
 		ms = append(ms, newMember(cfg, java, dir, myid, ports[i], certs))
 		ms[i].host = cfg.clientHost(i)
-	}
-	var rs *routes
-	if n > 1 && !cfg.dynamic {
-		if rs, err = newRoutes(ms); err != nil {
-			return ms, nil, err
-		}
 	}
 	for i, m := range ms {
 		var peers []string
@@ -250,9 +244,30 @@ func tryStartMembers(ctx context.Context, cfg config, java string, n int, certs 
 	return ms, rs, errors.Join(errs...)
 }
 
+// ensemblePorts finds free ports for n members and, for an ensemble, makes the
+// routes between them. The members' ports stay reserved until the routes' proxies
+// listen: the kernel would otherwise be free to give a proxy the port of a member,
+// which binds its quorum port only once it leads (a member whose own quorum port a
+// proxy holds fails to lead, again and again, and the ensemble never has a quorum).
+func ensemblePorts(cfg config, n int) ([]memberPorts, *routes, error) {
+	ports, release, err := allocatePorts(cfg, n)
+	defer release()
+	if err != nil {
+		return nil, nil, err
+	}
+	var rs *routes
+	if n > 1 && !cfg.dynamic {
+		if rs, err = newRoutes(ports); err != nil {
+			return nil, nil, err
+		}
+	}
+	return ports, rs, nil
+}
+
 // allocatePorts finds free ports for n members: a client port (unless fixed), a secure
-// one with TLS, and peer and election ports in an ensemble.
-func allocatePorts(cfg config, n int) ([]memberPorts, error) {
+// one with TLS, and peer and election ports in an ensemble. They stay reserved
+// (reservePorts) until release, which the members must have called before they bind.
+func allocatePorts(cfg config, n int) (_ []memberPorts, release func(), _ error) {
 	perMember := 0
 	if cfg.clientPort == 0 {
 		perMember++
@@ -263,9 +278,9 @@ func allocatePorts(cfg config, n int) ([]memberPorts, error) {
 	if n > 1 || cfg.dynamic {
 		perMember += 2
 	}
-	free, err := freePorts(n * perMember)
+	free, release, err := reservePorts(n * perMember)
 	if err != nil {
-		return nil, err
+		return nil, release, err
 	}
 	next := func() int { p := free[0]; free = free[1:]; return p }
 	ports := make([]memberPorts, n)
@@ -282,7 +297,7 @@ func allocatePorts(cfg config, n int) ([]memberPorts, error) {
 			p.peer, p.elect = next(), next()
 		}
 	}
-	return ports, nil
+	return ports, release, nil
 }
 
 func closeMembers(ms []*member, keep bool) error {

@@ -263,16 +263,33 @@ func (m *member) bindFailed() bool {
 	return bytes.Contains(data, []byte("Address already in use"))
 }
 
-// freePorts reserves n distinct loopback ports by listening on them all at once.
+// freePorts finds n distinct loopback ports free at the time of the call.
 func freePorts(n int) ([]int, error) {
-	ports := make([]int, 0, n)
+	ports, release, err := reservePorts(n)
+	release()
+	return ports, err
+}
+
+// reservePorts finds n distinct loopback ports and keeps listening on them until
+// release, so that nothing of ours that listens on "any free port" meanwhile (a
+// route's proxy) is handed one of them. A member binds its quorum port only when it
+// leads, possibly long after it starts: a proxy given that port would stop it from
+// ever leading. release may be called more than once.
+func reservePorts(n int) (ports []int, release func(), err error) {
+	var ls []net.Listener
+	release = sync.OnceFunc(func() {
+		for _, l := range ls {
+			l.Close()
+		}
+	})
 	for range n {
 		l, err := net.Listen("tcp", "127.0.0.1:0")
 		if err != nil {
-			return nil, fmt.Errorf("zktest: finding a free port: %w", err)
+			release()
+			return nil, func() {}, fmt.Errorf("zktest: finding a free port: %w", err)
 		}
-		defer l.Close()
+		ls = append(ls, l)
 		ports = append(ports, l.Addr().(*net.TCPAddr).Port)
 	}
-	return ports, nil
+	return ports, release, nil
 }

@@ -47,7 +47,7 @@ const peerRedial = 5 * time.Second
 // leader) and one to its election port.
 type route struct{ quorum, election *Proxy }
 
-func newRoutes(ms []*member) (*routes, error) {
+func newRoutes(ms []memberPorts) (*routes, error) {
 	rs := &routes{way: make([][]*route, len(ms)), stopped: map[int]bool{}, isolated: map[int]bool{}}
 	for i := range ms {
 		rs.way[i] = make([]*route, len(ms))
@@ -59,13 +59,13 @@ func newRoutes(ms []*member) (*routes, error) {
 			if i == j {
 				continue
 			}
-			q, err := StartProxy(loopback(to.peerPort))
+			q, err := StartProxy(loopback(to.peer))
 			if err != nil {
 				rs.close()
 				return nil, err
 			}
 			rs.way[i][j] = &route{quorum: q}
-			e, err := StartProxy(loopback(to.electPort))
+			e, err := StartProxy(loopback(to.elect))
 			if err != nil {
 				rs.close()
 				return nil, err

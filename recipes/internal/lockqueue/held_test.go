@@ -2,6 +2,7 @@ package lockqueue
 
 import (
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/require"
 
@@ -42,4 +43,39 @@ func TestGrantMissesNoErrorStateWhileItRecordsTheHold(t *testing.T) {
 		defer h.Forget()
 		require.True(t, isClosed(h.Lost()), "a hold granted across a Suspended is lost")
 	}
+}
+
+// A Suspended heard while waiting, and over (Reconnected, same session) before the
+// listing that finds the node holding, is not counted against the hold it grants:
+// the holder's listener hears only states published after it is registered.
+func TestGrantAfterASuspendedWhileWaitingHolds(t *testing.T) {
+	srv := zktest.NewServer(t)
+	ctx := zkrtest.Context(t)
+	c := zkrtest.Client(t, []string{srv.Addr()}, framework.WithErrorPolicy(framework.StandardErrorPolicy),
+		framework.WithSessionTimeout(10*time.Second))
+	tr := Track(c)
+	defer tr.Stop()
+	n, err := CreateNode(ctx, c, "/waited", "lock-", nil)
+	require.NoError(t, err)
+
+	suspended, stopS := zkrtest.Hears(c, framework.Suspended)
+	defer stopS()
+	reconnected, stopR := zkrtest.Hears(c, framework.Reconnected)
+	defer stopR()
+	srv.Stop()
+	<-suspended
+	require.NoError(t, srv.Start())
+	select {
+	case <-reconnected:
+	case <-ctx.Done():
+		t.Fatal("never reconnected")
+	}
+
+	epoch := tr.Epoch()
+	_, parent, err := c.Children(ctx, "/waited")
+	require.NoError(t, err)
+	h, ok := tr.Grant(epoch, n, parent)
+	require.True(t, ok, "no error state since the listing")
+	require.False(t, isClosed(h.Lost()), "the Suspended heard while waiting does not lose the hold")
+	require.NoError(t, h.Release(ctx))
 }
