@@ -53,9 +53,10 @@ func TestGrantAfterASuspendedWhileWaitingHolds(t *testing.T) {
 	ctx := zkrtest.Context(t)
 	c := zkrtest.Client(t, []string{srv.Addr()}, framework.WithErrorPolicy(framework.StandardErrorPolicy),
 		framework.WithSessionTimeout(10*time.Second))
-	tr := Track(c)
+	q := New(c, "/waited", "lock-", Exclusive)
+	tr := q.Track()
 	defer tr.Stop()
-	n, err := CreateNode(ctx, c, "/waited", "lock-", nil)
+	n, err := q.Join(ctx, nil)
 	require.NoError(t, err)
 
 	suspended, stopS := zkrtest.Hears(c, framework.Suspended)
@@ -71,10 +72,10 @@ func TestGrantAfterASuspendedWhileWaitingHolds(t *testing.T) {
 		t.Fatal("never reconnected")
 	}
 
-	epoch := tr.Epoch()
+	epoch := tr.epoch()
 	_, parent, err := c.Children(ctx, "/waited")
 	require.NoError(t, err)
-	h, ok := tr.Grant(epoch, n, parent)
+	h, ok := tr.grant(epoch, n, parent)
 	require.True(t, ok, "no error state since the listing")
 	require.False(t, isClosed(h.Lost()), "the Suspended heard while waiting does not lose the hold")
 	require.NoError(t, h.Release(ctx))
