@@ -79,6 +79,38 @@ var connNotes = map[cache.EventType]string{
 // inspectWatch is inspect --watch: it follows p through a cache until a signal, or
 // until watchFor when it is positive.
 func inspectWatch(e *env, p, as string, asJSON bool, watchFor time.Duration) int {
+	out := &watchOutput{env: e, path: p, json: asJSON}
+	if f, ok := e.stdout.(*os.File); ok && !asJSON {
+		out.tty = isTerminal(f)
+	}
+	var redraw <-chan time.Time
+	if out.tty {
+		t := time.NewTicker(watchRedraw)
+		defer t.Stop()
+		redraw = t.C
+	}
+	return follow(e, p, watchDepth(as), watchFor, redraw, func(ctx context.Context, ca *cache.Cache, _ bool, conn []cache.Event, ticked bool) {
+		v, err := look(ctx, participants.FromCache(ca), p, as)
+		if ticked { // the ages move
+			if err == nil && out.fault == "" {
+				out.shown = v
+			}
+			out.redraw()
+			return
+		}
+		for _, ev := range conn {
+			out.connection(ev)
+		}
+		out.show(v, err)
+	})
+}
+
+// follow starts a session and a cache of p, depth levels down, with a context that
+// ends on a signal or after watchFor when it is positive, and calls show each time
+// the copy (dirty) or the connection (conn) changed, and each time tick fires
+// (ticked), until that context ends.
+func follow(e *env, p string, depth int, watchFor time.Duration, tick <-chan time.Time,
+	show func(ctx context.Context, ca *cache.Cache, dirty bool, conn []cache.Event, ticked bool)) int {
 	s, code := e.start()
 	if s == nil {
 		return code
@@ -91,7 +123,7 @@ func inspectWatch(e *env, p, as string, asJSON bool, watchFor time.Duration) int
 		ctx, cancel = context.WithTimeout(ctx, watchFor)
 		defer cancel()
 	}
-	ca, err := cache.New(s.client, p, cache.Depth(watchDepth(as)))
+	ca, err := cache.New(s.client, p, cache.Depth(depth))
 	if err != nil {
 		return s.fail(usageError("%v", err))
 	}
@@ -104,35 +136,16 @@ func inspectWatch(e *env, p, as string, asJSON bool, watchFor time.Duration) int
 		}
 		return s.fail(zkError("watching %s: %v", p, err))
 	}
-
-	out := &watchOutput{env: e, path: p, json: asJSON}
-	if f, ok := e.stdout.(*os.File); ok && !asJSON {
-		out.tty = isTerminal(f)
-	}
-	var redraw <-chan time.Time
-	if out.tty {
-		t := time.NewTicker(watchRedraw)
-		defer t.Stop()
-		redraw = t.C
-	}
 	for {
-		dirty, conn := w.take()
-		for _, ev := range conn {
-			out.connection(ev)
-		}
-		if dirty || len(conn) > 0 {
-			v, err := look(ctx, participants.FromCache(ca), p, as)
-			out.show(v, err)
+		if dirty, conn := w.take(); dirty || len(conn) > 0 {
+			show(ctx, ca, dirty, conn, false)
 		}
 		select {
 		case <-ctx.Done():
 			return exitOK
 		case <-w.wake:
-		case <-redraw: // the ages move
-			if v, err := look(ctx, participants.FromCache(ca), p, as); err == nil && out.fault == "" {
-				out.shown = v
-			}
-			out.redraw()
+		case <-tick:
+			show(ctx, ca, false, nil, true)
 		}
 	}
 }

@@ -181,46 +181,15 @@ func (v instanceView) line() string {
 // servicesWatch is services --watch: a cache of PATH two levels down (services,
 // instances), and a line per instance that changed.
 func servicesWatch(e *env, base string, asJSON bool, watchFor time.Duration) int {
-	s, code := e.start()
-	if s == nil {
-		return code
-	}
-	defer s.close()
-	ctx, stop := s.interruptible(context.Background())
-	defer stop()
-	if watchFor > 0 {
-		var cancel context.CancelFunc
-		ctx, cancel = context.WithTimeout(ctx, watchFor)
-		defer cancel()
-	}
-	ca, err := cache.New(s.client, base, cache.Depth(2))
-	if err != nil {
-		return s.fail(usageError("%v", err))
-	}
-	defer ca.Close()
-	w := &watcher{wake: make(chan struct{}, 1)}
-	ca.Listen(w.hear)
-	if err := ca.Start(ctx); err != nil {
-		if ctx.Err() != nil {
-			return exitOK
-		}
-		return s.fail(zkError("watching %s: %v", base, err))
-	}
 	shown := map[string]instanceView{}
-	for {
-		dirty, conn := w.take()
+	return follow(e, base, 2, watchFor, nil, func(_ context.Context, ca *cache.Cache, dirty bool, conn []cache.Event, _ bool) {
 		for _, ev := range conn {
 			servicesConnection(e, ev, asJSON)
 		}
 		if dirty {
 			shown = servicesChanges(e, ca, base, shown, asJSON)
 		}
-		select {
-		case <-ctx.Done():
-			return exitOK
-		case <-w.wake:
-		}
-	}
+	})
 }
 
 // servicesChanges prints what differs between the instances shown and the cache's
