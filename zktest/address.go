@@ -69,8 +69,6 @@ func (e *Ensemble) Move(ctx context.Context, i int, host string) error {
 	if err := m.launch(); err != nil {
 		return err
 	}
-	if err := e.routes.setStopped(i, false); err != nil {
-		return err
-	}
+	e.routes.setStopped(i, false)
 	return m.waitServing(ctx)
 }

@@ -124,6 +124,7 @@ func readUINode(ctx context.Context, ca *cache.Cache, p string, offset, limit in
 		if rv.Number != nil { // a shared value is the data, shown already
 			n.Recipe = rv
 		}
+	case *plainView: // no recipe's layout: the node's stat and children say it all
 	default:
 		n.Recipe = v
 	}

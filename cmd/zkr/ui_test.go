@@ -263,3 +263,22 @@ func TestUIConnectionFollowsTheCache(t *testing.T) {
 		}
 	}
 }
+
+// A node whose children fit no recipe's layout (persistent children: no queue, no
+// group) is shown as a node, with no recipe: the page draws its stat and children.
+func TestUIPlainNodeHasNoRecipe(t *testing.T) {
+	t.Parallel()
+	h := newHarness(t)
+	ctx := testCtx(t)
+	_, err := h.client.Create(ctx, "/plain/child", []byte("x"), framework.CreatingParents())
+	require.NoError(t, err)
+	hs := startUI(t, h.client, "/")
+	var n apiNode
+	eventually(t, "/plain's child in the copy", func() bool {
+		require.Equal(t, http.StatusOK, getJSON(t, hs.URL+"/api/node?path=/plain", &n))
+		return n.Children.Total == 1
+	})
+	raw := map[string]json.RawMessage{}
+	require.Equal(t, http.StatusOK, getJSON(t, hs.URL+"/api/node?path=/plain", &raw))
+	require.Equal(t, "null", string(raw["recipe"]))
+}
