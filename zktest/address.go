@@ -69,6 +69,8 @@ func (e *Ensemble) Move(ctx context.Context, i int, host string) error {
 	if err := m.launch(); err != nil {
 		return err
 	}
-	e.routes.setStopped(i, false)
+	if err := e.routes.setStopped(i, false); err != nil {
+		return err
+	}
 	return m.waitServing(ctx)
 }

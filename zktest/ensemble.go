@@ -100,7 +100,7 @@ func (e *Ensemble) ClientCertPEM() (cert, key []byte) { return e.ms[0].tls.clien
 // Stop kills member i, as a crash would.
 func (e *Ensemble) Stop(i int) {
 	e.ms[i].stop()
-	e.routes.setStopped(i, true)
+	_ = e.routes.setStopped(i, true) // closing routes cannot fail
 }
 
 // Start restarts member i on its ports with its data and returns once it serves again,
@@ -109,7 +109,9 @@ func (e *Ensemble) Start(i int) error {
 	if err := e.ms[i].launch(); err != nil {
 		return err
 	}
-	e.routes.setStopped(i, false)
+	if err := e.routes.setStopped(i, false); err != nil {
+		return err
+	}
 	return e.ms[i].waitServing(context.Background())
 }
 
@@ -135,15 +137,12 @@ func (e *Ensemble) Leader() int {
 // a majority stops serving (it closes its clients' connections and refuses new
 // sessions until it rejoins a quorum); the majority elects a leader among itself if
 // it has to, and serves on. Isolating a second member leaves no majority.
-func (e *Ensemble) Isolate(i int) { e.routes.setIsolated(i, true) }
+func (e *Ensemble) Isolate(i int) { _ = e.routes.setIsolated(i, true) } // closing routes cannot fail
 
 // Heal ends every Isolate: the members reach each other again, and an isolated one
-// rejoins the quorum (as a follower, or by an election). It returns nil: a closed
-// route keeps its port (it resets what connects), so opening it again cannot fail.
-func (e *Ensemble) Heal() error {
-	e.routes.heal()
-	return nil
-}
+// rejoins the quorum (as a follower, or by an election). An error says that a route
+// could not listen on its port again.
+func (e *Ensemble) Heal() error { return e.routes.heal() }
 
 // FourLetter sends a four-letter word to member i.
 func (e *Ensemble) FourLetter(ctx context.Context, i int, word string) (string, error) {

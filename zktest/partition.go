@@ -106,27 +106,28 @@ func port(p *Proxy) int {
 // setStopped and setIsolated change member i's state, heal ends every isolation,
 // and each opens or closes the routes accordingly; nil routes (a standalone server)
 // have nothing to do.
-func (rs *routes) setStopped(i int, stopped bool) {
-	rs.change(func() { rs.stopped[i] = stopped })
+func (rs *routes) setStopped(i int, stopped bool) error {
+	return rs.change(func() { rs.stopped[i] = stopped })
 }
 
-func (rs *routes) setIsolated(i int, isolated bool) {
-	rs.change(func() { rs.isolated[i] = isolated })
+func (rs *routes) setIsolated(i int, isolated bool) error {
+	return rs.change(func() { rs.isolated[i] = isolated })
 }
 
-func (rs *routes) heal() { rs.change(func() { clear(rs.isolated) }) }
+func (rs *routes) heal() error { return rs.change(func() { clear(rs.isolated) }) }
 
-func (rs *routes) change(f func()) {
+func (rs *routes) change(f func()) error {
 	if rs == nil {
-		return
+		return nil
 	}
 	rs.mu.Lock()
 	defer rs.mu.Unlock()
 	f()
-	rs.applyLocked()
+	return rs.applyLocked()
 }
 
-func (rs *routes) applyLocked() {
+func (rs *routes) applyLocked() error {
+	var errs []error
 	for i, row := range rs.way {
 		for j, r := range row {
 			if r == nil {
@@ -135,13 +136,14 @@ func (rs *routes) applyLocked() {
 			open := !rs.stopped[j] && !rs.isolated[i] && !rs.isolated[j]
 			for _, p := range []*Proxy{r.quorum, r.election} {
 				if open {
-					p.admit()
+					errs = append(errs, p.admit())
 				} else {
 					p.refuse()
 				}
 			}
 		}
 	}
+	return errors.Join(errs...)
 }
 
 func (rs *routes) close() {

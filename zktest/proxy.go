@@ -275,11 +275,7 @@ func (p *Proxy) serve(c net.Conn) {
 
 	p.mu.Lock()
 	if p.closed || p.mode == modeCut || p.refusing {
-		refusing := p.refusing
 		p.mu.Unlock()
-		if tc, ok := c.(*net.TCPConn); ok && refusing {
-			_ = tc.SetLinger(0) // a reset, as near a refusal as an accepted connection gets
-		}
 		_ = c.Close()
 		return
 	}
@@ -356,10 +352,8 @@ func (p *Proxy) asRoute(greet func(client, upstream net.Conn) error, redial time
 	p.greet, p.redial = greet, redial
 }
 
-// refuse resets every new connection at once (serve does, while refusing) and closes
-// the open ones, until admit. The listener stays open: a port given back to the
-// kernel could be taken meanwhile by anything on the machine, and admit could then
-// not listen on it again.
+// refuse closes the listener, so that new connections are refused at once, and
+// closes the open ones, until admit.
 func (p *Proxy) refuse() {
 	p.mu.Lock()
 	defer p.mu.Unlock()
@@ -367,14 +361,25 @@ func (p *Proxy) refuse() {
 		return
 	}
 	p.refusing = true
+	_ = p.ln.Close()
 	p.closeAllLocked()
 }
 
-// admit lets new connections through again.
-func (p *Proxy) admit() {
+// admit listens again, on the same port.
+func (p *Proxy) admit() error {
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	p.refusing = false
+	if !p.refusing || p.closed {
+		return nil
+	}
+	ln, err := net.Listen("tcp", p.addr)
+	if err != nil {
+		return fmt.Errorf("zktest: proxy listen again: %w", err)
+	}
+	p.ln, p.refusing = ln, false
+	p.wg.Add(1)
+	go p.acceptLoop(ln)
+	return nil
 }
 
 // dial connects to target for pr, trying again every few milliseconds for redial
