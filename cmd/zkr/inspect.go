@@ -209,11 +209,17 @@ func (p participant) holds() bool { return p.State != stateWaiting }
 // survey lists the participants at p in queue order, whichever recipe made them,
 // with the holders as that recipe decides (recipes/participants).
 func survey(ctx context.Context, r participants.Reader, p string) (*queue, error) {
-	q := &queue{Path: p, Participants: []participant{}}
 	children, err := r.Children(ctx, p)
 	if err != nil {
 		return nil, err
 	}
+	return surveyOf(ctx, r, p, children)
+}
+
+// surveyOf is survey of p's listing children.
+func surveyOf(ctx context.Context, r participants.Reader, p string, children []string) (*queue, error) {
+	q := &queue{Path: p, Participants: []participant{}}
+	var err error
 	if slices.Contains(children, "members") && slices.Contains(children, "items") {
 		return surveyPartition(ctx, r, q)
 	}

@@ -53,23 +53,27 @@ func look(ctx context.Context, r participants.Reader, p, as string) (view, error
 	case asValue, asCount, asCounter:
 		return readValue(ctx, r, p, as, false)
 	}
-	q, err := survey(ctx, r, p)
-	if err != nil || q.Recipe != "" {
-		return q, err
+	// One listing for both readings, so that a queue whose nodes a cache's copy is
+	// still loading is never taken for a group.
+	children, err := r.Children(ctx, p)
+	if err != nil {
+		return nil, err
+	}
+	q, err := surveyOf(ctx, r, p, children)
+	switch {
+	case err != nil:
+		return nil, err
+	case q.Recipe != "":
+		return q, nil
 	}
 	data, st, err := r.Get(ctx, p)
 	switch {
 	case err != nil:
 		return nil, nodeError(p, err) // no node: --watch shows it, until one appears
-	case st.NumChildren > 0:
-		g, err := readGroup(ctx, r, p)
+	case st.NumChildren > 0 || len(children) > 0:
+		g, err := groupOf(ctx, r, p, children)
 		if err != nil {
 			return nil, err
-		}
-		// A recipe's nodes may have arrived since survey listed none (a cache's
-		// copy loads a new child after its parent's count): a queue is no group.
-		if again, err := survey(ctx, r, p); err == nil && again.Recipe != "" {
-			return again, nil
 		}
 		// Go by the children read, not the stat's count: a cache's copy may have
 		// counted a child that it has not loaded yet, or that is gone.
@@ -152,6 +156,11 @@ func readGroup(ctx context.Context, r participants.Reader, p string) (*groupView
 	if err != nil {
 		return nil, err
 	}
+	return groupOf(ctx, r, p, names)
+}
+
+// groupOf reads the group at p whose members are names.
+func groupOf(ctx context.Context, r participants.Reader, p string, names []string) (*groupView, error) {
 	g := &groupView{Path: p, Recipe: asGroup, Members: []groupMember{}, allEphemeral: true}
 	for _, id := range slices.Sorted(slices.Values(names)) {
 		data, st, err := r.Get(ctx, path.Join(p, id))
