@@ -28,6 +28,7 @@ type handle struct {
 	negotiated atomic.Int64                // the session timeout the server granted, in ns
 	lastErr    atomic.Pointer[error]       // why the last attempt to reach a server failed
 	authed     bool                        // credentials sent on this handle (state goroutine only)
+	watched    atomic.Bool                 // a request that sets a watch was written (race builds only)
 	hosts      *hostProvider
 }
 
@@ -170,7 +171,7 @@ func (c *Client) connect(h *handle, network, addr string, timeout time.Duration)
 			return nil, err
 		}
 	}
-	t := &trackedConn{Conn: conn, h: h, addr: addr, tls: c.opts.tls, handshake: bound}
+	t := &trackedConn{Conn: conn, h: h, addr: addr, tls: c.opts.tls, handshake: bound, hold: newReplyHold(h)}
 	h.net.Store(t)
 	// close cancels, then closes the connection it finds stored: either it found this
 	// one, or this sees it cancelled.
@@ -342,6 +343,7 @@ type trackedConn struct {
 	handshake time.Duration
 	head      [12]byte
 	seen      int
+	hold      replyHold
 }
 
 func (t *trackedConn) SetReadDeadline(d time.Time) error {
@@ -354,7 +356,9 @@ func (t *trackedConn) SetReadDeadline(d time.Time) error {
 }
 
 func (t *trackedConn) Read(b []byte) (int, error) {
+	t.hold.wait(t.h)
 	n, err := t.Conn.Read(b)
+	t.hold.read(b[:max(n, 0)])
 	if n > 0 {
 		t.h.lastRead.Store(time.Now().UnixNano())
 		if t.seen < len(t.head) {
@@ -371,6 +375,11 @@ func (t *trackedConn) Read(b []byte) (int, error) {
 		t.h.failed(noAnswer(t.addr, t.tls, t.seen, err))
 	}
 	return n, err
+}
+
+func (t *trackedConn) Write(b []byte) (int, error) {
+	t.hold.wrote(t.h, b)
+	return t.Conn.Write(b)
 }
 
 // zkLogger sends go-zookeeper's log lines to the client's logger at Debug.

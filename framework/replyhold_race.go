@@ -1,0 +1,5 @@
+//go:build race
+
+package framework
+
+const holdReplies = true
