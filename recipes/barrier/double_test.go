@@ -281,11 +281,13 @@ func TestDoubleCancelledEnter(t *testing.T) {
 // the same session, with the node it had; and members leave through a server
 // restart.
 func TestDoubleThroughACutAndARestart(t *testing.T) {
-	srv := zktest.NewServer(t)
+	// The session must outlast the cut and the restart however slowly a busy machine
+	// starts a server: zktest's default sessions are at most 4 s.
+	srv := zktest.NewServer(t, zktest.WithSessionTimeouts(400*time.Millisecond, time.Minute))
 	proxy := zktest.NewProxy(t, srv.Addr())
 	ctx := testCtx(t)
 	observer := newClient(t, []string{srv.Addr()})
-	cutClient := newClient(t, []string{proxy.Addr()}, framework.WithSessionTimeout(10*time.Second))
+	cutClient := newClient(t, []string{proxy.Addr()}, framework.WithSessionTimeout(time.Minute))
 	cut := newDouble(t, cutClient, "/barriers/cut", 2)
 	entered := run(ctx, cut.Enter)
 	eventually(t, func() bool { return len(members(t, observer, "/barriers/cut")) == 1 }, "joined")

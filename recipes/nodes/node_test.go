@@ -76,8 +76,10 @@ func TestBackAfterSessionExpiry(t *testing.T) {
 // A server restart keeps the session: the node stays, and data given while the
 // server was down reaches it.
 func TestServerRestart(t *testing.T) {
-	srv := zktest.NewServer(t)
-	c := newClient(t, []string{srv.Addr()}, framework.WithSessionTimeout(10*time.Second))
+	// The session must outlast the restart however slowly a busy machine starts a
+	// server: zktest's default sessions are at most 4 s.
+	srv := zktest.NewServer(t, zktest.WithSessionTimeouts(400*time.Millisecond, time.Minute))
+	c := newClient(t, []string{srv.Addr()}, framework.WithSessionTimeout(time.Minute))
 	ctx := testCtx(t)
 	p := newNode(t, c, "/restart/node", []byte("before"))
 	require.NoError(t, p.Start(ctx))
