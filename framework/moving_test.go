@@ -26,7 +26,7 @@ func newMovingEnsemble(t *testing.T) *movingEnsemble {
 	// A session timeout of up to 20 s: a member moves in a few seconds on a busy
 	// machine, and the session must outlive the elections it causes.
 	e := zktest.NewEnsemble(t, 3, zktest.WithClientAddresses("127.0.0.1", "127.0.0.2", "127.0.0.3"),
-		zktest.WithSessionTimeouts(400*time.Millisecond, 20*time.Second))
+		zktest.WithSessionTimeouts(400*time.Millisecond, time.Minute))
 	m := &movingEnsemble{e: e, dns: startDNS(t)}
 	for i := range 3 {
 		host, port, err := net.SplitHostPort(e.Addr(i))
@@ -101,7 +101,7 @@ func settled(t *testing.T, c *Client) {
 
 func TestMovedMemberIsReachedAtItsNewAddress(t *testing.T) {
 	m := newMovingEnsemble(t)
-	c := newClient(t, m.names, WithResolver(m.dns.resolver()), WithSessionTimeout(15*time.Second))
+	c := newClient(t, m.names, WithResolver(m.dns.resolver()), WithSessionTimeout(time.Minute))
 	sid := c.SessionID()
 	states := timeStates(c)
 
@@ -149,7 +149,8 @@ func hostOf(addr string) string {
 // nothing listens, and loses its session.
 func TestRollingRestartToNewAddresses(t *testing.T) {
 	m := newMovingEnsemble(t)
-	c := newClient(t, m.names, WithResolver(m.dns.resolver()), WithSessionTimeout(15*time.Second))
+	// A session long enough for three re-elections on a busy machine.
+	c := newClient(t, m.names, WithResolver(m.dns.resolver()), WithSessionTimeout(time.Minute))
 	resolvedOnce := make([]string, len(m.names))
 	for i := range m.names {
 		resolvedOnce[i] = m.e.Addr(i)
