@@ -23,7 +23,9 @@ type heldPort struct {
 	addr string // "127.0.0.1:port"
 }
 
-// holdPort binds a socket to a free loopback port and keeps it.
+// holdPort binds a socket to a free loopback port and keeps it. The socket is
+// close-on-exec: a member's java process inheriting it would hold the port after
+// the proxy's Close.
 func holdPort() (*heldPort, error) {
 	fd, err := unix.Socket(unix.AF_INET, unix.SOCK_STREAM|unix.SOCK_CLOEXEC, 0)
 	if err != nil {
