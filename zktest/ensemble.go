@@ -140,8 +140,9 @@ func (e *Ensemble) Leader() int {
 func (e *Ensemble) Isolate(i int) { _ = e.routes.setIsolated(i, true) } // closing routes cannot fail
 
 // Heal ends every Isolate: the members reach each other again, and an isolated one
-// rejoins the quorum (as a follower, or by an election). An error says that a route
-// could not listen on its port again.
+// rejoins the quorum (as a follower, or by an election). A closed route keeps its
+// port, so nothing else can have taken it; an error says that a route could not
+// listen on it again all the same (out of file descriptors, say).
 func (e *Ensemble) Heal() error { return e.routes.heal() }
 
 // FourLetter sends a four-letter word to member i.

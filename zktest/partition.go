@@ -27,8 +27,11 @@ import (
 //
 // A route is open while both ends are running and neither is isolated. A closed route
 // refuses connections, as a port nobody listens on does: a proxy that accepted and
-// then hung up would look to ZooKeeper's election like a peer that answers, and slow
-// every election down by seconds.
+// then hung up would look to ZooKeeper's election like a peer that answers (its
+// connect succeeds, and the notification it then writes is taken off its queue and
+// lost in the reset, so it waits out a doubling timeout before trying again), and slow
+// every election down by seconds. A closed route still holds its port (heldPort), so
+// that nothing else can take the port before the route opens again.
 type routes struct {
 	way [][]*route
 

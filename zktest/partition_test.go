@@ -4,9 +4,11 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"net"
 	"os"
 	"strconv"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -143,5 +145,37 @@ func TestRoutesNeverTakeAMembersPort(t *testing.T) {
 			}
 		}
 		rs.close()
+	}
+}
+
+// A closed route keeps its port: while it is closed, a connection to it is refused at
+// once, as by a port nobody listens on, and nothing else can listen on the port, so
+// that Heal can always listen on it again (CI saw Heal fail with "proxy listen again:
+// address already in use" when something had taken it).
+func TestClosedRouteKeepsItsPort(t *testing.T) {
+	_, rs, err := ensemblePorts(config{}, 3)
+	require.NoError(t, err)
+	t.Cleanup(rs.close)
+	require.NoError(t, rs.setIsolated(0, true))
+	var closed []*Proxy
+	for _, r := range []*route{rs.way[0][1], rs.way[1][0]} {
+		closed = append(closed, r.quorum, r.election)
+	}
+	var taken []error
+	for _, p := range closed {
+		_, err := net.Dial("tcp", p.Addr())
+		require.ErrorIs(t, err, syscall.ECONNREFUSED, "a closed route refuses at once")
+		thief, err := net.Listen("tcp", p.Addr())
+		if err == nil {
+			t.Cleanup(func() { _ = thief.Close() })
+		}
+		taken = append(taken, err)
+	}
+	require.NoError(t, rs.heal())
+	for i, p := range closed {
+		require.ErrorIs(t, taken[i], syscall.EADDRINUSE, "another listener took the closed route's port %s", p.Addr())
+		c, err := net.Dial("tcp", p.Addr())
+		require.NoError(t, err, "the healed route listens")
+		_ = c.Close()
 	}
 }

@@ -38,6 +38,7 @@ const copyBufSize = 32 << 10
 // Only connections made through the proxy are affected: a client whose server
 // list also names the server directly can reconnect around it.
 type Proxy struct {
+	port   *heldPort    // the proxy's port, from start to Close, listening or not
 	ln     net.Listener // replaced by admit after refuse
 	addr   string
 	ctx    context.Context // cancelled by Close; aborts dials in progress
@@ -91,14 +92,20 @@ func StartProxy(target string) (*Proxy, error) {
 	if err := checkTarget(target); err != nil {
 		return nil, err
 	}
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	port, err := holdPort()
 	if err != nil {
+		return nil, err
+	}
+	ln, err := port.listen()
+	if err != nil {
+		_ = port.release()
 		return nil, fmt.Errorf("zktest: proxy listen: %w", err)
 	}
 	ctx, cancel := context.WithCancel(context.Background())
 	p := &Proxy{
+		port:   port,
 		ln:     ln,
-		addr:   ln.Addr().String(),
+		addr:   port.addr,
 		ctx:    ctx,
 		cancel: cancel,
 		target: target,
@@ -200,8 +207,9 @@ func (p *Proxy) ExpireSession(ctx context.Context, sessionTimeout time.Duration)
 	}
 }
 
-// Close stops the proxy: it closes the listener and every connection and waits
-// for all of its goroutines. It is idempotent; later calls return nil.
+// Close stops the proxy: it closes the listener and every connection, waits for
+// all of its goroutines and gives its port back. It is idempotent; later calls
+// return nil.
 func (p *Proxy) Close() error {
 	p.mu.Lock()
 	if p.closed {
@@ -219,7 +227,7 @@ func (p *Proxy) Close() error {
 	p.mu.Unlock()
 
 	p.wg.Wait()
-	return err
+	return errors.Join(err, p.port.release())
 }
 
 // closeAllLocked closes every connection pair. Their goroutines see the error
@@ -353,7 +361,8 @@ func (p *Proxy) asRoute(greet func(client, upstream net.Conn) error, redial time
 }
 
 // refuse closes the listener, so that new connections are refused at once, and
-// closes the open ones, until admit.
+// closes the open ones, until admit. The port stays the proxy's (heldPort), so
+// that no other listener or connection can take it meanwhile.
 func (p *Proxy) refuse() {
 	p.mu.Lock()
 	defer p.mu.Unlock()
@@ -372,7 +381,7 @@ func (p *Proxy) admit() error {
 	if !p.refusing || p.closed {
 		return nil
 	}
-	ln, err := net.Listen("tcp", p.addr)
+	ln, err := p.port.listen()
 	if err != nil {
 		return fmt.Errorf("zktest: proxy listen again: %w", err)
 	}
