@@ -23,7 +23,7 @@ type movingEnsemble struct {
 }
 
 func newMovingEnsemble(t *testing.T) *movingEnsemble {
-	// A session timeout of up to 20 s: a member moves in a few seconds on a busy
+	// A session timeout of up to a minute: a member moves in a few seconds on a busy
 	// machine, and the session must outlive the elections it causes.
 	e := zktest.NewEnsemble(t, 3, zktest.WithClientAddresses("127.0.0.1", "127.0.0.2", "127.0.0.3"),
 		zktest.WithSessionTimeouts(400*time.Millisecond, time.Minute))

@@ -356,7 +356,9 @@ func (t *trackedConn) SetReadDeadline(d time.Time) error {
 }
 
 func (t *trackedConn) Read(b []byte) (int, error) {
-	t.hold.wait(t.h)
+	if t.hold.holding() {
+		return t.hold.readHeld(t.h, t.Conn, b)
+	}
 	n, err := t.Conn.Read(b)
 	t.hold.read(b[:max(n, 0)])
 	if n > 0 {
