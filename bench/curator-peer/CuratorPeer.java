@@ -622,7 +622,8 @@ public final class CuratorPeer {
         //   cache-load PATH F1 F2 F3          a tree of F1 nodes with F2 children with F3 children
         //                                     is made, then a CuratorCache of it loads; nanos is the
         //                                     time until initialized, heap the JVM's used heap after
-        //                                     System.gc(), per cached node, loaded less the lower of before and closed
+        //                                     System.gc(), per cached node, loaded less the lower of before and closed;
+        //                                     once loaded it says LOADED and waits for "count" before closing
         //   cache-load-treecache PATH F1 F2 F3  the same with a TreeCache: one-shot watches, two a node,
         //                                     as ours (a CuratorCache on ZooKeeper 3.6+ sets one persistent
         //                                     recursive watch for the whole tree, which go-zookeeper lacks)
@@ -657,6 +658,9 @@ public final class CuratorPeer {
                         // adds requests): either sometimes still holds a copy, the previous
                         // trial's or this one, that the JVM lets go of only later.
                         long heap1 = usedHeap();
+                        // The driver counts the server's watches while the copy is open.
+                        say("LOADED");
+                        expect("count");
                         cache.close();
                         cs[0].close();
                         long heap0 = Math.min(before, usedHeap());
