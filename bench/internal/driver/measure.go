@@ -35,6 +35,12 @@ func measure(ctx context.Context, tg *target, c contender, w workload) (measurem
 	}
 
 	var m measurement
+	// The watches the sessions hold before any waiter queues (Curator's on
+	// /zookeeper/config, one a session), so that the queue's time is its waiters'.
+	base, _, err := tg.watches(ctx)
+	if err != nil {
+		return measurement{}, err
+	}
 	var baseGoroutines int
 	var baseHeap uint64
 	if w.Kind == queue && c.InProcess() {
@@ -45,7 +51,7 @@ func measure(ctx context.Context, tg *target, c contender, w workload) (measurem
 			return nil // a cache's load: nothing to look at here
 		}
 		start := time.Now()
-		watches, each, reached, err := awaitWatches(ctx, tg, w.Waiters)
+		watches, each, reached, err := awaitWatches(ctx, tg, base+w.Waiters)
 		m.Watches, m.WatchesByMember, m.QueueTime = watches, each, reached
 		if reached == 0 {
 			m.QueueTime = time.Since(start)
@@ -59,6 +65,10 @@ func measure(ctx context.Context, tg *target, c contender, w workload) (measurem
 			m.Heap = (float64(h) - float64(baseHeap)) / float64(w.Waiters)
 		}
 		return err
+	}
+	bytes0, err := tg.responseBytes(ctx)
+	if err != nil {
+		return measurement{}, err
 	}
 	before, err := tg.packets(ctx)
 	if err != nil {
@@ -83,6 +93,11 @@ func measure(ctx context.Context, tg *target, c contender, w workload) (measurem
 	if err != nil {
 		return measurement{}, err
 	}
+	bytes1, err := tg.responseBytes(ctx)
+	if err != nil {
+		return measurement{}, err
+	}
+	m.Bytes = bytes1 - bytes0
 	// The reading that ends the count, and the wchs polls of a queue, are ours.
 	m.Res = res
 	m.PacketsByMember = make([]int64, len(after))

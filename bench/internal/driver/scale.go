@@ -46,18 +46,23 @@ type scaleFigure struct {
 
 // scaleFigures are the curves, in the report's order.
 var scaleFigures = []scaleFigure{
-	{"lock", "watches", "server watches per waiter", true},
+	{"lock", "lock-watches", "server watches on the lock per waiter", true},
+	{"lock", "watches", "all server watches per waiter (sessions' included)", true},
 	{"lock", "requests", "requests per acquisition (queue and drain)", true},
+	{"lock", "bytes", "bytes the server sent per acquisition", true},
 	{"lock", "heap", "client heap per waiter (bytes)", true},
 	{"lock", "enqueue", "time to queue every waiter, per waiter (µs)", false},
 	{"lock", "drain", "time to drain, per acquisition (µs)", false},
 	{"cache", "watches", "server watches per node", true},
 	{"cache", "requests", "requests per node loaded", true},
+	{"cache", "bytes", "bytes the server sent per node loaded", true},
 	{"cache", "heap", "client heap per node (bytes)", true},
 	{"cache", "load", "load time per node (µs)", false},
 	{"partition", "watches", "server watches per member", true},
 	{"partition", "requests-join", "requests per rebalance after a join, per member", true},
 	{"partition", "requests-leave", "requests per rebalance after a leave, per member", true},
+	{"partition", "bytes-join", "bytes the server sent per rebalance after a join, per member", true},
+	{"partition", "bytes-leave", "bytes the server sent per rebalance after a leave, per member", true},
 	{"partition", "moved-join", "items moved ÷ the fewest possible, join", true},
 	{"partition", "moved-leave", "items moved ÷ the fewest possible, leave", true},
 	{"partition", "settle-join", "settle time after a join (ms)", false},
@@ -83,6 +88,7 @@ type ScaleReport struct {
 	Date     time.Time
 	Elapsed  time.Duration
 	Machine  [][2]string
+	Busy     float64 // share of the CPUs other processes kept busy during the run, 0 to 1
 	Points   []ScalePoint
 	Failures []string
 }
@@ -90,7 +96,7 @@ type ScaleReport struct {
 // RunScale starts a server and the contenders and measures every recipe at every
 // size. Failed points are in the report; RunScale fails only when nothing could run.
 func RunScale(ctx context.Context, cfg ScaleConfig, args []string) (*ScaleReport, error) {
-	started := time.Now()
+	started, cpu0 := time.Now(), sampleCPU()
 	if len(cfg.Contenders) == 0 {
 		cfg.Contenders = []string{recipesName, curatorName, kazooName}
 	}
@@ -133,7 +139,7 @@ func RunScale(ctx context.Context, cfg ScaleConfig, args []string) (*ScaleReport
 		}
 	}
 	rep := &ScaleReport{Args: args, Date: time.Now().UTC(), Elapsed: time.Since(started), Machine: machine(ctx, tg, curator),
-		Points: s.points, Failures: s.failures}
+		Busy: othersBusy(cpu0, sampleCPU()), Points: s.points, Failures: s.failures}
 	if slices.Contains(cfg.Contenders, kazooName) {
 		rep.Machine = append(rep.Machine, [2]string{"kazoo", kazooVersion(ctx) + " (Debian's python3-kazoo, on " + kazooPython + ")"})
 	}
@@ -196,10 +202,12 @@ func (s *scaleRun) lock(ctx context.Context) {
 				return nil, err
 			}
 			f := map[string]float64{
-				"watches":  float64(m.Watches) / float64(n),
-				"requests": float64(m.Packets) / float64(m.Res.Total),
-				"enqueue":  micros(m.QueueTime) / float64(n),
-				"drain":    micros(m.Res.Elapsed) / float64(m.Res.Total),
+				"lock-watches": float64(m.LockWatches) / float64(n),
+				"watches":      float64(m.Watches) / float64(n),
+				"requests":     float64(m.Packets) / float64(m.Res.Total),
+				"bytes":        float64(m.Bytes) / float64(m.Res.Total),
+				"enqueue":      micros(m.QueueTime) / float64(n),
+				"drain":        micros(m.Res.Elapsed) / float64(m.Res.Total),
 			}
 			if c.InProcess() {
 				f["heap"] = m.Heap
@@ -233,6 +241,10 @@ func (s *scaleRun) cache(ctx context.Context) {
 				watches, _, err = s.tg.watches(ctx)
 				return err
 			}
+			b0, err := s.tg.responseBytes(ctx)
+			if err != nil {
+				return nil, err
+			}
 			r0, err := s.tg.requests(ctx)
 			if err != nil {
 				return nil, err
@@ -245,6 +257,10 @@ func (s *scaleRun) cache(ctx context.Context) {
 			if err != nil {
 				return nil, err
 			}
+			b1, err := s.tg.responseBytes(ctx)
+			if err != nil {
+				return nil, err
+			}
 			if watches < 0 { // a contender in this process: its cache is still open
 				if watches, _, err = s.tg.watches(ctx); err != nil {
 					return nil, err
@@ -254,6 +270,7 @@ func (s *scaleRun) cache(ctx context.Context) {
 			return map[string]float64{
 				"watches":  float64(watches) / nodes,
 				"requests": float64(r1-r0) / nodes,
+				"bytes":    float64(b1-b0) / nodes,
 				"heap":     res.Heap,
 				"load":     micros(res.Elapsed) / nodes,
 			}, nil
@@ -289,10 +306,19 @@ func (s *scaleRun) partition(ctx context.Context) {
 			}
 			f := map[string]float64{"watches": float64(watches) / float64(members)}
 			for _, what := range []string{"join", "leave"} {
-				cf, err := pt.change(ctx, what)
+				b0, err := s.tg.responseBytes(ctx)
 				if err != nil {
 					return nil, err
 				}
+				cf, err := pt.change(ctx, what) // returns once the servers' request count is still
+				if err != nil {
+					return nil, err
+				}
+				b1, err := s.tg.responseBytes(ctx)
+				if err != nil {
+					return nil, err
+				}
+				f["bytes-"+what] = float64(b1-b0) / float64(len(pt.live))
 				f["requests-"+what] = float64(cf.requests) / float64(len(pt.live))
 				f["moved-"+what] = float64(cf.moved) / math.Max(1, float64(cf.fewest))
 				f["settle-"+what] = millis(cf.settled)

@@ -205,6 +205,20 @@ func (t *target) packets(ctx context.Context) ([]int64, error) {
 	return ps, nil
 }
 
+// responseBytes is the bytes the servers have sent in responses so far (mntr's
+// zk_response_bytes, summed over the members), which four-letter words leave alone.
+func (t *target) responseBytes(ctx context.Context) (int64, error) {
+	var n int64
+	for i := range t.members {
+		b, err := t.stat(ctx, i, "zk_response_bytes")
+		if err != nil {
+			return 0, err
+		}
+		n += b
+	}
+	return n, nil
+}
+
 // watches reads wchs: how many watches each member holds, and their sum.
 func (t *target) watches(ctx context.Context) (sum int, each []int, err error) {
 	each = make([]int, len(t.members))
