@@ -78,7 +78,7 @@ func parseFlags() (options, error) {
 	flag.StringVar(&o.plot, "plot", "bench/benchmarks.png", "plot to write and embed in the report (empty: none)")
 	flag.StringVar(&o.analysis, "analysis", "bench/analysis.md", "hand-written analysis to include in the report, if the file exists")
 	flag.StringVar(&o.save, "save", "build/bench-results.json", "where to keep the raw results (empty: nowhere)")
-	flag.StringVar(&o.from, "from", "", "render the report from raw results saved earlier, without running anything")
+	flag.StringVar(&o.from, "from", "", "render the report from raw results saved earlier, without running anything (with -curves: several runs' files, comma-separated, merged)")
 	flag.StringVar(&o.cpuprofile, "cpuprofile", "", "write a CPU profile of this process (the Go contenders) to this file")
 	flag.Parse()
 	if *zookeeper != "" {
@@ -232,10 +232,16 @@ func runScale(o options) error {
 	started := time.Now()
 	var rep *driver.ScaleReport
 	var err error
-	if o.from != "" {
-		if rep, err = driver.LoadScaleReport(o.from); err != nil {
-			return err
+	if o.from != "" { // one run's saved points, or several runs' (a,b,...) merged
+		var runs []*driver.ScaleReport
+		for _, file := range fields(o.from) {
+			r, err := driver.LoadScaleReport(file)
+			if err != nil {
+				return err
+			}
+			runs = append(runs, r)
 		}
+		rep = driver.MergeScaleReports(runs...)
 	} else {
 		ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 		defer stop()

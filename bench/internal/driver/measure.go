@@ -143,7 +143,7 @@ func budget(w workload) time.Duration {
 	case handover:
 		return time.Minute + time.Duration(w.Rounds)*(w.Settle+time.Second)
 	case queue:
-		return 2*time.Minute + time.Duration(w.Waiters)*50*time.Millisecond
+		return 2*time.Minute + time.Duration(w.Waiters)*100*time.Millisecond
 	case partitionJoin, partitionLeave, partitionLoss:
 		return 2*time.Minute + time.Duration(w.Members+2*w.Rounds)*30*time.Second
 	}

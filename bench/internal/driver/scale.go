@@ -9,6 +9,10 @@ import (
 	"slices"
 	"strings"
 	"time"
+
+	"github.com/go-zookeeper/zk"
+
+	"github.com/zkrecipes/zkrecipes/zktest"
 )
 
 // The scale curves (issue 28, `make bench-scale`): each recipe at sizes spanning two
@@ -84,7 +88,7 @@ var partitionSizes = [][2]int{{24, 4}, {200, 10}, {2000, 50}}
 
 // ScaleReport is what a scale run measured.
 type ScaleReport struct {
-	Args     []string
+	Commands []string // the driver's command lines, one per run merged into the report
 	Date     time.Time
 	Elapsed  time.Duration
 	Machine  [][2]string
@@ -108,7 +112,8 @@ func RunScale(ctx context.Context, cfg ScaleConfig, args []string) (*ScaleReport
 			return nil, fmt.Errorf("unknown recipe %q (have %s)", r, strings.Join(ScaleRecipes, ", "))
 		}
 	}
-	tg, err := startTarget(ctx, 1)
+	// A heap for the largest cache's tree and its watches (zktest's default is 256 MiB).
+	tg, err := startTarget(ctx, 1, zktest.WithHeapMB(1024))
 	if err != nil {
 		return nil, err
 	}
@@ -138,7 +143,7 @@ func RunScale(ctx context.Context, cfg ScaleConfig, args []string) (*ScaleReport
 			curator = p.version + " (as the peer says; " + p.classes + ")"
 		}
 	}
-	rep := &ScaleReport{Args: args, Date: time.Now().UTC(), Elapsed: time.Since(started), Machine: machine(ctx, tg, curator),
+	rep := &ScaleReport{Commands: []string{strings.Join(append([]string{"build/bench"}, args...), " ")}, Date: time.Now().UTC(), Elapsed: time.Since(started), Machine: machine(ctx, tg, curator),
 		Busy: othersBusy(cpu0, sampleCPU()), Points: s.points, Failures: s.failures}
 	if slices.Contains(cfg.Contenders, kazooName) {
 		rep.Machine = append(rep.Machine, [2]string{"kazoo", kazooVersion(ctx) + " (Debian's python3-kazoo, on " + kazooPython + ")"})
@@ -231,6 +236,11 @@ func (s *scaleRun) cache(ctx context.Context) {
 			if err := s.tg.mkdirs(ctx, p); err != nil {
 				return nil, err
 			}
+			defer func() {
+				if err := s.tg.admin(context.WithoutCancel(ctx), func(conn *zk.Conn) error { return removeTree(conn, p) }); err != nil {
+					Say("removing the tree at %s: %v", p, err)
+				}
+			}()
 			t, err := c.Prepare(ctx, w)
 			if err != nil {
 				return nil, err

@@ -39,17 +39,17 @@ type target struct {
 // startTarget starts a throwaway server (or, with members > 1, a throwaway ensemble
 // of that many), or uses the first of ZK_SERVERS, which must be on loopback: the
 // benchmark floods its server with requests.
-func startTarget(ctx context.Context, members int) (*target, error) {
+func startTarget(ctx context.Context, members int, opts ...zktest.Option) (*target, error) {
 	t := &target{root: fmt.Sprintf("/zkrecipes-bench-%d", time.Now().Unix())}
 	// Sessions of 60 s, so that pings do not count in the request figures: the
 	// default maximum of zktest's servers is 20 ticks of 200 ms.
-	timeouts := zktest.WithSessionTimeouts(4*time.Second, sessionTimeout)
+	timeouts := append([]zktest.Option{zktest.WithSessionTimeouts(4*time.Second, sessionTimeout)}, opts...)
 	env := strings.TrimSpace(os.Getenv("ZK_SERVERS"))
 	switch {
 	case members > 1 && env != "":
 		return nil, errors.New("ZK_SERVERS and an ensemble of the driver's own do not go together")
 	case members > 1:
-		e, err := zktest.StartEnsemble(ctx, members, timeouts)
+		e, err := zktest.StartEnsemble(ctx, members, timeouts...)
 		if err != nil {
 			return nil, err
 		}
@@ -64,7 +64,7 @@ func startTarget(ctx context.Context, members int) (*target, error) {
 		t.members = []string{addr}
 		t.origin = "ZK_SERVERS (first server: " + addr + ")"
 	default:
-		srv, err := zktest.StartServer(ctx, timeouts)
+		srv, err := zktest.StartServer(ctx, timeouts...)
 		if err != nil {
 			return nil, err
 		}
@@ -297,6 +297,36 @@ func (t *target) mkdirs(ctx context.Context, paths ...string) error {
 		}
 		return nil
 	})
+}
+
+// removeTree deletes p and everything below it, deepest first, in multi-requests
+// of a few hundred: a cache's tree of 100,000 nodes would fill a throwaway server's
+// heap if each trial left its own behind.
+func removeTree(conn *zk.Conn, p string) error {
+	all, level := []string{p}, []string{p}
+	for len(level) > 0 {
+		var next []string
+		for _, parent := range level {
+			children, _, err := conn.Children(parent)
+			if err != nil && !errors.Is(err, zk.ErrNoNode) {
+				return err
+			}
+			for _, c := range children {
+				next = append(next, path.Join(parent, c))
+			}
+		}
+		all, level = append(all, next...), next
+	}
+	for end := len(all); end > 0; end -= 500 {
+		var ops []any
+		for _, q := range all[max(0, end-500):end] {
+			ops = append(ops, &zk.DeleteRequest{Path: q, Version: -1})
+		}
+		if _, err := conn.Multi(ops...); err != nil {
+			return fmt.Errorf("removing %s: %w", p, err)
+		}
+	}
+	return nil
 }
 
 func removeAll(conn *zk.Conn, p string) error {
