@@ -319,8 +319,8 @@ func removeTree(conn *zk.Conn, p string) error {
 	}
 	for end := len(all); end > 0; end -= 500 {
 		var ops []any
-		for _, q := range all[max(0, end-500):end] {
-			ops = append(ops, &zk.DeleteRequest{Path: q, Version: -1})
+		for i := end - 1; i >= max(0, end-500); i-- { // children before their parents
+			ops = append(ops, &zk.DeleteRequest{Path: all[i], Version: -1})
 		}
 		if _, err := conn.Multi(ops...); err != nil {
 			return fmt.Errorf("removing %s: %w", p, err)
