@@ -19,10 +19,11 @@
 // lock: it watches the group (a watch on its children and one on each member's
 // node), its own node, the item set's children with ItemsFrom, and the one lock
 // node it queues behind for an item of its own that it is taking over: O(members +
-// its own items), where following every lock queue cost O(items) per member (2,000
-// items over 50 members: about 4,000 watches per member before, 50 now; `make
-// bench-scale`). A holder rewrites its payload when what it holds changes, once per
-// round trip however many locks it takes at once, and before it releases a lock.
+// its own items), where following every lock queue cost O(items) per member. With
+// 2,000 items over 50 members that was 4,052 watches per member, and 51 now; a
+// join's rebalance cost 277 requests per member, and 49 now (BENCHMARKS-scale.md,
+// `make bench-scale`). A holder rewrites its payload when what it holds changes, once
+// per round trip however many locks it takes at once, and before it releases a lock.
 //
 // # The life of an item
 //
