@@ -93,11 +93,6 @@ func measure(ctx context.Context, tg *target, c contender, w workload) (measurem
 	if err != nil {
 		return measurement{}, err
 	}
-	bytes1, err := tg.responseBytes(ctx)
-	if err != nil {
-		return measurement{}, err
-	}
-	m.Bytes = bytes1 - bytes0
 	// The reading that ends the count, and the wchs polls of a queue, are ours.
 	m.Res = res
 	m.PacketsByMember = make([]int64, len(after))
@@ -105,6 +100,12 @@ func measure(ctx context.Context, tg *target, c contender, w workload) (measurem
 		m.PacketsByMember[i] = after[i] - before[i] - tg.perWord*(words1-words[i])
 		m.Packets += m.PacketsByMember[i]
 	}
+	// Read after the words were counted: this reading's word is not a contender's.
+	bytes1, err := tg.responseBytes(ctx)
+	if err != nil {
+		return measurement{}, err
+	}
+	m.Bytes = bytes1 - bytes0
 	if w.Kind == counterAdds {
 		if m.LockTakes, err = tg.checkCounter(ctx, w, res.Total); err != nil {
 			return measurement{}, err
