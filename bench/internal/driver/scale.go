@@ -11,8 +11,6 @@ import (
 	"time"
 
 	"github.com/go-zookeeper/zk"
-
-	"github.com/zkrecipes/zkrecipes/zktest"
 )
 
 // The scale curves (issue 28, `make bench-scale`): each recipe at sizes spanning two
@@ -113,7 +111,7 @@ func RunScale(ctx context.Context, cfg ScaleConfig, args []string) (*ScaleReport
 		}
 	}
 	// A heap for the largest cache's tree and its watches (zktest's default is 256 MiB).
-	tg, err := startTarget(ctx, 1, zktest.WithHeapMB(1024))
+	tg, err := startTarget(ctx, 1, 1024)
 	if err != nil {
 		return nil, err
 	}
@@ -143,7 +141,14 @@ func RunScale(ctx context.Context, cfg ScaleConfig, args []string) (*ScaleReport
 			curator = p.version + " (as the peer says; " + p.classes + ")"
 		}
 	}
-	rep := &ScaleReport{Commands: []string{strings.Join(append([]string{"build/bench"}, args...), " ")}, Date: time.Now().UTC(), Elapsed: time.Since(started), Machine: machine(ctx, tg, curator),
+	command := []string{"build/bench"}
+	for _, a := range args {
+		if a == "" {
+			a = "''"
+		}
+		command = append(command, a)
+	}
+	rep := &ScaleReport{Commands: []string{strings.Join(command, " ")}, Date: time.Now().UTC(), Elapsed: time.Since(started), Machine: machine(ctx, tg, curator),
 		Busy: othersBusy(cpu0, sampleCPU()), Points: s.points, Failures: s.failures}
 	if slices.Contains(cfg.Contenders, kazooName) {
 		rep.Machine = append(rep.Machine, [2]string{"kazoo", kazooVersion(ctx) + " (Debian's python3-kazoo, on " + kazooPython + ")"})

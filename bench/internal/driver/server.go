@@ -39,11 +39,16 @@ type target struct {
 // startTarget starts a throwaway server (or, with members > 1, a throwaway ensemble
 // of that many), or uses the first of ZK_SERVERS, which must be on loopback: the
 // benchmark floods its server with requests.
-func startTarget(ctx context.Context, members int, opts ...zktest.Option) (*target, error) {
+// heapMB is each throwaway server's heap, 0 for zktest's default of 256 MiB.
+func startTarget(ctx context.Context, members, heapMB int) (*target, error) {
 	t := &target{root: fmt.Sprintf("/zkrecipes-bench-%d", time.Now().Unix())}
 	// Sessions of 60 s, so that pings do not count in the request figures: the
 	// default maximum of zktest's servers is 20 ticks of 200 ms.
-	timeouts := append([]zktest.Option{zktest.WithSessionTimeouts(4*time.Second, sessionTimeout)}, opts...)
+	timeouts := []zktest.Option{zktest.WithSessionTimeouts(4*time.Second, sessionTimeout)}
+	if heapMB == 0 {
+		heapMB = 256
+	}
+	timeouts = append(timeouts, zktest.WithHeapMB(heapMB))
 	env := strings.TrimSpace(os.Getenv("ZK_SERVERS"))
 	switch {
 	case members > 1 && env != "":
@@ -55,7 +60,7 @@ func startTarget(ctx context.Context, members int, opts ...zktest.Option) (*targ
 		}
 		t.ensemble, t.members = e, e.Addrs()
 		t.origin = fmt.Sprintf("a throwaway ensemble of %d servers started by zktest (tickTime 200 ms, sessions 4–60 s, "+
-			"forceSync=no, 256 MiB heap each, serial GC); every session is given all %d and picks one, as clients do", members, members)
+			"forceSync=no, %d MiB heap each, serial GC); every session is given all %d and picks one, as clients do", heapMB, members, members)
 	case env != "":
 		addr := strings.TrimSpace(strings.Split(env, ",")[0])
 		if err := checkLoopback(ctx, addr); err != nil {
@@ -69,7 +74,7 @@ func startTarget(ctx context.Context, members int, opts ...zktest.Option) (*targ
 			return nil, err
 		}
 		t.server, t.members = srv, []string{srv.Addr()}
-		t.origin = "a throwaway standalone server started by zktest (tickTime 200 ms, sessions 4–60 s, forceSync=no, 256 MiB heap, serial GC)"
+		t.origin = fmt.Sprintf("a throwaway standalone server started by zktest (tickTime 200 ms, sessions 4–60 s, forceSync=no, %d MiB heap, serial GC)", heapMB)
 	}
 	t.addr = strings.Join(t.members, ",")
 	t.words = make([]atomic.Int64, len(t.members))

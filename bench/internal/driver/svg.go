@@ -67,7 +67,11 @@ func panel(b *strings.Builder, ox, oy int, f scaleFigure, contenders []string, b
 	if !f.count {
 		title += " *"
 	}
-	fmt.Fprintf(b, `<text x="%d" y="%d" font-weight="bold">%s</text>`+"\n", ox, oy-8, html.EscapeString(title))
+	fit := "" // a long title is squeezed into its panel's width rather than over the next
+	if len(title) > 45 {
+		fit = fmt.Sprintf(` textLength="%d" lengthAdjust="spacingAndGlyphs"`, panelW-10)
+	}
+	fmt.Fprintf(b, `<text x="%d" y="%d" font-weight="bold"%s>%s</text>`+"\n", ox, oy-8, fit, html.EscapeString(title))
 	fmt.Fprintf(b, `<rect x="%d" y="%d" width="%d" height="%d" fill="none" stroke="#999"/>`+"\n", ox, oy, panelW-10, panelH)
 	if math.IsInf(xlo, 1) {
 		fmt.Fprintf(b, `<text x="%d" y="%d" fill="#999">no data</text>`+"\n", ox+10, oy+20)
