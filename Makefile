@@ -1,6 +1,6 @@
 GO ?= go
 
-.PHONY: all deps test vet fmt-check demo curator-peer fuzz chaos soak oldest-go
+.PHONY: all deps test vet fmt-check demo curator-peer fuzz chaos soak oldest-go bench-scale
 
 all: test
 
@@ -182,3 +182,15 @@ bench: deps curator-peer build/bench
 
 build/bench:
 	cd bench && $(GO) build -o ../build/bench .
+
+# How each recipe's cost grows (issue 28): the lock queue from 10 to 5,000 waiters,
+# the cache from 1,000 to 100,000 nodes, the partitioner from 24 items × 4 members to
+# 2,000 × 50, each figure per unit of size, zkrecipes beside Curator (and kazoo for
+# the partitioner), into BENCHMARKS-scale.md and its log-log plots
+# (BENCHMARKS-scale-<recipe>.svg). Counts do not depend on the machine's load, times
+# do. `make bench-scale BENCH_SCALE_ARGS='-curves -curves-recipes partition'` for one
+# recipe; a smoke run at the smallest sizes is in bench's tests (make test).
+BENCH_SCALE_ARGS ?= -curves
+bench-scale: deps curator-peer build/bench
+	@scripts/deps.sh kazoo
+	build/bench $(BENCH_SCALE_ARGS)

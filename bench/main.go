@@ -33,6 +33,8 @@ func main() {
 
 type options struct {
 	driver.Config
+	scale      bool
+	scaleCfg   driver.ScaleConfig
 	out        string
 	plot       string
 	analysis   string
@@ -67,11 +69,16 @@ func parseFlags() (options, error) {
 	flag.StringVar(&o.Kazoo, "kazoo", "bench/kazoo-peer/kazoo_peer.py", "kazoo's peer, for the partition scenarios (scripts/deps.sh kazoo)")
 	flag.StringVar(&contenders, "contenders", strings.Join(driver.AllContenders, ","), "contenders to run, in this order (and kazoo, for the partition scenarios)")
 	flag.StringVar(&only, "only", "", "scenarios to run, by id (comma-separated; default all)")
+	var scaleRecipes string
+	flag.BoolVar(&o.scale, "curves", false, "measure how each recipe's cost grows with its size (issue 28; make bench-scale), against Curator and kazoo, "+
+		"instead of the locks' scenarios; -out names the report, its plots are written beside it")
+	flag.StringVar(&scaleRecipes, "curves-recipes", strings.Join(driver.ScaleRecipes, ","), "with -curves: the recipes to measure")
+	flag.BoolVar(&o.scaleCfg.Smallest, "smallest", false, "with -curves: only each recipe's smallest size (the smoke run)")
 	flag.StringVar(&o.out, "out", "BENCHMARKS.md", "report to write (empty: none)")
 	flag.StringVar(&o.plot, "plot", "bench/benchmarks.png", "plot to write and embed in the report (empty: none)")
 	flag.StringVar(&o.analysis, "analysis", "bench/analysis.md", "hand-written analysis to include in the report, if the file exists")
 	flag.StringVar(&o.save, "save", "build/bench-results.json", "where to keep the raw results (empty: nowhere)")
-	flag.StringVar(&o.from, "from", "", "render the report from raw results saved earlier, without running anything")
+	flag.StringVar(&o.from, "from", "", "render the report from raw results saved earlier, without running anything (with -curves: several runs' files, comma-separated, merged)")
 	flag.StringVar(&o.cpuprofile, "cpuprofile", "", "write a CPU profile of this process (the Go contenders) to this file")
 	flag.Parse()
 	if *zookeeper != "" {
@@ -81,9 +88,24 @@ func parseFlags() (options, error) {
 		}
 	}
 	o.Contenders = fields(contenders)
+	o.scaleCfg.Recipes, o.scaleCfg.Peer, o.scaleCfg.Kazoo = fields(scaleRecipes), o.Peer, o.Kazoo
 	o.Only = fields(only)
 	set := map[string]bool{}
 	flag.Visit(func(f *flag.Flag) { set[f.Name] = true })
+	if o.scale {
+		if set["contenders"] {
+			o.scaleCfg.Contenders = o.Contenders
+		}
+		if !set["out"] {
+			o.out = "BENCHMARKS-scale.md"
+		}
+		if !set["save"] {
+			o.save = "build/bench-scale.json"
+		}
+		if !set["analysis"] {
+			o.analysis = "bench/analysis-scale.md"
+		}
+	}
 	if recipes && o.Members > 1 {
 		return o, errors.New("-recipes runs on one server; leave -ensemble out")
 	}
@@ -126,6 +148,9 @@ func run() error {
 	o, err := parseFlags()
 	if err != nil {
 		return err
+	}
+	if o.scale {
+		return runScale(o)
 	}
 	if o.from != "" {
 		rep, err := driver.LoadReport(o.from)
@@ -197,6 +222,60 @@ func write(rep *driver.Report, o options) error {
 			return err
 		}
 		driver.Say("wrote %s", o.out)
+	}
+	return nil
+}
+
+// runScale runs (or, with -from, renders) the scale curves and writes their report
+// and plots.
+func runScale(o options) error {
+	started := time.Now()
+	var rep *driver.ScaleReport
+	var err error
+	if o.from != "" { // one run's saved points, or several runs' (a,b,...) merged
+		var runs []*driver.ScaleReport
+		for _, file := range fields(o.from) {
+			r, err := driver.LoadScaleReport(file)
+			if err != nil {
+				return err
+			}
+			runs = append(runs, r)
+		}
+		rep = driver.MergeScaleReports(runs...)
+	} else {
+		ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+		defer stop()
+		ctx, cancel := context.WithTimeout(ctx, 2*time.Hour)
+		defer cancel()
+		rep, err = driver.RunScale(ctx, o.scaleCfg, os.Args[1:])
+		if rep == nil {
+			return err
+		}
+		if o.save != "" {
+			if err := rep.Save(o.save); err != nil {
+				return err
+			}
+		}
+	}
+	fmt.Print(rep.Table())
+	if o.out != "" {
+		md, plots := rep.Markdown(o.out, o.analysis)
+		for file, svg := range plots {
+			if err := os.WriteFile(file, []byte(svg), 0o644); err != nil {
+				return err
+			}
+		}
+		if err := os.WriteFile(o.out, []byte(md), 0o644); err != nil {
+			return err
+		}
+		driver.Say("wrote %s and its plots", o.out)
+	}
+	driver.Say("done in %v", time.Since(started).Round(time.Second))
+	if err != nil {
+		return err
+	}
+	if len(rep.Failures) > 0 {
+		return fmt.Errorf("%d points failed (see the report)", len(rep.Failures))
 	}
 	return nil
 }

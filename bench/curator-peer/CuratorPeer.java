@@ -622,7 +622,8 @@ public final class CuratorPeer {
         //   cache-load PATH F1 F2 F3          a tree of F1 nodes with F2 children with F3 children
         //                                     is made, then a CuratorCache of it loads; nanos is the
         //                                     time until initialized, heap the JVM's used heap after
-        //                                     System.gc(), per cached node, loaded less the lower of before and closed
+        //                                     System.gc(), per cached node, loaded less the lower of before and closed;
+        //                                     once loaded it says LOADED and waits for "count" before closing
         //   cache-load-treecache PATH F1 F2 F3  the same with a TreeCache: one-shot watches, two a node,
         //                                     as ours (a CuratorCache on ZooKeeper 3.6+ sets one persistent
         //                                     recursive watch for the whole tree, which go-zookeeper lacks)
@@ -657,6 +658,9 @@ public final class CuratorPeer {
                         // adds requests): either sometimes still holds a copy, the previous
                         // trial's or this one, that the JVM lets go of only later.
                         long heap1 = usedHeap();
+                        // The driver counts the server's watches while the copy is open.
+                        say("LOADED");
+                        expect("count");
                         cache.close();
                         cs[0].close();
                         long heap0 = Math.min(before, usedHeap());
@@ -933,11 +937,17 @@ public final class CuratorPeer {
         }
 
         private static void join(List<Thread> threads) throws Exception {
-            long end = System.nanoTime() + TimeUnit.SECONDS.toNanos(120);
+            join(threads, 120);
+        }
+
+        // join waits for every worker, for at most seconds in all (a hang is a bug to
+        // report, not a figure).
+        private static void join(List<Thread> threads, long seconds) throws Exception {
+            long end = System.nanoTime() + TimeUnit.SECONDS.toNanos(seconds);
             for (Thread t : threads) {
                 t.join(Math.max(1, TimeUnit.NANOSECONDS.toMillis(end - System.nanoTime())));
                 if (t.isAlive()) {
-                    throw new IOException("a worker did not finish within 120 s");
+                    throw new IOException("a worker did not finish within " + seconds + " s");
                 }
             }
         }
@@ -1013,7 +1023,9 @@ public final class CuratorPeer {
             expect("drain");
             long start = System.nanoTime();
             holder.release();
-            join(threads);
+            // A drain of thousands on a busy machine takes minutes: the bound grows with
+            // the queue, within the driver's own (measure.go's budget).
+            join(threads, 120 + waiters / 12);
             long nanos = System.nanoTime() - start;
             if (failure.get() != null) {
                 throw failure.get();

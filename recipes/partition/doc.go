@@ -4,13 +4,26 @@
 // leaves.
 //
 // A Partitioner is one member. It joins the group at path/members/<id> (the group
-// recipe's GroupMember), follows the members and the items (a fixed set, or the
-// children of another path with ItemsFrom) and, per item, a lock at
-// path/items/<item> with the mutex's node names (Curator's InterProcessMutex's), so
-// `zkr inspect path` shows who owns what and a Curator InterProcessMutex on an
-// item's path respects the owner. From what it sees it computes who should own each
-// item (Assign), and for every item that is its own it runs a goroutine: take the
-// item's lock, then run work(ctx, item) while holding it.
+// recipe's GroupMember), whose payload lists the items it holds, one name a line;
+// it follows the members and the items (a fixed set, or the children of another
+// path with ItemsFrom). Each item has a lock at path/items/<item> with the mutex's
+// node names (Curator's InterProcessMutex's), so `zkr inspect path` shows who owns
+// what and a Curator InterProcessMutex on an item's path respects the owner. From
+// what it sees it computes who should own each item (Assign), and for every item
+// that is its own it runs a goroutine: take the item's lock, write the payload,
+// then run work(ctx, item) while holding it.
+//
+// # What it costs the servers
+//
+// A member learns who owns what from the members' payloads, not from every item's
+// lock: it watches the group (a watch on its children and one on each member's
+// node), its own node, the item set's children with ItemsFrom, and the one lock
+// node it queues behind for an item of its own that it is taking over: O(members +
+// its own items), where following every lock queue cost O(items) per member. With
+// 2,000 items over 50 members that was 4,052 watches per member, and 51 now; a
+// join's rebalance cost 277 requests per member, and 49 now (BENCHMARKS-scale.md,
+// `make bench-scale`). A holder rewrites its payload when what it holds changes, once
+// per round trip however many locks it takes at once, and before it releases a lock.
 //
 // # The life of an item
 //
@@ -45,10 +58,11 @@
 //
 // Assign decides. Its answer depends on the items, the members and the items'
 // current owners, and on nothing else, so members that see the same state agree.
-// A member takes the current owners from its copy of the locks, and the locks it
-// holds from itself: its copy may lag behind its own locks (just after a reconnect,
-// until the copy's resync has read them), and must not move an item of its own
-// that should stay.
+// A member takes the current owners from the other members' payloads, and the locks
+// it holds from itself: its own payload as the group's copy shows it may lag behind
+// them, and must not move an item of its own that should stay. A payload may lag
+// behind its member's locks too; then members briefly disagree, and the locks
+// decide, as below.
 //
 // Why the current owners: no rule of the items and members alone can be balanced to
 // the item and move only what it must. Two items over members {a, b} go one to each;

@@ -8,7 +8,9 @@ import (
 	"maps"
 	"path"
 	"slices"
+	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/zkrecipes/zkrecipes/framework"
@@ -16,7 +18,6 @@ import (
 	"github.com/zkrecipes/zkrecipes/recipes/group"
 	"github.com/zkrecipes/zkrecipes/recipes/internal/attempt"
 	"github.com/zkrecipes/zkrecipes/recipes/internal/lifecycle"
-	"github.com/zkrecipes/zkrecipes/recipes/internal/lockqueue"
 	"github.com/zkrecipes/zkrecipes/recipes/mutex"
 )
 
@@ -34,14 +35,19 @@ type Partitioner struct {
 	work func(ctx context.Context, it Item) error
 	o    options
 
-	member *group.Member // path/members/<id>
-	locks  *cache.Cache  // path/items: each item's lock queue, whose holder owns it
+	member *group.Member // path/members/<id>, its payload the items whose lock it holds
 	source *cache.Cache  // ItemsFrom's path, or nil
 
 	wake chan struct{}
 	tel  *telemetry
 
 	state lifecycle.Lifecycle
+
+	// The payload's writes: changes counts the changes of what we hold, published the
+	// last change a finished write covers.
+	changes   atomic.Uint64
+	publishMu sync.Mutex
+	published uint64
 
 	mu      sync.Mutex
 	runs    map[string]*run    // an item we own or are acquiring, until its goroutine ends
@@ -91,9 +97,6 @@ func New(c *framework.Client, path string, work func(ctx context.Context, it Ite
 	if p.member, err = group.New(c, p.membersPath(), o.id, nil); err != nil {
 		return nil, fmt.Errorf("%w: %w", ErrInvalid, err)
 	}
-	if p.locks, err = cache.New(c, p.itemsPath(), cache.Depth(2)); err != nil {
-		return nil, fmt.Errorf("%w: %w", ErrInvalid, err)
-	}
 	if o.itemsFrom != "" {
 		if p.source, err = cache.New(c, o.itemsFrom, cache.Depth(1), cache.WithoutData()); err != nil {
 			return nil, fmt.Errorf("%w: %w", ErrInvalid, err)
@@ -124,12 +127,11 @@ func (p *Partitioner) Start(ctx context.Context) error {
 	}
 	var stops []func()
 	stops = append(stops, p.member.Listen(func(map[string][]byte) { poke() }))
-	stops = append(stops, p.locks.Listen(func(cache.Event) { poke() }))
 	if p.source != nil {
 		stops = append(stops, p.source.Listen(func(cache.Event) { poke() }))
 	}
-	err := p.locks.Start(ctx)
-	if err == nil && p.source != nil {
+	var err error
+	if p.source != nil {
 		err = p.source.Start(ctx)
 	}
 	if err == nil {
@@ -175,14 +177,13 @@ func (p *Partitioner) Start(ctx context.Context) error {
 // more.
 func (p *Partitioner) reconcile(ctx context.Context, poke func()) {
 	items := p.items()
-	members := slices.Collect(maps.Keys(p.member.Members()))
-	owners := p.owners(items)
+	group := p.member.Members()
+	members := slices.Collect(maps.Keys(group))
+	owners := p.owners(group, items)
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	// The locks we hold we know first-hand. The cache may not show them yet: a lock
-	// taken just before a cut, say, stays out of its copy until its resync after the
-	// reconnect has read the new node, and an assignment from that copy would move an
-	// item that is ours and should stay.
+	// The locks we hold we know first-hand, not from our payload as the group's copy
+	// shows it, which may lag behind them.
 	for name, r := range p.runs {
 		if r.isHeld() {
 			owners[name] = p.o.id
@@ -223,21 +224,58 @@ func (p *Partitioner) items() []string {
 	return p.source.Children(p.o.itemsFrom)
 }
 
-// owners maps each item to the id of the holder of its lock, as the cache sees the
-// lock queues: the first participant in sequence order.
-func (p *Partitioner) owners(items []string) map[string]string {
-	owners := make(map[string]string, len(items))
+// owners maps each item to the other member whose payload says it holds the item's
+// lock (ours are added first-hand by the caller). Following the group alone, a
+// member watches the members' nodes, not every item's lock. A holder writes its
+// payload without the item before it releases the lock, so two members list one
+// item only when a lock was lost under its holder; then the first in id order is
+// taken, the same everywhere, and the locks decide who runs it.
+func (p *Partitioner) owners(group map[string][]byte, items []string) map[string]string {
+	shared := make(map[string]bool, len(items))
 	for _, name := range items {
-		lock := path.Join(p.itemsPath(), name)
-		queue := lockqueue.SortChildren(p.locks.Children(lock), []string{mutex.LockName})
-		if len(queue) == 0 {
+		shared[name] = true
+	}
+	owners := make(map[string]string, len(items))
+	for _, id := range slices.Sorted(maps.Keys(group)) {
+		if id == p.o.id {
 			continue
 		}
-		if n, ok := p.locks.Get(path.Join(lock, queue[0])); ok {
-			owners[name] = string(n.Data)
+		for _, name := range parsePayload(group[id]) {
+			if _, taken := owners[name]; shared[name] && !taken {
+				owners[name] = id
+			}
 		}
 	}
 	return owners
+}
+
+// publish writes the items whose lock we hold into our member node's payload, one
+// name a line (item names are node names: they hold no newline), and returns once a
+// write made after the caller's change of what we hold is done. Changes that come
+// while a write is under way are covered by the next one: a burst of acquisitions
+// costs a write per round trip, not one each.
+func (p *Partitioner) publish(ctx context.Context) error {
+	change := p.changes.Add(1)
+	p.publishMu.Lock()
+	defer p.publishMu.Unlock()
+	if p.published >= change {
+		return nil
+	}
+	covered := p.changes.Load()
+	if err := p.member.SetPayload(ctx, formatPayload(p.Owned())); err != nil {
+		return err
+	}
+	p.published = covered
+	return nil
+}
+
+func formatPayload(items []string) []byte { return []byte(strings.Join(items, "\n")) }
+
+func parsePayload(b []byte) []string {
+	if len(b) == 0 {
+		return nil
+	}
+	return strings.Split(string(b), "\n")
 }
 
 // runItem takes the item's lock and runs work while it holds it, until ctx ends (the
@@ -263,8 +301,19 @@ func (p *Partitioner) runItem(ctx context.Context, name string, r *run) {
 		pauses.Reset()
 		p.tel.acquired()
 		r.setHeld(true)
+		// The others learn who owns what from the payloads, before the work starts.
+		if err := p.publish(ctx); err != nil && ctx.Err() == nil {
+			log.Debug("zkrecipes: partition: publishing the items held", "error", err)
+		}
 		p.hold(ctx, m, name, log)
 		r.setHeld(false)
+		// Unlisted before released, so that the next owner's payload and ours never
+		// both list the item (a member that has left has no payload to write).
+		unlist, cancel := context.WithTimeout(context.WithoutCancel(ctx), 10*time.Second)
+		if err := p.publish(unlist); err != nil && !errors.Is(err, group.ErrClosed) {
+			log.Debug("zkrecipes: partition: publishing the items held", "error", err)
+		}
+		cancel()
 		release, cancel := context.WithTimeout(context.WithoutCancel(ctx), 10*time.Second)
 		err := m.Release(release)
 		cancel()
@@ -364,7 +413,7 @@ func (p *Partitioner) Close(ctx context.Context) error {
 
 // closeViews closes the group membership and the caches.
 func (p *Partitioner) closeViews(ctx context.Context) error {
-	err := errors.Join(p.member.Close(ctx), p.locks.Close())
+	err := p.member.Close(ctx)
 	if p.source != nil {
 		err = errors.Join(err, p.source.Close())
 	}

@@ -53,7 +53,7 @@ func Run(ctx context.Context, cfg Config) (*Report, error) {
 	}
 	cpu0 := sampleCPU()
 	Say("starting ZooKeeper")
-	tg, err := startTarget(ctx, cfg.Members)
+	tg, err := startTarget(ctx, cfg.Members, 0)
 	if err != nil {
 		return nil, err
 	}

@@ -23,7 +23,7 @@ func TestSmoke(t *testing.T) {
 	t.Setenv("ZK_SERVERS", srv.Addr())
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
-	tg, err := startTarget(ctx, 1)
+	tg, err := startTarget(ctx, 1, 0)
 	require.NoError(t, err)
 	defer tg.Close()
 
@@ -97,7 +97,7 @@ func TestEnsembleSmoke(t *testing.T) {
 	t.Setenv("ZK_SERVERS", "")
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
-	tg, err := startTarget(ctx, 3)
+	tg, err := startTarget(ctx, 3, 0)
 	require.NoError(t, err)
 	defer tg.Close()
 	require.Len(t, tg.pids, 3, "the three servers are our children, so their CPU is counted")

@@ -121,20 +121,17 @@ func orNaN(v float64) float64 {
 	return v
 }
 
-func treeSize() int {
-	n, level := 0, 1
-	for _, f := range treeFanout {
-		level *= f
-		n += level
-	}
-	return n
-}
+func treeSize() int { return fanoutSize(treeFanout) }
 
 // recipeCommand is a cache or group workload as the Curator peer reads it.
 func recipeCommand(w workload) (string, error) {
 	switch w.Kind {
 	case cacheLoad, cacheLoadTree:
-		return fmt.Sprintf("%s %s %d %d %d", w.Kind, w.Path, treeFanout[0], treeFanout[1], treeFanout[2]), nil
+		f := w.fanout()
+		if len(f) != 3 {
+			return "", fmt.Errorf("cache-load: the peer takes a tree of three levels, not %v", f)
+		}
+		return fmt.Sprintf("%s %s %d %d %d", w.Kind, w.Path, f[0], f[1], f[2]), nil
 	case cachePropagation, groupJoin:
 		return fmt.Sprintf("%s %s %d", w.Kind, w.Path, w.Cycles), nil
 	case cacheStorm:
@@ -182,7 +179,7 @@ func (t *recipeTrial) prepare(ctx context.Context, g *goContender) error {
 	}
 	switch t.w.Kind {
 	case cacheLoad, cacheLoadTree:
-		if err := makeTree(t.admin, t.w.Path, treeFanout); err != nil {
+		if err := makeTree(t.admin, t.w.Path, t.w.fanout()); err != nil {
 			return err
 		}
 	case cachePropagation:
@@ -276,7 +273,7 @@ func (t *recipeTrial) load(ctx context.Context) (result, error) {
 	elapsed := time.Since(start)
 	_, heap1 := footprint()
 	n := t.cache.Len()
-	if want := treeSize() + 1; n != want {
+	if want := fanoutSize(t.w.fanout()) + 1; n != want {
 		return result{}, fmt.Errorf("the cache holds %d nodes, not %d", n, want)
 	}
 	return result{Ops: n, Total: n, Elapsed: elapsed, Heap: (float64(heap1) - float64(heap0)) / float64(n)}, nil

@@ -19,7 +19,7 @@ func TestCounterSmoke(t *testing.T) {
 	t.Setenv("ZK_SERVERS", srv.Addr())
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
-	tg, err := startTarget(ctx, 1)
+	tg, err := startTarget(ctx, 1, 0)
 	require.NoError(t, err)
 	defer tg.Close()
 

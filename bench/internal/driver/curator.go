@@ -153,12 +153,21 @@ func (t *curatorTrial) run(ctx context.Context, queued func(context.Context) err
 		return result{}, err
 	}
 	var qerr error
-	if t.w.Kind == queue {
+	switch t.w.Kind {
+	case queue:
 		if _, err := p.expect(ctx, "QUEUED"); err != nil {
 			return result{}, err
 		}
 		qerr = queued(ctx)
 		if err := p.send("drain"); err != nil {
+			return result{}, err
+		}
+	case cacheLoad, cacheLoadTree: // queued looks at the server while the copy is open
+		if _, err := p.expect(ctx, "LOADED"); err != nil {
+			return result{}, err
+		}
+		qerr = queued(ctx)
+		if err := p.send("count"); err != nil {
 			return result{}, err
 		}
 	}

@@ -35,14 +35,23 @@ func measure(ctx context.Context, tg *target, c contender, w workload) (measurem
 	}
 
 	var m measurement
+	// The watches the sessions hold before any waiter queues (Curator's on
+	// /zookeeper/config, one a session), so that the queue's time is its waiters'.
+	base, _, err := tg.watches(ctx)
+	if err != nil {
+		return measurement{}, err
+	}
 	var baseGoroutines int
 	var baseHeap uint64
 	if w.Kind == queue && c.InProcess() {
 		baseGoroutines, baseHeap = footprint()
 	}
 	queued := func(ctx context.Context) error {
+		if w.Kind != queue {
+			return nil // a cache's load: nothing to look at here
+		}
 		start := time.Now()
-		watches, each, reached, err := awaitWatches(ctx, tg, w.Waiters)
+		watches, each, reached, err := awaitWatches(ctx, tg, base+w.Waiters)
 		m.Watches, m.WatchesByMember, m.QueueTime = watches, each, reached
 		if reached == 0 {
 			m.QueueTime = time.Since(start)
@@ -56,6 +65,10 @@ func measure(ctx context.Context, tg *target, c contender, w workload) (measurem
 			m.Heap = (float64(h) - float64(baseHeap)) / float64(w.Waiters)
 		}
 		return err
+	}
+	bytes0, err := tg.responseBytes(ctx)
+	if err != nil {
+		return measurement{}, err
 	}
 	before, err := tg.packets(ctx)
 	if err != nil {
@@ -87,6 +100,12 @@ func measure(ctx context.Context, tg *target, c contender, w workload) (measurem
 		m.PacketsByMember[i] = after[i] - before[i] - tg.perWord*(words1-words[i])
 		m.Packets += m.PacketsByMember[i]
 	}
+	// Read after the words were counted: this reading's word is not a contender's.
+	bytes1, err := tg.responseBytes(ctx)
+	if err != nil {
+		return measurement{}, err
+	}
+	m.Bytes = bytes1 - bytes0
 	if w.Kind == counterAdds {
 		if m.LockTakes, err = tg.checkCounter(ctx, w, res.Total); err != nil {
 			return measurement{}, err
@@ -125,7 +144,7 @@ func budget(w workload) time.Duration {
 	case handover:
 		return time.Minute + time.Duration(w.Rounds)*(w.Settle+time.Second)
 	case queue:
-		return 2*time.Minute + time.Duration(w.Waiters)*50*time.Millisecond
+		return 2*time.Minute + time.Duration(w.Waiters)*100*time.Millisecond
 	case partitionJoin, partitionLeave, partitionLoss:
 		return 2*time.Minute + time.Duration(w.Members+2*w.Rounds)*30*time.Second
 	}

@@ -25,7 +25,7 @@ func TestPartitionSmoke(t *testing.T) {
 	t.Setenv("ZK_SERVERS", srv.Addr())
 	ctx, cancel := context.WithTimeout(context.Background(), 4*time.Minute)
 	defer cancel()
-	tg, err := startTarget(ctx, 1)
+	tg, err := startTarget(ctx, 1, 0)
 	require.NoError(t, err)
 	defer tg.Close()
 

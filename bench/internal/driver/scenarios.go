@@ -61,6 +61,7 @@ type measurement struct {
 	Res     result
 	Packets int64 // requests the servers received during Run, less the driver's
 	Watches int   // watches the servers held once the waiters queued (wchs)
+	Bytes   int64 // response bytes the servers sent during Run (mntr's zk_response_bytes)
 	// The same two per member of an ensemble, in the order of its addresses.
 	PacketsByMember []int64
 	WatchesByMember []int

@@ -39,23 +39,28 @@ type target struct {
 // startTarget starts a throwaway server (or, with members > 1, a throwaway ensemble
 // of that many), or uses the first of ZK_SERVERS, which must be on loopback: the
 // benchmark floods its server with requests.
-func startTarget(ctx context.Context, members int) (*target, error) {
+// heapMB is each throwaway server's heap, 0 for zktest's default of 256 MiB.
+func startTarget(ctx context.Context, members, heapMB int) (*target, error) {
 	t := &target{root: fmt.Sprintf("/zkrecipes-bench-%d", time.Now().Unix())}
 	// Sessions of 60 s, so that pings do not count in the request figures: the
 	// default maximum of zktest's servers is 20 ticks of 200 ms.
-	timeouts := zktest.WithSessionTimeouts(4*time.Second, sessionTimeout)
+	timeouts := []zktest.Option{zktest.WithSessionTimeouts(4*time.Second, sessionTimeout)}
+	if heapMB == 0 {
+		heapMB = 256
+	}
+	timeouts = append(timeouts, zktest.WithHeapMB(heapMB))
 	env := strings.TrimSpace(os.Getenv("ZK_SERVERS"))
 	switch {
 	case members > 1 && env != "":
 		return nil, errors.New("ZK_SERVERS and an ensemble of the driver's own do not go together")
 	case members > 1:
-		e, err := zktest.StartEnsemble(ctx, members, timeouts)
+		e, err := zktest.StartEnsemble(ctx, members, timeouts...)
 		if err != nil {
 			return nil, err
 		}
 		t.ensemble, t.members = e, e.Addrs()
 		t.origin = fmt.Sprintf("a throwaway ensemble of %d servers started by zktest (tickTime 200 ms, sessions 4–60 s, "+
-			"forceSync=no, 256 MiB heap each, serial GC); every session is given all %d and picks one, as clients do", members, members)
+			"forceSync=no, %d MiB heap each, serial GC); every session is given all %d and picks one, as clients do", heapMB, members, members)
 	case env != "":
 		addr := strings.TrimSpace(strings.Split(env, ",")[0])
 		if err := checkLoopback(ctx, addr); err != nil {
@@ -64,12 +69,12 @@ func startTarget(ctx context.Context, members int) (*target, error) {
 		t.members = []string{addr}
 		t.origin = "ZK_SERVERS (first server: " + addr + ")"
 	default:
-		srv, err := zktest.StartServer(ctx, timeouts)
+		srv, err := zktest.StartServer(ctx, timeouts...)
 		if err != nil {
 			return nil, err
 		}
 		t.server, t.members = srv, []string{srv.Addr()}
-		t.origin = "a throwaway standalone server started by zktest (tickTime 200 ms, sessions 4–60 s, forceSync=no, 256 MiB heap, serial GC)"
+		t.origin = fmt.Sprintf("a throwaway standalone server started by zktest (tickTime 200 ms, sessions 4–60 s, forceSync=no, %d MiB heap, serial GC)", heapMB)
 	}
 	t.addr = strings.Join(t.members, ",")
 	t.words = make([]atomic.Int64, len(t.members))
@@ -205,6 +210,20 @@ func (t *target) packets(ctx context.Context) ([]int64, error) {
 	return ps, nil
 }
 
+// responseBytes is the bytes the servers have sent in responses so far (mntr's
+// zk_response_bytes, summed over the members), which four-letter words leave alone.
+func (t *target) responseBytes(ctx context.Context) (int64, error) {
+	var n int64
+	for i := range t.members {
+		b, err := t.stat(ctx, i, "zk_response_bytes")
+		if err != nil {
+			return 0, err
+		}
+		n += b
+	}
+	return n, nil
+}
+
 // watches reads wchs: how many watches each member holds, and their sum.
 func (t *target) watches(ctx context.Context) (sum int, each []int, err error) {
 	each = make([]int, len(t.members))
@@ -283,6 +302,36 @@ func (t *target) mkdirs(ctx context.Context, paths ...string) error {
 		}
 		return nil
 	})
+}
+
+// removeTree deletes p and everything below it, deepest first, in multi-requests
+// of a few hundred: a cache's tree of 100,000 nodes would fill a throwaway server's
+// heap if each trial left its own behind.
+func removeTree(conn *zk.Conn, p string) error {
+	all, level := []string{p}, []string{p}
+	for len(level) > 0 {
+		var next []string
+		for _, parent := range level {
+			children, _, err := conn.Children(parent)
+			if err != nil && !errors.Is(err, zk.ErrNoNode) {
+				return err
+			}
+			for _, c := range children {
+				next = append(next, path.Join(parent, c))
+			}
+		}
+		all, level = append(all, next...), next
+	}
+	for end := len(all); end > 0; end -= 500 {
+		var ops []any
+		for i := end - 1; i >= max(0, end-500); i-- { // children before their parents
+			ops = append(ops, &zk.DeleteRequest{Path: all[i], Version: -1})
+		}
+		if _, err := conn.Multi(ops...); err != nil {
+			return fmt.Errorf("removing %s: %w", p, err)
+		}
+	}
+	return nil
 }
 
 func removeAll(conn *zk.Conn, p string) error {

@@ -47,9 +47,18 @@ type workload struct {
 	Rounds   int
 	Settle   time.Duration
 	Waiters  int
-	Nodes    int // cached nodes written to (cache-storm)
-	Items    int // items shared (partition)
-	Members  int // members sharing them between changes (partition)
+	Nodes    int   // cached nodes written to (cache-storm)
+	Items    int   // items shared (partition)
+	Members  int   // members sharing them between changes (partition)
+	Fanout   []int // the tree cache-load makes, three levels; default treeFanout
+}
+
+// fanout is the tree a cache-load makes.
+func (w workload) fanout() []int {
+	if len(w.Fanout) > 0 {
+		return w.Fanout
+	}
+	return treeFanout
 }
 
 // sessions is how many ZooKeeper sessions the workload uses.

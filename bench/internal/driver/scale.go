@@ -1,0 +1,380 @@
+package driver
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"math"
+	"path"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/go-zookeeper/zk"
+)
+
+// The scale curves (issue 28, `make bench-scale`): each recipe at sizes spanning two
+// orders of magnitude, each figure divided by the unit of size (a waiter, a cached
+// node, a member), so that a flat curve is a cost that grows as the size does and a
+// rising one grows faster. Counts (requests, server watches, heap) do not depend on
+// the machine's load; times do.
+
+// ScaleConfig is what `make bench-scale` asks for.
+type ScaleConfig struct {
+	Contenders []string // zkrecipes, Curator, kazoo; default all three
+	Recipes    []string // lock, cache, partition; default all
+	Smallest   bool     // only each recipe's smallest size: the smoke run
+	Peer       string   // directory of CuratorPeer.class
+	Kazoo      string   // kazoo's peer script
+}
+
+// ScaleRecipes are the recipes the curves cover, in order.
+var ScaleRecipes = []string{"lock", "cache", "partition"}
+
+// ScalePoint is one contender's figures for one recipe at one size.
+type ScalePoint struct {
+	Recipe    string
+	Contender string
+	Size      int                // units: waiters, cached nodes, items × members
+	Label     string             // the size as the report shows it
+	Figures   map[string]float64 // by figure id (scaleFigures)
+}
+
+// scaleFigure is one curve of a recipe: a figure per unit of size.
+type scaleFigure struct {
+	recipe, id, label string
+	count             bool // a count, independent of the machine's load (else a time)
+}
+
+// scaleFigures are the curves, in the report's order.
+var scaleFigures = []scaleFigure{
+	{"lock", "lock-watches", "server watches on the lock per waiter", true},
+	{"lock", "watches", "all server watches per waiter (sessions' included)", true},
+	{"lock", "requests", "requests per acquisition (queue and drain)", true},
+	{"lock", "bytes", "bytes the server sent per acquisition", true},
+	{"lock", "heap", "client heap per waiter (bytes)", true},
+	{"lock", "enqueue", "time to queue every waiter, per waiter (µs; zkrecipes only)", false},
+	{"lock", "drain", "time to drain, per acquisition (µs)", false},
+	{"cache", "watches", "server watches per node", true},
+	{"cache", "requests", "requests per node loaded", true},
+	{"cache", "bytes", "bytes the server sent per node loaded", true},
+	{"cache", "heap", "client heap per node (bytes)", true},
+	{"cache", "load", "load time per node (µs)", false},
+	{"partition", "watches", "server watches per member", true},
+	{"partition", "requests-join", "requests per rebalance after a join, per member", true},
+	{"partition", "requests-leave", "requests per rebalance after a leave, per member", true},
+	{"partition", "bytes-join", "bytes the server sent per rebalance after a join, per member", true},
+	{"partition", "bytes-leave", "bytes the server sent per rebalance after a leave, per member", true},
+	{"partition", "moved-join", "items moved ÷ the fewest possible, join", true},
+	{"partition", "moved-leave", "items moved ÷ the fewest possible, leave", true},
+	{"partition", "settle-join", "settle time after a join (ms)", false},
+	{"partition", "settle-leave", "settle time after a leave (ms)", false},
+}
+
+// lockSizes are the waiters queued on one lock, spread over at most lockSessions
+// sessions (so that the curve is the lock's, not the sessions').
+var lockSizes = []int{10, 100, 1000, 5000}
+
+const lockSessions = 20
+
+// cacheShapes are the trees cached: three levels, 1,001 to 100,010 nodes below the
+// root (the Curator peer's cache-load takes three levels).
+var cacheShapes = [][]int{{1, 10, 99}, {10, 10, 99}, {10, 100, 99}}
+
+// partitionSizes are items × members.
+var partitionSizes = [][2]int{{24, 4}, {200, 10}, {2000, 50}}
+
+// ScaleReport is what a scale run measured.
+type ScaleReport struct {
+	Commands []string // the driver's command lines, one per run merged into the report
+	Date     time.Time
+	Elapsed  time.Duration
+	Machine  [][2]string
+	Busy     float64 // share of the CPUs other processes kept busy during the run, 0 to 1
+	Points   []ScalePoint
+	Failures []string
+}
+
+// RunScale starts a server and the contenders and measures every recipe at every
+// size. Failed points are in the report; RunScale fails only when nothing could run.
+func RunScale(ctx context.Context, cfg ScaleConfig, args []string) (*ScaleReport, error) {
+	started, cpu0 := time.Now(), sampleCPU()
+	if len(cfg.Contenders) == 0 {
+		cfg.Contenders = []string{recipesName, curatorName, kazooName}
+	}
+	if len(cfg.Recipes) == 0 {
+		cfg.Recipes = ScaleRecipes
+	}
+	for _, r := range cfg.Recipes {
+		if !slices.Contains(ScaleRecipes, r) {
+			return nil, fmt.Errorf("unknown recipe %q (have %s)", r, strings.Join(ScaleRecipes, ", "))
+		}
+	}
+	// A heap for the largest cache's tree and its watches (zktest's default is 256 MiB).
+	tg, err := startTarget(ctx, 1, 1024)
+	if err != nil {
+		return nil, err
+	}
+	defer tg.Close()
+	Say("ZooKeeper %s at %s", tg.version(ctx), tg.addr)
+	cs, err := startContenders(ctx, Config{Contenders: cfg.Contenders, Peer: cfg.Peer, Kazoo: cfg.Kazoo}, tg.addr)
+	for _, c := range cs {
+		defer c.Close()
+	}
+	if err != nil {
+		return nil, err
+	}
+	s := &scaleRun{tg: tg, cs: cs, smallest: cfg.Smallest}
+	for _, r := range cfg.Recipes {
+		switch r {
+		case "lock":
+			s.lock(ctx)
+		case "cache":
+			s.cache(ctx)
+		case "partition":
+			s.partition(ctx)
+		}
+	}
+	curator := "not run"
+	for _, c := range cs {
+		if p, ok := c.(*curatorPeer); ok {
+			curator = p.version + " (as the peer says; " + p.classes + ")"
+		}
+	}
+	command := []string{"build/bench"}
+	for _, a := range args {
+		if a == "" {
+			a = "''"
+		}
+		command = append(command, a)
+	}
+	rep := &ScaleReport{Commands: []string{strings.Join(command, " ")}, Date: time.Now().UTC(), Elapsed: time.Since(started), Machine: machine(ctx, tg, curator),
+		Busy: othersBusy(cpu0, sampleCPU()), Points: s.points, Failures: s.failures}
+	if slices.Contains(cfg.Contenders, kazooName) {
+		rep.Machine = append(rep.Machine, [2]string{"kazoo", kazooVersion(ctx) + " (Debian's python3-kazoo, on " + kazooPython + ")"})
+	}
+	return rep, ctx.Err()
+}
+
+type scaleRun struct {
+	tg       *target
+	cs       []contender
+	smallest bool
+	points   []ScalePoint
+	failures []string
+	n        int // trials so far, for their paths
+}
+
+// sizes is all of them, or the first only.
+func sizes[T any](s *scaleRun, all []T) []T {
+	if s.smallest {
+		return all[:1]
+	}
+	return all
+}
+
+// each runs fn for every contender of who.
+func (s *scaleRun) each(ctx context.Context, recipe, label string, size int, who []string, fn func(c contender, p string) (map[string]float64, error)) {
+	for _, c := range s.cs {
+		if !slices.Contains(who, c.Name()) || ctx.Err() != nil {
+			continue
+		}
+		s.n++
+		p := path.Join(s.tg.root, "scale", recipe, fmt.Sprintf("%s-%d", safe(c.Name()), s.n))
+		figures, err := fn(c, p)
+		if err != nil {
+			msg := fmt.Sprintf("%s %s, %s: %v", recipe, label, c.Name(), err)
+			Say("FAILED %s", msg)
+			s.failures = append(s.failures, msg)
+			continue
+		}
+		s.points = append(s.points, ScalePoint{Recipe: recipe, Contender: c.Name(), Size: size, Label: label, Figures: figures})
+		var parts []string
+		for _, f := range scaleFigures {
+			if v, ok := figures[f.id]; ok && f.recipe == recipe {
+				parts = append(parts, fmt.Sprintf("%s %.4g", f.id, v))
+			}
+		}
+		Say("  %s %s %s: %s", recipe, label, c.Name(), strings.Join(parts, ", "))
+	}
+}
+
+// lock queues waiters behind a holder, counts the server's watches once they all
+// wait, then drains the queue: each waiter acquires once and releases.
+func (s *scaleRun) lock(ctx context.Context) {
+	for _, n := range sizes(s, lockSizes) {
+		Say("lock queue: %d waiters", n)
+		w := workload{Kind: queue, Waiters: n, Sessions: min(n, lockSessions)}
+		s.each(ctx, "lock", fmt.Sprint(n), n, []string{recipesName, curatorName}, func(c contender, p string) (map[string]float64, error) {
+			w.Path = p
+			m, err := measure(ctx, s.tg, c, w)
+			if err != nil {
+				return nil, err
+			}
+			f := map[string]float64{
+				"lock-watches": float64(m.LockWatches) / float64(n),
+				"watches":      float64(m.Watches) / float64(n),
+				"requests":     float64(m.Packets) / float64(m.Res.Total),
+				"bytes":        float64(m.Bytes) / float64(m.Res.Total),
+				"drain":        micros(m.Res.Elapsed) / float64(m.Res.Total),
+			}
+			if c.InProcess() {
+				// The peer says QUEUED once its threads are started, when many of its
+				// waiters have queued already: only ours is timed from the start.
+				f["heap"], f["enqueue"] = m.Heap, micros(m.QueueTime)/float64(n)
+			}
+			return f, nil
+		})
+	}
+}
+
+// cache loads a tree into one cache and counts its requests and, once it is loaded,
+// the server's watches.
+func (s *scaleRun) cache(ctx context.Context) {
+	for _, shape := range sizes(s, cacheShapes) {
+		n := fanoutSize(shape)
+		Say("cache: %d nodes", n)
+		s.each(ctx, "cache", fmt.Sprint(n), n, []string{recipesName, curatorName}, func(c contender, p string) (map[string]float64, error) {
+			w := workload{Kind: cacheLoadTree, Path: p, Fanout: shape}
+			if c.Name() == curatorName {
+				w.Kind = cacheLoad // CuratorCache, Curator's own choice since 5.0
+			}
+			if err := s.tg.mkdirs(ctx, p); err != nil {
+				return nil, err
+			}
+			defer func() {
+				if err := s.tg.admin(context.WithoutCancel(ctx), func(conn *zk.Conn) error { return removeTree(conn, p) }); err != nil {
+					Say("removing the tree at %s: %v", p, err)
+				}
+			}()
+			t, err := c.Prepare(ctx, w)
+			if err != nil {
+				return nil, err
+			}
+			defer t.Close()
+			watches := -1
+			loaded := func(ctx context.Context) (err error) {
+				watches, _, err = s.tg.watches(ctx)
+				return err
+			}
+			b0, err := s.tg.responseBytes(ctx)
+			if err != nil {
+				return nil, err
+			}
+			r0, err := s.tg.requests(ctx)
+			if err != nil {
+				return nil, err
+			}
+			res, err := t.Run(ctx, loaded)
+			if err != nil {
+				return nil, err
+			}
+			r1, err := s.tg.requests(ctx)
+			if err != nil {
+				return nil, err
+			}
+			b1, err := s.tg.responseBytes(ctx)
+			if err != nil {
+				return nil, err
+			}
+			if watches < 0 { // a contender in this process: its cache is still open
+				if watches, _, err = s.tg.watches(ctx); err != nil {
+					return nil, err
+				}
+			}
+			nodes := float64(res.Total)
+			return map[string]float64{
+				"watches":  float64(watches) / nodes,
+				"requests": float64(r1-r0) / nodes,
+				"bytes":    float64(b1-b0) / nodes,
+				"heap":     res.Heap,
+				"load":     micros(res.Elapsed) / nodes,
+			}, nil
+		})
+	}
+}
+
+// partition starts members sharing items, counts the server's watches, then makes a
+// member join and one leave, each measured until it has settled.
+func (s *scaleRun) partition(ctx context.Context) {
+	for _, im := range sizes(s, partitionSizes) {
+		items, members := im[0], im[1]
+		label := fmt.Sprintf("%d×%d", items, members)
+		Say("partition: %s", label)
+		s.each(ctx, "partition", label, items*members, []string{recipesName, kazooName}, func(c contender, p string) (map[string]float64, error) {
+			w := workload{Kind: partitionJoin, Path: p, Items: items, Members: members, Rounds: 1}
+			if err := s.tg.mkdirs(ctx, p); err != nil {
+				return nil, err
+			}
+			t, err := c.Prepare(ctx, w)
+			if err != nil {
+				return nil, err
+			}
+			defer t.Close()
+			pt, ok := t.(*partitionTrial)
+			if !ok {
+				return nil, errors.New("not a partition trial")
+			}
+			pt.countRequests(s.tg.requests)
+			watches, err := stillWatches(ctx, s.tg)
+			if err != nil {
+				return nil, err
+			}
+			f := map[string]float64{"watches": float64(watches) / float64(members)}
+			for _, what := range []string{"join", "leave"} {
+				b0, err := s.tg.responseBytes(ctx)
+				if err != nil {
+					return nil, err
+				}
+				cf, err := pt.change(ctx, what) // returns once the servers' request count is still
+				if err != nil {
+					return nil, err
+				}
+				b1, err := s.tg.responseBytes(ctx)
+				if err != nil {
+					return nil, err
+				}
+				f["bytes-"+what] = float64(b1-b0) / float64(len(pt.live))
+				f["requests-"+what] = float64(cf.requests) / float64(len(pt.live))
+				f["moved-"+what] = float64(cf.moved) / math.Max(1, float64(cf.fewest))
+				f["settle-"+what] = millis(cf.settled)
+			}
+			return f, nil
+		})
+	}
+}
+
+// stillWatches reads wchs until two readings 200 ms apart agree (or 5 s have gone
+// by): members that have just settled may still be re-arming watches.
+func stillWatches(ctx context.Context, tg *target) (int, error) {
+	last, _, err := tg.watches(ctx)
+	if err != nil {
+		return 0, err
+	}
+	for range 25 {
+		select {
+		case <-time.After(200 * time.Millisecond):
+		case <-ctx.Done():
+			return 0, ctx.Err()
+		}
+		n, _, err := tg.watches(ctx)
+		if err != nil {
+			return 0, err
+		}
+		if n == last {
+			return n, nil
+		}
+		last = n
+	}
+	return last, nil
+}
+
+// fanoutSize is how many nodes a tree of that fanout has below its root.
+func fanoutSize(fanout []int) int {
+	n, level := 0, 1
+	for _, f := range fanout {
+		level *= f
+		n += level
+	}
+	return n
+}

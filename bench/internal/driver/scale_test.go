@@ -1,0 +1,87 @@
+package driver
+
+import (
+	"context"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/zkrecipes/zkrecipes/zktest"
+)
+
+// TestScaleSmoke runs the scale curves at their smallest sizes (make bench-scale's
+// plumbing, within make test) and checks the counts, which do not depend on the
+// machine's load: one lock watch per waiter, the requests of a contended
+// acquisition, a cache's reads, a partition member's watches following the
+// members, not the items; then renders the report and its plots. Curator and kazoo
+// join when make curator-peer and scripts/deps.sh kazoo have installed them.
+func TestScaleSmoke(t *testing.T) {
+	contenders := []string{recipesName}
+	curator := os.Getenv("ZKTEST_CURATOR")
+	if curator == "" {
+		curator = "5.7"
+	}
+	peer := filepath.Join("..", "..", "..", "build", "curator-peer", curator)
+	if _, err := os.Stat(filepath.Join(peer, "CuratorPeer.class")); err == nil {
+		contenders = append(contenders, curatorName)
+	} else {
+		t.Logf("without Curator (make curator-peer): %v", err)
+	}
+	if err := exec.Command(kazooPython, "-c", "import kazoo").Run(); err == nil {
+		contenders = append(contenders, kazooName)
+	} else {
+		t.Logf("without kazoo (scripts/deps.sh kazoo): %v", err)
+	}
+	srv := zktest.NewServer(t)
+	t.Setenv("ZK_SERVERS", srv.Addr())
+	ctx, cancel := context.WithTimeout(context.Background(), 4*time.Minute)
+	defer cancel()
+
+	rep, err := RunScale(ctx, ScaleConfig{Contenders: contenders, Smallest: true, Peer: peer,
+		Kazoo: filepath.Join("..", "..", "kazoo-peer", "kazoo_peer.py")}, []string{"-curves", "-smallest"})
+	require.NoError(t, err)
+	require.Empty(t, rep.Failures)
+	figure := func(recipe, contender, id string) float64 {
+		t.Helper()
+		for _, p := range rep.Points {
+			if p.Recipe == recipe && p.Contender == contender {
+				v, ok := p.Figures[id]
+				require.True(t, ok, "%s %s has no %s", recipe, contender, id)
+				return v
+			}
+		}
+		t.Fatalf("no %s point for %s", recipe, contender)
+		return 0
+	}
+	require.InDelta(t, 1, figure("lock", recipesName, "lock-watches"), 0.01, "a waiter watches the one node before it")
+	require.InDelta(t, 5, figure("lock", recipesName, "requests"), 0.5, "create, list, watch, list, delete; the holder's 3")
+	require.Positive(t, figure("lock", recipesName, "bytes"))
+	require.InDelta(t, 2, figure("cache", recipesName, "requests"), 0.1, "a node's data and its children, each read once")
+	// 4 members before the join: the group's children and 4 member nodes, our own
+	// node, and a stray lock node or two; following every lock, it was 54.
+	require.LessOrEqual(t, figure("partition", recipesName, "watches"), 12.0)
+	require.Equal(t, 1.0, figure("partition", recipesName, "moved-join"), "the fewest items move")
+	require.Equal(t, 1.0, figure("partition", recipesName, "moved-leave"), "the fewest items move")
+	if len(contenders) > 1 && contenders[1] == curatorName {
+		require.InDelta(t, 1, figure("lock", curatorName, "lock-watches"), 0.01)
+	}
+
+	dir := t.TempDir()
+	md, plots := rep.Markdown(filepath.Join(dir, "BENCHMARKS-scale.md"), "")
+	require.Contains(t, md, "other processes kept", "the report says what its times are worth")
+	require.Contains(t, md, "](BENCHMARKS-scale-partition.svg)")
+	require.Len(t, plots, 3)
+	for file, svg := range plots {
+		require.True(t, strings.HasPrefix(svg, "<svg"), file)
+		require.Contains(t, svg, "<circle", "%s has points", file)
+	}
+	require.NoError(t, rep.Save(filepath.Join(dir, "scale.json")))
+	again, err := LoadScaleReport(filepath.Join(dir, "scale.json"))
+	require.NoError(t, err)
+	require.Equal(t, rep.Table(), again.Table())
+}
