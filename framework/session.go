@@ -129,7 +129,7 @@ func (c *Client) dial(gen int) *handle {
 		zk.WithLogInfo(false),
 		zk.WithEventCallback(func(ev zk.Event) {
 			if ev.Type == zk.EventSession {
-				c.events.push(sessionEvent{gen: gen, state: ev.State})
+				c.events.Push(sessionEvent{gen: gen, state: ev.State})
 				return
 			}
 			c.watchEvent(ev)
@@ -280,13 +280,12 @@ func (c *Client) publish(s ConnectionState) {
 	}
 	c.log.Info("zkrecipes: connection state", "state", s.String())
 	c.metrics.stateChanged(s)
-	c.changes++
 	if c.opts.errorPolicy.IsError(s) || s == Lost {
 		c.errorStates++
 	}
 	close(c.nextChange)
 	c.nextChange = make(chan struct{})
-	c.published.push(change{state: s, n: c.changes})
+	c.listeners.Push(s)
 }
 
 // startLostTimer arms Lost for one session timeout after the server was last heard
@@ -304,7 +303,7 @@ func (c *Client) startLostTimer(h *handle) {
 	}
 	c.stopLostTimer()
 	c.lostTimer = time.AfterFunc(max(delay, 0), func() {
-		c.events.push(sessionEvent{gen: gen, timer: epoch})
+		c.events.Push(sessionEvent{gen: gen, timer: epoch})
 	})
 }
 
