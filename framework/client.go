@@ -6,13 +6,14 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
-	"slices"
 	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
 
 	"github.com/go-zookeeper/zk"
+
+	"github.com/zkrecipes/zkrecipes/internal/notify"
 )
 
 // ErrClosed is returned by every operation of a closed Client, including those that
@@ -42,8 +43,8 @@ type core struct {
 	log     *slog.Logger
 	metrics *clientMetrics // nil when nothing is measured
 
-	events    *queue[sessionEvent] // go-zookeeper's session events, and our timers
-	published *queue[change]       // what listeners hear, in order
+	events    *notify.Queue[sessionEvent]        // go-zookeeper's session events, and our timers
+	listeners *notify.Listeners[ConnectionState] // hear what is published, in order
 
 	mu          sync.Mutex
 	h           *handle // the current go-zookeeper connection
@@ -51,27 +52,22 @@ type core struct {
 	sessionID   int64         // the session of the last Connected or Reconnected
 	connected   chan struct{} // closed while state.IsConnected()
 	lostTimer   *time.Timer
-	suspendedAt int // counts Suspended states, so a late timer of an old one is ignored
-	listeners   map[int]listener
-	nextID      int
-	changes     int           // how many states were published
+	suspendedAt int           // counts Suspended states, so a late timer of an old one is ignored
 	errorStates int64         // how many of them the error policy counts as errors, or Lost
 	nextChange  chan struct{} // closed when the next state is published
 	closing     bool
 
 	watchSubs watchSubscribers // OnWatchEvent's
 
-	bgCtx      context.Context // cancelled when Close stops waiting for background work
-	bgCancel   context.CancelFunc
-	bg         sync.WaitGroup // background deletes and requests; Add only while !closing
-	closingCh  chan struct{}  // closed when Close begins: user operations give up
-	closeCtx   context.Context
-	closeNow   context.CancelCauseFunc
-	done       chan struct{}  // closed when Close ends background work: our goroutines stop
-	loops      sync.WaitGroup // the state goroutine and each handle's event drain
-	dispatcher sync.WaitGroup // the goroutine that calls listeners
-	delivering atomic.Bool    // a listener is running
-	once       sync.Once
+	bgCtx     context.Context // cancelled when Close stops waiting for background work
+	bgCancel  context.CancelFunc
+	bg        sync.WaitGroup // background deletes and requests; Add only while !closing
+	closingCh chan struct{}  // closed when Close begins: user operations give up
+	closeCtx  context.Context
+	closeNow  context.CancelCauseFunc
+	done      chan struct{}  // closed when Close ends background work: our goroutines stop
+	loops     sync.WaitGroup // the state goroutine and each handle's event drain
+	once      sync.Once
 
 	idle        chan *worker   // request goroutines waiting for a request (workers.go)
 	workers     sync.WaitGroup // every request goroutine
@@ -104,11 +100,10 @@ func New(servers []string, opts ...Option) (*Client, error) {
 		opts:       o,
 		log:        cmp.Or(o.logger, slog.New(slog.DiscardHandler)),
 		metrics:    newClientMetrics(o.meterProvider),
-		events:     newQueue[sessionEvent](),
-		published:  newQueue[change](),
+		events:     notify.NewQueue[sessionEvent](),
+		listeners:  notify.New[ConnectionState](),
 		connected:  make(chan struct{}),
 		nextChange: make(chan struct{}),
-		listeners:  map[int]listener{},
 		closingCh:  make(chan struct{}),
 		done:       make(chan struct{}),
 
@@ -123,9 +118,13 @@ func New(servers []string, opts ...Option) (*Client, error) {
 	c.closeCtx, c.closeNow = context.WithCancelCause(context.Background())
 	c.h = c.dial(1)
 	c.loops.Add(1)
-	go func() { defer c.loops.Done(); c.events.drain(c.done, c.handleEvent) }()
-	c.dispatcher.Add(1)
-	go func() { defer c.dispatcher.Done(); c.published.drain(c.done, c.notify) }()
+	go func() {
+		defer c.loops.Done()
+		for ev, ok := c.events.Pop(c.done); ok; ev, ok = c.events.Pop(c.done) {
+			c.handleEvent(ev)
+		}
+	}()
+	c.listeners.Start(nil)
 	if o.ensembleTracking {
 		c.loops.Add(1)
 		go func() { defer c.loops.Done(); c.track() }()
@@ -171,21 +170,7 @@ func (c *Client) State() ConnectionState {
 // goroutine of the client's (never go-zookeeper's). fn must not block for long: later
 // changes wait for it. stop unregisters fn, and may be called from within fn; a
 // delivery already under way when stop is called may still reach fn.
-func (c *Client) Listen(fn func(ConnectionState)) (stop func()) {
-	if fn == nil {
-		return func() {}
-	}
-	c.mu.Lock()
-	id := c.nextID
-	c.nextID++
-	c.listeners[id] = listener{fn: fn, after: c.changes}
-	c.mu.Unlock()
-	return func() {
-		c.mu.Lock()
-		delete(c.listeners, id)
-		c.mu.Unlock()
-	}
-}
+func (c *Client) Listen(fn func(ConnectionState)) (stop func()) { return c.listeners.Listen(fn) }
 
 // StateChanges is for recipes whose participants wait on their own, many at once
 // (a lock's queued waiters): errorStates counts the states published so far that
@@ -293,14 +278,12 @@ func (c *Client) Close() error {
 		c.stopLostTimer()
 		c.mu.Unlock()
 		close(c.done)
+		c.listeners.Stop() // unless Close runs inside a listener: it cannot wait for itself
 		h.close()
 		<-idle
 		close(c.stopWorkers)
 		c.workers.Wait()
 		c.loops.Wait()
-		if !c.delivering.Load() { // else Close runs inside a listener: it cannot wait for itself
-			c.dispatcher.Wait()
-		}
 	})
 	return nil
 }
@@ -326,38 +309,4 @@ func (c *Client) goBackground(fn func(ctx context.Context)) bool {
 		fn(c.bgCtx)
 	}()
 	return true
-}
-
-type listener struct {
-	fn    func(ConnectionState)
-	after int // the number of changes published before it registered
-}
-
-// change is the n-th published state.
-type change struct {
-	state ConnectionState
-	n     int
-}
-
-// notify delivers one state change to the listeners registered before it happened,
-// in the order they registered.
-func (c *Client) notify(ch change) {
-	c.mu.Lock()
-	ids := make([]int, 0, len(c.listeners))
-	for id, l := range c.listeners {
-		if l.after < ch.n {
-			ids = append(ids, id)
-		}
-	}
-	slices.Sort(ids)
-	fns := make([]func(ConnectionState), len(ids))
-	for i, id := range ids {
-		fns[i] = c.listeners[id].fn
-	}
-	c.mu.Unlock()
-	c.delivering.Store(true)
-	defer c.delivering.Store(false)
-	for _, fn := range fns {
-		fn(ch.state)
-	}
 }

@@ -130,7 +130,7 @@ func (c *Client) dial(gen int) *handle {
 		zk.WithLogInfo(false),
 		zk.WithEventCallback(func(ev zk.Event) {
 			if ev.Type == zk.EventSession {
-				c.events.push(sessionEvent{gen: gen, state: ev.State})
+				c.events.Push(sessionEvent{gen: gen, state: ev.State})
 				return
 			}
 			c.watchEvent(ev)
@@ -281,13 +281,12 @@ func (c *Client) publish(s ConnectionState) {
 	}
 	c.log.Info("zkrecipes: connection state", "state", s.String())
 	c.metrics.stateChanged(s)
-	c.changes++
 	if c.opts.errorPolicy.IsError(s) || s == Lost {
 		c.errorStates++
 	}
 	close(c.nextChange)
 	c.nextChange = make(chan struct{})
-	c.published.push(change{state: s, n: c.changes})
+	c.listeners.Push(s)
 }
 
 // startLostTimer arms Lost for one session timeout after the server was last heard
@@ -305,7 +304,7 @@ func (c *Client) startLostTimer(h *handle) {
 	}
 	c.stopLostTimer()
 	c.lostTimer = time.AfterFunc(max(delay, 0), func() {
-		c.events.push(sessionEvent{gen: gen, timer: epoch})
+		c.events.Push(sessionEvent{gen: gen, timer: epoch})
 	})
 }
 

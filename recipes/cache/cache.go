@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/zkrecipes/zkrecipes/framework"
+	"github.com/zkrecipes/zkrecipes/internal/notify"
 	"github.com/zkrecipes/zkrecipes/recipes/internal/lifecycle"
 )
 
@@ -28,13 +29,13 @@ type Cache struct {
 	o    options
 	log  *slog.Logger
 
-	// The copy and the listeners, read by any goroutine, changed by the loop.
+	// The copy, read by any goroutine, changed by the loop. Events are pushed to the
+	// listeners under mu, so that a listener registered at any moment hears exactly
+	// the events after the copy it could read then.
 	mu        sync.RWMutex
 	nodes     map[string]*entry // every node known below the path, live or not
 	live      int               // nodes in the copy
-	listeners map[int]listener
-	nextID    int
-	emitted   int // events emitted so far
+	listeners *notify.Listeners[Event]
 
 	// The loop's own state: touched only on the loop's goroutine.
 	root       *entry
@@ -52,14 +53,11 @@ type Cache struct {
 	stopped    bool // the client closed: no more reads
 	tel        *telemetry
 
-	inbox    *fifo[func()] // work for the loop
-	readers  readers       // the goroutines sending reads
-	outbox   *fifo[delivery]
-	ctx      context.Context // ends at Close
+	inbox    *notify.Queue[func()] // work for the loop
+	readers  readers               // the goroutines sending reads
+	ctx      context.Context       // ends at Close
 	cancel   context.CancelFunc
 	running  sync.WaitGroup // the loop and the readers
-	delivery sync.WaitGroup // the goroutine that calls listeners
-	inside   atomic.Bool    // a listener is running
 	initDone chan struct{}  // closed once Initialized has been delivered
 	halted   chan struct{}  // closed once the client has closed and Stopped is emitted
 
@@ -75,16 +73,6 @@ type readers struct {
 	mu      sync.Mutex
 	queue   []task // reads waiting for a reader
 	running int
-}
-
-type listener struct {
-	fn    func(Event)
-	after int // events emitted before it registered
-}
-
-type delivery struct {
-	ev Event
-	n  int
 }
 
 // New makes a cache of path and what lies below it (see Depth), for c. Nothing is
@@ -111,9 +99,8 @@ func New(c *framework.Client, path string, opts ...Option) (*Cache, error) {
 		o:         o,
 		log:       c.Logger(),
 		nodes:     map[string]*entry{},
-		listeners: map[int]listener{},
-		inbox:     newFifo[func()](),
-		outbox:    newFifo[delivery](),
+		listeners: notify.New[Event](),
+		inbox:     notify.NewQueue[func()](),
 		initDone:  make(chan struct{}),
 		halted:    make(chan struct{}),
 		tel:       newTelemetry(c),
@@ -142,17 +129,16 @@ func (ca *Cache) Start(ctx context.Context) error {
 	}
 	ca.stopWatch = ca.c.OnWatchEvent(ca.heard)
 	ca.stopState = ca.c.Listen(func(s framework.ConnectionState) {
-		ca.inbox.push(func() { ca.connection(s) })
+		ca.inbox.Push(func() { ca.connection(s) })
 	})
 	ca.running.Add(1)
 	go ca.loop()
-	ca.delivery.Add(1)
-	go ca.deliver()
-	ca.inbox.push(func() {
+	ca.listeners.Start(ca.delivered)
+	ca.inbox.Push(func() {
 		ca.syncing = true
 		ca.want(ca.root, dataRead)
 	})
-	ca.stopClient = lifecycle.OnClientClose(ca.c, func() { ca.inbox.push(ca.clientClosed) })
+	ca.stopClient = lifecycle.OnClientClose(ca.c, func() { ca.inbox.Push(ca.clientClosed) })
 	ca.life.Unlock()
 
 	select {
@@ -172,6 +158,7 @@ func (ca *Cache) Start(ctx context.Context) error {
 func (ca *Cache) clientClosed() {
 	ca.stopped = true
 	ca.say(Event{Type: Stopped, Err: lifecycle.ClientClosed(ca.c, "cache: "+ca.path+" stopped")})
+	ca.listeners.End()
 	close(ca.halted)
 }
 
@@ -197,12 +184,10 @@ func (ca *Cache) Close() error {
 		stopClient()
 	}
 	ca.cancel()
+	ca.listeners.Stop() // unless Close runs inside a listener: it cannot wait for itself
 	ca.running.Wait()
 	if ca.retry != nil {
 		ca.retry.Stop()
-	}
-	if !ca.inside.Load() { // else Close runs inside a listener: it cannot wait for itself
-		ca.delivery.Wait()
 	}
 	return nil
 }
@@ -269,59 +254,19 @@ func (ca *Cache) Listen(fn func(Event)) (stop func()) {
 		return func() {}
 	}
 	ca.mu.Lock()
-	id := ca.nextID
-	ca.nextID++
-	ca.listeners[id] = listener{fn: fn, after: ca.emitted}
-	ca.mu.Unlock()
-	return func() {
-		ca.mu.Lock()
-		delete(ca.listeners, id)
-		ca.mu.Unlock()
-	}
+	defer ca.mu.Unlock()
+	return ca.listeners.Listen(fn)
 }
 
-// emit queues ev for the listeners; ca.mu is held, so that a listener registered
-// at any moment hears exactly the events after the copy it could read then.
+// emit queues ev for the listeners; ca.mu is held.
 func (ca *Cache) emit(ev Event) {
-	ca.emitted++
 	ca.tel.emitted(ev)
-	ca.outbox.push(delivery{ev: ev, n: ca.emitted})
+	ca.listeners.Push(ev)
 }
 
-// deliver calls the listeners, in order, until Close.
-func (ca *Cache) deliver() {
-	defer ca.delivery.Done()
-	for {
-		d, ok := ca.outbox.pop(ca.ctx.Done())
-		if !ok {
-			return
-		}
-		ca.mu.RLock()
-		ids := make([]int, 0, len(ca.listeners))
-		for id, l := range ca.listeners {
-			if l.after < d.n {
-				ids = append(ids, id)
-			}
-		}
-		slices.Sort(ids)
-		fns := make([]func(Event), len(ids))
-		for i, id := range ids {
-			fns[i] = ca.listeners[id].fn
-		}
-		ca.mu.RUnlock()
-		ca.inside.Store(true)
-		for _, fn := range fns {
-			if ca.ctx.Err() != nil {
-				break
-			}
-			fn(d.ev)
-		}
-		ca.inside.Store(false)
-		switch d.ev.Type {
-		case Initialized:
-			close(ca.initDone)
-		case Stopped:
-			return // the last event
-		}
+// delivered is called once every listener has heard ev.
+func (ca *Cache) delivered(ev Event) {
+	if ev.Type == Initialized {
+		close(ca.initDone)
 	}
 }

@@ -45,7 +45,7 @@ type failure struct {
 func (ca *Cache) loop() {
 	defer ca.running.Done()
 	for {
-		fn, ok := ca.inbox.pop(ca.ctx.Done())
+		fn, ok := ca.inbox.Pop(ca.ctx.Done())
 		if !ok {
 			return
 		}
@@ -169,11 +169,11 @@ func (ca *Cache) sendOne(t task) {
 	// epoch, so a read that escapes the hold has an epoch before the Lost.
 	t.epoch = ca.epoch.Load()
 	if t.kind != syncRead && ca.holdingNow.Load() {
-		ca.inbox.push(func() { ca.hold(t) })
+		ca.inbox.Push(func() { ca.hold(t) })
 		return
 	}
 	r := ca.read(t)
-	ca.inbox.push(func() { ca.done(t, r) })
+	ca.inbox.Push(func() { ca.done(t, r) })
 }
 
 // hold keeps a read back until the new session's Sync, or sends it if that is done.
@@ -339,7 +339,7 @@ func (ca *Cache) armRetry() {
 	}
 	ca.retryArmed = true
 	if ca.retry == nil {
-		ca.retry = time.AfterFunc(retryPause, func() { ca.inbox.push(ca.retryFailed) })
+		ca.retry = time.AfterFunc(retryPause, func() { ca.inbox.Push(ca.retryFailed) })
 		return
 	}
 	ca.retry.Reset(retryPause)

@@ -24,7 +24,7 @@ func (ca *Cache) heard(ev zk.Event) {
 	if ca.path != "/" && p != ca.path && !strings.HasPrefix(p, ca.path+"/") {
 		return
 	}
-	ca.inbox.push(func() { ca.fired(p, ev.Type) })
+	ca.inbox.Push(func() { ca.fired(p, ev.Type) })
 }
 
 // fired is a notification of the watches of the node at p, on the loop: those of the

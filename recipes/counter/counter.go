@@ -5,6 +5,7 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
+	"time"
 
 	"github.com/cenkalti/backoff/v4"
 	"github.com/go-zookeeper/zk"
@@ -213,78 +214,106 @@ func (c *Counter) update(ctx context.Context, what string, next func(int64) (int
 }
 
 // tries reads and writes conditionally until a write applies, next declines, the
-// retry policy gives up, or the outcome of a write cannot be known.
+// retry policy gives up, or the outcome of a write cannot be known. A try that
+// another writer beat waits for the policy's next pause (or ctx) and tries again.
 func (c *Counter) tries(ctx context.Context, what string, next func(int64) (int64, bool)) (pre, post int64, wrote bool, err error) {
 	where := what + " " + c.path
-	var cur *reading // the node, when a resolving read has just given it
-	guessed := false // cur is the memory's, not a read's
+	var t attempt
 	if r, ok := c.memory.guess(); ok {
-		cur, guessed = &r, true
+		t.cur, t.guessed = &r, true
 	}
-	var try func() error
-	try = func() error {
-		if cur == nil {
-			r, err := c.read(ctx, true)
-			if err != nil {
-				return backoff.Permanent(err)
-			}
-			cur = &r
+	b := c.retry.NewBackOff()
+	for {
+		switch v, err := c.try(ctx, where, next, &t); {
+		case err != nil:
+			return 0, 0, false, err
+		case v == finished:
+			return t.pre, t.post, t.wrote, nil
+		case v == retryNow:
+			continue
 		}
-		v, ok := next(cur.value)
-		if !ok && guessed { // a remembered value declines nothing: read what it is now
-			cur, guessed = nil, false
-			return try()
+		if err := ctx.Err(); err != nil {
+			return 0, 0, false, fmt.Errorf("counter: %s: %w", where, err)
 		}
-		if !ok {
-			pre, post = cur.value, cur.value
-			return nil
+		pause := b.NextBackOff()
+		if pause == backoff.Stop {
+			return 0, 0, false, fmt.Errorf("%w: %s", ErrGaveUp, where)
 		}
-		data := encode(v)
-		stat, sent, err := c.node.Conditional(ctx, data, cur.stat.Version)
-		switch {
-		case err == nil:
-			c.memory.wrote(data, v, stat)
-			pre, post, wrote = cur.value, v, true
-			return nil
-		case !sent && guessed && (errors.Is(err, zk.ErrBadVersion) || errors.Is(err, zk.ErrNoNode)):
-			// The memory was stale: not a lost race, so no backoff; read and try now.
-			c.memory.lost()
-			cur, guessed = nil, false
-			return try()
-		case !sent && (errors.Is(err, zk.ErrBadVersion) || errors.Is(err, zk.ErrNoNode)):
-			cur = nil // another writer came first: read again
-			return lostRace{err}
-		case sent && errors.Is(err, zk.ErrBadVersion):
-			// Our first send may have applied and made the second stale, or another
-			// writer took the version. The node's next version shows which, if
-			// nobody wrote after it.
-			r, rerr := c.read(ctx, false)
-			if rerr != nil || !nodewrite.TookVersion(cur.stat, r.stat, r.data, data) {
-				return backoff.Permanent(unknown(where, fmt.Errorf("resent after a lost reply, the write found the version moved on (%w); the node now: %s", err, describe(r, rerr))))
-			}
-			cur, guessed = &r, false
-			return lostRace{err}
-		case sent:
-			return backoff.Permanent(unknown(where, err))
+		timer := time.NewTimer(pause)
+		select {
+		case <-timer.C:
+		case <-ctx.Done():
+			timer.Stop()
+			return 0, 0, false, fmt.Errorf("counter: %s: %w", where, ctx.Err())
 		}
-		return backoff.Permanent(fmt.Errorf("counter: %s: %w", where, err))
 	}
-	err = backoff.Retry(try, backoff.WithContext(c.retry.NewBackOff(), ctx))
-	switch {
-	case err == nil:
-		return pre, post, wrote, nil
-	case errors.As(err, new(lostRace)):
-		return 0, 0, false, fmt.Errorf("%w: %s", ErrGaveUp, where)
-	case err == ctx.Err(): // it ended between tries
-		return 0, 0, false, fmt.Errorf("counter: %s: %w", where, err)
-	}
-	return 0, 0, false, err
 }
 
-// lostRace is a try that another writer beat: worth another.
-type lostRace struct{ err error }
+// attempt is what one update carries from a try to the next, and its result.
+type attempt struct {
+	cur       *reading // the node, when a resolving read has just given it
+	guessed   bool     // cur is the memory's, not a read's
+	pre, post int64
+	wrote     bool
+}
 
-func (l lostRace) Error() string { return "lost the race: " + l.err.Error() }
+// verdict says what follows a try.
+type verdict int
+
+const (
+	finished   verdict = iota // written, or next declined
+	retryNow                  // the memory was stale: not a lost race, so read and try at once
+	retryLater                // another writer came first: try again after a pause
+)
+
+// try reads the node unless t has it, and writes next's value at its version.
+func (c *Counter) try(ctx context.Context, where string, next func(int64) (int64, bool), t *attempt) (verdict, error) {
+	if t.cur == nil {
+		r, err := c.read(ctx, true)
+		if err != nil {
+			return finished, err
+		}
+		t.cur = &r
+	}
+	v, ok := next(t.cur.value)
+	switch {
+	case !ok && t.guessed: // a remembered value declines nothing: read what it is now
+		t.cur, t.guessed = nil, false
+		return retryNow, nil
+	case !ok:
+		t.pre, t.post = t.cur.value, t.cur.value
+		return finished, nil
+	}
+	data := encode(v)
+	stat, sent, err := c.node.Conditional(ctx, data, t.cur.stat.Version)
+	refused := errors.Is(err, zk.ErrBadVersion) || errors.Is(err, zk.ErrNoNode)
+	switch {
+	case err == nil:
+		c.memory.wrote(data, v, stat)
+		t.pre, t.post, t.wrote = t.cur.value, v, true
+		return finished, nil
+	case !sent && refused && t.guessed:
+		c.memory.lost()
+		t.cur, t.guessed = nil, false
+		return retryNow, nil
+	case !sent && refused:
+		t.cur = nil // another writer came first: read again
+		return retryLater, nil
+	case sent && errors.Is(err, zk.ErrBadVersion):
+		// Our first send may have applied and made the second stale, or another
+		// writer took the version. The node's next version shows which, if
+		// nobody wrote after it.
+		r, rerr := c.read(ctx, false)
+		if rerr != nil || !nodewrite.TookVersion(t.cur.stat, r.stat, r.data, data) {
+			return finished, unknown(where, fmt.Errorf("resent after a lost reply, the write found the version moved on (%w); the node now: %s", err, describe(r, rerr)))
+		}
+		t.cur, t.guessed = &r, false
+		return retryLater, nil
+	case sent:
+		return finished, unknown(where, err)
+	}
+	return finished, fmt.Errorf("counter: %s: %w", where, err)
+}
 
 func describe(r reading, err error) string {
 	switch {

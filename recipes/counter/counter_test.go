@@ -7,6 +7,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/cenkalti/backoff/v4"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
@@ -253,4 +254,37 @@ func TestRequestsPerCall(t *testing.T) {
 	_, err = n.Get(ctx)
 	require.NoError(t, err)
 	require.Equal(t, map[int32]int{getData: 1}, d.Requests(), "a Get")
+}
+
+// cancellingPolicy pauses an hour after a lost race, and cancels the update's
+// context as the pause begins.
+type cancellingPolicy struct{ cancel context.CancelFunc }
+
+func (p cancellingPolicy) NewBackOff() backoff.BackOff { return p }
+func (p cancellingPolicy) Reset()                      {}
+func (p cancellingPolicy) NextBackOff() time.Duration  { p.cancel(); return time.Hour }
+
+// A try that lost a race waits for the retry policy's pause, and a context that ends
+// during it ends the Add at once, with the context's error: not a gave-up, nor a
+// write of unknown outcome.
+func TestCancelledDuringThePauseAfterALostRace(t *testing.T) {
+	srv := zktest.NewServer(t)
+	d := &zkrtest.LossyDialer{}
+	ctx, cancel := context.WithCancel(testCtx(t))
+	n := newCounter(t, newClient(t, []string{srv.Addr()}, framework.WithDialer(d.Dial)), "/pause",
+		WithRetryPolicy(cancellingPolicy{cancel}))
+	other := newCounter(t, newClient(t, []string{srv.Addr()}), "/pause")
+	_, err := n.Add(testCtx(t), 1)
+	require.NoError(t, err)
+	d.BeforeNext(func() {
+		_, err := other.Add(testCtx(t), 10) // our version is stale now
+		assert.NoError(t, err)
+	})
+	_, err = n.Add(ctx, 1)
+	require.ErrorIs(t, err, context.Canceled)
+	require.NotErrorIs(t, err, ErrGaveUp)
+	require.NotErrorIs(t, err, ErrUnknownOutcome)
+	v, err := other.Get(testCtx(t))
+	require.NoError(t, err)
+	require.EqualValues(t, 11, v, "the cancelled Add wrote nothing")
 }

@@ -9,9 +9,9 @@ import (
 	"strings"
 	"sync"
 
+	"github.com/zkrecipes/zkrecipes/internal/notify"
 	"github.com/zkrecipes/zkrecipes/recipes/cache"
 	"github.com/zkrecipes/zkrecipes/recipes/internal/args"
-	"github.com/zkrecipes/zkrecipes/recipes/internal/notify"
 )
 
 // Provider follows one service's instances (Curator's ServiceProvider over its

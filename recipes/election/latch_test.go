@@ -418,7 +418,9 @@ func beforeServer(t *testing.T) (*zktest.Server, *framework.Client) {
 	t.Helper()
 	srv := zktest.NewServer(t)
 	srv.Stop()
-	c, err := framework.New([]string{srv.Addr()})
+	// Before its first session an operation waits one connection timeout for a
+	// server: long enough for a server started on a busy machine (15 s was not).
+	c, err := framework.New([]string{srv.Addr()}, framework.WithConnectionTimeout(time.Minute))
 	require.NoError(t, err)
 	t.Cleanup(func() { _ = c.Close() })
 	return srv, c

@@ -9,6 +9,7 @@ import (
 	"github.com/go-zookeeper/zk"
 
 	"github.com/zkrecipes/zkrecipes/framework"
+	"github.com/zkrecipes/zkrecipes/internal/notify"
 	"github.com/zkrecipes/zkrecipes/recipes/cache"
 	"github.com/zkrecipes/zkrecipes/recipes/internal/args"
 	"github.com/zkrecipes/zkrecipes/recipes/internal/lifecycle"
@@ -24,15 +25,14 @@ type follower[T any] struct {
 	seed   []byte
 	decode func([]byte) (T, error) // returns a fresh T: callers may keep it
 
-	state lifecycle.Lifecycle
+	state     lifecycle.Lifecycle
+	listeners *notify.Listeners[reading] // each listener decodes a T of its own
 
 	mu        sync.Mutex
 	ca        *cache.Cache // set once the value is followed
 	data      []byte       // the current value's data, never changed in place
 	stat      zk.Stat      // its stat: Version, and Mzxid to order values by
 	delivered int64        // the Mzxid of the last value the listeners heard
-	listeners map[int]func(Versioned[T])
-	nextID    int
 
 	tel telemetry
 }
@@ -48,7 +48,7 @@ func newFollower[T any](c *framework.Client, recipe, path string, seed []byte, d
 	}
 	seed = append([]byte(nil), seed...)
 	return &follower[T]{client: c, path: path, node: nodewrite.New(c, path), seed: seed,
-		decode: decode, data: seed, stat: zk.Stat{Version: -1}, listeners: map[int]func(Versioned[T]){}, tel: newTelemetry(c, recipe)}, nil
+		decode: decode, data: seed, stat: zk.Stat{Version: -1}, listeners: notify.New[reading](), tel: newTelemetry(c, recipe)}, nil
 }
 
 // Start creates the node with the seed if it does not exist (with container
@@ -78,6 +78,7 @@ func (f *follower[T]) Start(ctx context.Context) error {
 		return ErrClosed
 	}
 	f.ca = ca
+	f.listeners.Start(nil)
 	f.mu.Unlock()
 	if err := ca.Start(ctx); err != nil {
 		return fmt.Errorf("shared: start %s: %w", f.path, err)
@@ -126,21 +127,16 @@ func (f *follower[T]) stopped(err error) {
 	f.tell(data, version, err)
 }
 
-// tell calls the listeners with a value, on the cache's delivery goroutine.
+// reading is a value as the listeners hear it, before it is decoded.
+type reading struct {
+	data    []byte
+	version int32
+	err     error
+}
+
+// tell queues a value for the listeners.
 func (f *follower[T]) tell(data []byte, version int32, err error) {
-	f.mu.Lock()
-	fns := make([]func(Versioned[T]), 0, len(f.listeners))
-	for _, fn := range f.listeners {
-		fns = append(fns, fn)
-	}
-	f.mu.Unlock()
-	for _, fn := range fns {
-		if f.state.State() == lifecycle.Closed { // a listener closed it
-			return
-		}
-		v, _ := f.decode(data)
-		fn(Versioned[T]{Value: v, Version: version, Err: err})
-	}
+	f.listeners.Push(reading{data: data, version: version, err: err})
 }
 
 // update makes data the current value if it is newer; f.mu is held.
@@ -166,29 +162,23 @@ func (f *follower[T]) Get() Versioned[T] {
 // is not heard, but the last one always is. Register before Start to hear the first
 // value. fn must not block for long: later values wait for it. stop unregisters fn.
 func (f *follower[T]) Listen(fn func(Versioned[T])) (stop func()) {
-	f.mu.Lock()
-	defer f.mu.Unlock()
 	if fn == nil || f.state.State() == lifecycle.Closed {
 		return func() {}
 	}
-	id := f.nextID
-	f.nextID++
-	f.listeners[id] = fn
-	return func() {
-		f.mu.Lock()
-		defer f.mu.Unlock()
-		delete(f.listeners, id)
-	}
+	return f.listeners.Listen(func(r reading) {
+		v, _ := f.decode(r.data)
+		fn(Versioned[T]{Value: v, Version: r.version, Err: r.err})
+	})
 }
 
-// Close stops following the node; no listener is called after it returns. The node
-// stays, as Curator leaves it.
+// Close stops following the node; no listener is called after it returns, unless
+// Close is called by a listener. The node stays, as Curator leaves it.
 func (f *follower[T]) Close() error {
 	f.state.Close()
+	f.listeners.Stop()
 	f.mu.Lock()
 	ca := f.ca
 	f.ca = nil
-	clear(f.listeners)
 	f.mu.Unlock()
 	if ca != nil {
 		return ca.Close()
