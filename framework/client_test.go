@@ -131,8 +131,14 @@ func TestEnsembleMemberLossKeepsTheSession(t *testing.T) {
 	log.waitFor(t, Suspended, Reconnected)
 	require.Equal(t, sid, c.SessionID(), "the session moved to another member")
 	require.NotEqual(t, server, c.Conn().Server())
-	_, err := c.Create(testCtx(t), "/after", nil)
+	// Protected: the member the session moved to may lose the leader while it
+	// elects a new one, and a plain create whose reply was lost so answers its
+	// retry with ErrNodeExists (seen under load).
+	p, err := c.Create(testCtx(t), "/after", nil, Protected(), Ephemeral())
 	require.NoError(t, err)
+	_, stat, err := c.Get(testCtx(t), p)
+	require.NoError(t, err)
+	require.Equal(t, sid, stat.EphemeralOwner, "the node is the moved session's")
 }
 
 func TestListenersHearInOrderAndStopFromWithin(t *testing.T) {

@@ -117,7 +117,8 @@ func (o createOptions) flags() int32 {
 // Create makes a node and returns its path (with the sequence number, if any, and
 // without the namespace). Retried on connection errors like every operation; only a
 // protected create is safe to retry when sequential, since a lost reply would
-// otherwise leave a second node. When ctx ends while the request is in flight, a
+// otherwise leave a second node, and a plain create whose reply was lost gets
+// ErrNodeExists from its retry, for the node it made itself. When ctx ends while the request is in flight, a
 // node it turns out to have made is deleted in the background.
 func (c *Client) Create(ctx context.Context, path string, data []byte, opts ...CreateOption) (string, error) {
 	var o createOptions
