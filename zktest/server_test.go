@@ -157,3 +157,22 @@ func TestAFailedTestKeepsTheServersDirectory(t *testing.T) {
 	})
 	dir = NewServer(ft).m.dir
 }
+
+// CloseKeeping leaves each member's data, transaction logs included, where it was
+// asked to, and once closed there is nothing left to keep.
+func TestEnsembleCloseKeepingKeepsTheData(t *testing.T) {
+	e := NewEnsemble(t, 3)
+	conn, _ := connect(t, e.Addrs(), 4*time.Second)
+	_, err := conn.Create("/kept", nil, 0, zk.WorldACL(zk.PermAll))
+	require.NoError(t, err)
+	dir := t.TempDir()
+	require.NoError(t, e.CloseKeeping(dir))
+	for i := 1; i <= 3; i++ {
+		logs, err := filepath.Glob(filepath.Join(dir, fmt.Sprintf("server%d", i), "data", "version-2", "log.*"))
+		require.NoError(t, err)
+		require.NotEmpty(t, logs, "server%d's transaction log", i)
+		_, err = os.Stat(filepath.Join(dir, fmt.Sprintf("server%d", i), "server.log"))
+		require.NoError(t, err)
+	}
+	require.ErrorIs(t, e.CloseKeeping(dir), ErrEnsembleClosed)
+}
