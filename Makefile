@@ -110,11 +110,19 @@ oldest-go:
 # Conn.lastZxid between its receive loop and its re-sending of watches after a
 # reconnect (go-zookeeper/zk#35, open since 2020), and the chaos run's many reconnects
 # triggered it in 2 of 13 runs of 30-40 s. GOFLAGS=-race make chaos to see.
+#
+# A run that finds a violation or a server data loss keeps the servers' data
+# directories (snapshots, transaction logs, server.log), its fault log and the writes
+# the servers acknowledged (with their zxids) in $(KEEPDIR); KEEP=all keeps them after
+# a clean run too. scripts/txnlog.sh $(KEEPDIR) reads them with ZooKeeper's own tools.
 DURATION ?= 2m
 CHAOS_TIMEOUT ?= 2h
 CHAOS_FLAGS ?=
+KEEP ?=
+KEEPDIR ?= $(CURDIR)/build/chaos-keep
 chaos: deps
-	$(GO) test -count=1 -v -timeout $(CHAOS_TIMEOUT) -run '^TestChaos$$' ./integration -chaos.duration=$(DURATION) $(CHAOS_FLAGS)
+	$(GO) test -count=1 -v -timeout $(CHAOS_TIMEOUT) -run '^TestChaos$$' ./integration -chaos.duration=$(DURATION) \
+		-chaos.keep=$(KEEPDIR) $(if $(filter all,$(KEEP)),-chaos.keepall) $(CHAOS_FLAGS)
 
 # The chaos run as a soak: faults throughout, and every 10 s a sample of the clients'
 # goroutines and live heap and the servers' watches (wchs) and nodes. Fails on a curve
