@@ -115,14 +115,16 @@ oldest-go:
 # directories (snapshots, transaction logs, server.log), its fault log and the writes
 # the servers acknowledged (with their zxids) in $(KEEPDIR); KEEP=all keeps them after
 # a clean run too. scripts/txnlog.sh $(KEEPDIR) reads them with ZooKeeper's own tools.
+# SEED=n replays a report's fault schedule (its choices; the timing is the machine's).
 DURATION ?= 2m
 CHAOS_TIMEOUT ?= 2h
 CHAOS_FLAGS ?=
 KEEP ?=
+SEED ?=
 KEEPDIR ?= $(CURDIR)/build/chaos-keep
 chaos: deps
 	$(GO) test -count=1 -v -timeout $(CHAOS_TIMEOUT) -run '^TestChaos$$' ./integration -chaos.duration=$(DURATION) \
-		-chaos.keep=$(KEEPDIR) $(if $(filter all,$(KEEP)),-chaos.keepall) $(CHAOS_FLAGS)
+		-chaos.keep=$(KEEPDIR) $(if $(filter all,$(KEEP)),-chaos.keepall) $(if $(SEED),-chaos.seed=$(SEED)) $(CHAOS_FLAGS)
 
 # The chaos run as a soak: faults throughout, and every 10 s a sample of the clients'
 # goroutines and live heap and the servers' watches (wchs) and nodes. Fails on a curve
