@@ -19,8 +19,8 @@ var (
 
 // keep writes the run's own record into dir: the report, the fault log, the witness's
 // acknowledged writes and the servers' version; and moves the servers' directories
-// there, stopping them. The times are the local clock's, to the microsecond, as in
-// the servers' logs.
+// there, stopping them. The times are UTC, to the microsecond, so that they compare
+// as text.
 func (r *report) keep(dir string, e *zktest.Ensemble) error {
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return err
@@ -28,7 +28,7 @@ func (r *report) keep(dir string, e *zktest.Ensemble) error {
 	var acked strings.Builder
 	acked.WriteString("# called\tacknowledged\tnode\tclient\tzxid\tversion\tdata\n")
 	for _, a := range r.witness.writes() {
-		fmt.Fprintf(&acked, "%s\t%s\t%s\t%s\t%#x\t%d\t%s\n", a.call.Format(keepStamp), a.at.Format(keepStamp), r.witness.path, a.client, a.zxid, a.version, a.data)
+		fmt.Fprintf(&acked, "%s\t%s\t%s\t%s\t%#x\t%d\t%s\n", a.call.UTC().Format(keepStamp), a.at.UTC().Format(keepStamp), r.witness.path, a.client, a.zxid, a.version, a.data)
 	}
 	files := map[string]string{
 		"report.txt":        r.String(),
@@ -65,7 +65,7 @@ func (f *faults) logText() string {
 	defer f.mu.Unlock()
 	var b strings.Builder
 	for _, ev := range f.events {
-		fmt.Fprintf(&b, "%s %s\n", ev.at.Format(keepStamp), ev.what)
+		fmt.Fprintf(&b, "%s %s\n", ev.at.UTC().Format(keepStamp), ev.what)
 	}
 	return b.String()
 }
