@@ -171,8 +171,9 @@ func TestEnsembleCloseKeepingKeepsTheData(t *testing.T) {
 		logs, err := filepath.Glob(filepath.Join(dir, fmt.Sprintf("server%d", i), "data", "version-2", "log.*"))
 		require.NoError(t, err)
 		require.NotEmpty(t, logs, "server%d's transaction log", i)
-		_, err = os.Stat(filepath.Join(dir, fmt.Sprintf("server%d", i), "server.log"))
+		log, err := os.ReadFile(filepath.Join(dir, fmt.Sprintf("server%d", i), "server.log"))
 		require.NoError(t, err)
+		require.Regexp(t, `(?m)^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}(Z|[+-]\d\d:\d\d) \[`, string(log), "its lines say when")
 	}
 	require.ErrorIs(t, e.CloseKeeping(dir), ErrEnsembleClosed)
 }
