@@ -198,6 +198,9 @@ func TestChaos(t *testing.T) {
 	require.NoError(t, shares.finish(ctx))
 	require.NoError(t, witness.finish(ctx))
 	phase("the counter's and the shared value's histories checked")
+	if *chaosKeep != "" {
+		require.NoError(t, writeRecords(*chaosKeep, e.Version(), f, witness))
+	}
 	if soak != nil && *chaosPlot != "" {
 		require.NoError(t, soak.plot(*chaosPlot))
 	}
@@ -223,9 +226,13 @@ func TestChaos(t *testing.T) {
 	r := report{version: e.Version(), seed: seed, ran: ran, faults: f, workloads: append(ws, pr.items...), counter: counters, shared: shares, witness: witness, caches: cw, partition: pr, group: gw, nodes: nw, discovery: dw, clients: clients,
 		orphans: orphans, leftovers: leftovers, leaked: leaked, lastFault: lastFault, paused: paused, soak: soak}
 	t.Log("\n" + r.String())
-	if *chaosKeep != "" && (*chaosKeepAll || r.violations() > 0 || len(r.found.losses) > 0) {
+	switch {
+	case *chaosKeep == "":
+	case *chaosKeepAll || r.violations() > 0 || len(r.found.losses) > 0:
 		require.NoError(t, r.keep(*chaosKeep, e))
 		t.Logf("the servers' data, the fault log and the acknowledged writes are in %s (scripts/txnlog.sh %[1]s reads them)", *chaosKeep)
+	default:
+		require.NoError(t, dropKept(*chaosKeep))
 	}
 	require.NoError(t, f.err)
 	require.Zero(t, r.violations(), "violations; see the report above")
