@@ -59,10 +59,6 @@ awk -v servers="${servers[*]}" -v snaps="$snaps" -v node="$(awk -F'\t' 'NR==2 {p
     ns = split(servers, name, " ")
     m = split(snaps, s, " ")
     for (i = 1; i <= m; i++) { split(s[i], kv, ":"); snapOf[kv[1]] = kv[2] }
-    for (i = 1; i <= ns; i++) {
-      n = split(snapOf[name[i]], sz, ",")
-      for (j = 1; j <= n; j++) if (sz[j] != "" && num(sz[j]) > maxSnap[i]) maxSnap[i] = num(sz[j])
-    }
   }
   FNR == 1 { file++ }
   file <= ns {
@@ -86,7 +82,6 @@ awk -v servers="${servers[*]}" -v snaps="$snaps" -v node="$(awk -F'\t' 'NR==2 {p
     k = 0
     for (i = 1; i <= ns; i++) if (has[i, f[5]] != f[7]) {
       gone = gone " " name[i]; missing[i]++; k++
-      if (num(f[5]) > maxSnap[i]) bare[i]++
     }
     if (k == ns) everywhere++
     if (gone != "") {
@@ -99,12 +94,12 @@ awk -v servers="${servers[*]}" -v snaps="$snaps" -v node="$(awk -F'\t' 'NR==2 {p
   { faults[++nf] = $0 }
   END {
     printf "acknowledged writes to %s: %d\n", node, acked
-    for (i = 1; i <= ns; i++) printf "  missing from %s'"'"'s logs: %d; of them after its last snapshot: %d\n", name[i], missing[i] + 0, bare[i] + 0
+    for (i = 1; i <= ns; i++) printf "  missing from %s'"'"'s logs: %d\n", name[i], missing[i] + 0
     printf "  missing from every server'"'"'s logs: %d\n", everywhere + 0
-    printf "(a write missing from a log but older than a later snapshot of that server came to it\n in a snapshot (a SNAP sync); one missing from every log, or after a server'"'"'s last\n snapshot, is gone from that server'"'"'s history)\n"
+    printf "(a server synced by a snapshot (SNAP) has the writes before it in the snapshot, not in its\n logs: see its snapshots below; a write missing from every server'"'"'s logs is gone)\n"
     for (k = 1; k <= ep; k++) {
       split(first[k], a, "\t"); split(lastOf[k], b, "\t")
-      printf "\nlost run %d: %d acknowledged writes missing from%s\n", k, count[k], who[k]
+      printf "\ngap %d: %d acknowledged writes missing from the logs of%s\n", k, count[k], who[k]
       printf "  first: %s zxid %s version %s (%s), acknowledged at %s\n", a[7], a[5], a[6], a[4], a[2]
       printf "  last:  %s zxid %s version %s (%s), acknowledged at %s\n", b[7], b[5], b[6], b[4], b[2]
       e = epoch(a[5])
