@@ -113,8 +113,9 @@ oldest-go:
 #
 # A run that finds a violation or a server data loss keeps the servers' data
 # directories (snapshots, transaction logs, server.log), its fault log and the writes
-# the servers acknowledged (with their zxids) in $(KEEPDIR); KEEP=all keeps them after
-# a clean run too. scripts/txnlog.sh $(KEEPDIR) reads them with ZooKeeper's own tools.
+# the servers acknowledged (with their zxids) in a directory of its own under $(KEEPDIR),
+# named by its start and seed; KEEP=all keeps them after a clean run too.
+# scripts/txnlog.sh reads the newest (or the one named) with ZooKeeper's own tools.
 # SEED=n replays a report's fault schedule (its choices; the timing is the machine's).
 DURATION ?= 2m
 CHAOS_TIMEOUT ?= 2h

@@ -1,7 +1,6 @@
 package integration
 
 import (
-	"errors"
 	"flag"
 	"fmt"
 	"os"
@@ -18,16 +17,22 @@ var (
 	chaosKeepAll = flag.Bool("chaos.keepall", false, "with -chaos.keep, keep them after a run that finds nothing too (make soak KEEP=all)")
 )
 
-// records are the run's own record: the fault log, the witness's acknowledged writes
-// and the servers' version. They are written into dir as soon as the workloads are
-// over, before the clients close, so that a run that hangs on its way out (a 50-minute
-// soak on 3.8.0 did, in a client's Close) still leaves them.
-var records = []string{"faults.log", "acked.tsv", "zookeeper-version"}
-
-func writeRecords(dir, version string, f *faults, w *witnessWorkload) error {
-	if err := dropKept(dir); err != nil { // an earlier run's
-		return err
+// runDir is where a run keeps its record: a directory of its own under dir, named
+// by its start (UTC) and seed, so that no run overwrites or removes another's; "" when
+// dir is.
+func runDir(dir string, began time.Time, seed uint64) string {
+	if dir == "" {
+		return ""
 	}
+	return filepath.Join(dir, fmt.Sprintf("%s-seed-%d", began.UTC().Format("20060102T150405Z"), seed))
+}
+
+// writeRecords writes the run's own record into dir: the fault log, the witness's
+// acknowledged writes and the servers' version. It runs as soon as the workloads are
+// over, before the clients close, so that a run that hangs on its way out (a
+// 50-minute soak on 3.8.0 did, in a client's Close) still leaves it; a run that
+// keeps nothing removes dir at its end.
+func writeRecords(dir, version string, f *faults, w *witnessWorkload) error {
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return err
 	}
@@ -36,23 +41,13 @@ func writeRecords(dir, version string, f *faults, w *witnessWorkload) error {
 	for _, a := range w.writes() {
 		fmt.Fprintf(&acked, "%s\t%s\t%s\t%s\t%#x\t%d\t%s\n", a.call.UTC().Format(keepStamp), a.at.UTC().Format(keepStamp), w.path, a.client, a.zxid, a.version, a.data)
 	}
-	for i, text := range []string{f.logText(), acked.String(), version + "\n"} {
-		if err := os.WriteFile(filepath.Join(dir, records[i]), []byte(text), 0o644); err != nil {
+	files := map[string]string{"faults.log": f.logText(), "acked.tsv": acked.String(), "zookeeper-version": version + "\n"}
+	for name, text := range files {
+		if err := os.WriteFile(filepath.Join(dir, name), []byte(text), 0o644); err != nil {
 			return err
 		}
 	}
 	return nil
-}
-
-// dropKept removes what a run keeps from dir: the records, the report and the
-// servers' directories. A run that keeps nothing leaves nothing there.
-func dropKept(dir string) error {
-	servers, _ := filepath.Glob(filepath.Join(dir, "server[0-9]"))
-	var errs []error
-	for _, name := range append(append(servers, records...), "report.txt") {
-		errs = append(errs, os.RemoveAll(filepath.Join(dir, filepath.Base(name))))
-	}
-	return errors.Join(errs...)
 }
 
 // keep completes the records in dir with the report, and moves the servers'

@@ -6,6 +6,7 @@ import (
 	"flag"
 	"fmt"
 	"math/rand/v2"
+	"os"
 	"path"
 	"slices"
 	"strings"
@@ -198,8 +199,9 @@ func TestChaos(t *testing.T) {
 	require.NoError(t, shares.finish(ctx))
 	require.NoError(t, witness.finish(ctx))
 	phase("the counter's and the shared value's histories checked")
-	if *chaosKeep != "" {
-		require.NoError(t, writeRecords(*chaosKeep, e.Version(), f, witness))
+	keepDir := runDir(*chaosKeep, began, seed)
+	if keepDir != "" {
+		require.NoError(t, writeRecords(keepDir, e.Version(), f, witness))
 	}
 	if soak != nil && *chaosPlot != "" {
 		require.NoError(t, soak.plot(*chaosPlot))
@@ -227,12 +229,12 @@ func TestChaos(t *testing.T) {
 		orphans: orphans, leftovers: leftovers, leaked: leaked, lastFault: lastFault, paused: paused, soak: soak}
 	t.Log("\n" + r.String())
 	switch {
-	case *chaosKeep == "":
+	case keepDir == "":
 	case *chaosKeepAll || r.violations() > 0 || len(r.found.losses) > 0:
-		require.NoError(t, r.keep(*chaosKeep, e))
-		t.Logf("the servers' data, the fault log and the acknowledged writes are in %s (scripts/txnlog.sh %[1]s reads them)", *chaosKeep)
+		require.NoError(t, r.keep(keepDir, e))
+		t.Logf("the servers' data, the fault log and the acknowledged writes are in %s (scripts/txnlog.sh %[1]s reads them)", keepDir)
 	default:
-		require.NoError(t, dropKept(*chaosKeep))
+		require.NoError(t, os.RemoveAll(keepDir))
 	}
 	require.NoError(t, f.err)
 	require.Zero(t, r.violations(), "violations; see the report above")

@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
-# Reads what a chaos run or soak kept (make chaos/soak: build/chaos-keep; -chaos.keep)
-# with ZooKeeper's own tools, and reports the writes the servers acknowledged that
-# are missing from each server's surviving history, with the faults before them.
-#   scripts/txnlog.sh [DIR]     DIR defaults to build/chaos-keep
+# Reads what a chaos run or soak kept (make chaos/soak: a directory of its own under
+# build/chaos-keep; -chaos.keep) with ZooKeeper's own tools, and reports the writes the
+# servers acknowledged that are missing from each server's surviving history, with the
+# faults before them.
+#   scripts/txnlog.sh [DIR]     DIR defaults to the newest run under build/chaos-keep
 #
 # DIR holds server1..3 (each one's data/version-2 with its snapshots and transaction
 # logs), acked.tsv (every write the witness saw acknowledged: times, zxid, version,
@@ -13,7 +14,8 @@
 # transaction there has its zxid and sets the node to its data.
 set -euo pipefail
 
-dir=${1:-build/chaos-keep}
+dir=${1:-$(ls -d build/chaos-keep/*/ 2>/dev/null | sort | tail -1)}
+dir=${dir%/}
 here=$(cd "$(dirname "$0")/.." && pwd)
 [[ -f $dir/acked.tsv && -f $dir/zookeeper-version ]] || { echo "txnlog: $dir holds no kept run (acked.tsv, zookeeper-version)" >&2; exit 2; }
 version=$(<"$dir/zookeeper-version")
