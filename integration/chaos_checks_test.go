@@ -109,14 +109,102 @@ func TestChaosCounterCheckCatchesViolations(t *testing.T) {
 }
 
 // The shared count's check fails a follower that ended elsewhere, a listener that
-// missed the last value, and versions that went back.
+// missed the last value, and versions that went back: a server loss when every
+// follower heard them go back, the recipe's failure when not.
 func TestChaosSharedCheckCatchesViolations(t *testing.T) {
+	t0 := time.Now()
 	v := func(value, version int32) shared.Versioned[int32] {
 		return shared.Versioned[int32]{Value: value, Version: version}
 	}
+	h := func(s int, vs ...shared.Versioned[int32]) []heardValue {
+		var hs []heardValue
+		for k, x := range vs {
+			hs = append(hs, heardValue{x, t0.Add(time.Duration(s+k) * time.Second)})
+		}
+		return hs
+	}
 	final := v(7, 3)
-	require.Empty(t, followerProblems("a", final, []shared.Versioned[int32]{v(1, 0), v(5, 2), final}, final))
-	require.Len(t, followerProblems("a", v(5, 2), []shared.Versioned[int32]{v(1, 0), v(5, 2)}, final), 1, "ended elsewhere")
-	require.Len(t, followerProblems("a", final, []shared.Versioned[int32]{v(1, 0), v(5, 2)}, final), 1, "missed the last")
-	require.Len(t, followerProblems("a", final, []shared.Versioned[int32]{v(5, 2), v(1, 0), final}, final), 1, "went back")
+	require.Empty(t, followerProblems("a", final, h(0, v(1, 0), v(5, 2), final), final))
+	require.Len(t, followerProblems("a", v(5, 2), h(0, v(1, 0), v(5, 2)), final), 1, "ended elsewhere")
+	require.Len(t, followerProblems("a", final, h(0, v(1, 0), v(5, 2)), final), 1, "missed the last")
+
+	names := []string{"a", "b", "c"}
+	growing := h(0, v(1, 0), v(5, 2), final)
+	losses, problems := wentBack("/n", names, [][]heardValue{growing, growing, growing})
+	require.Empty(t, losses)
+	require.Empty(t, problems)
+	back := h(0, v(5, 2), v(1, 1), final)
+	losses, problems = wentBack("/n", names, [][]heardValue{back, back, h(3, v(5, 2), v(1, 1))})
+	require.Len(t, losses, 1, "every follower heard the version go back")
+	require.Empty(t, problems)
+	require.Equal(t, t0, losses[0].from)
+	require.Equal(t, t0.Add(4*time.Second), losses[0].to)
+	losses, problems = wentBack("/n", names, [][]heardValue{back, growing, growing})
+	require.Empty(t, losses)
+	require.Len(t, problems, 1, "one follower alone heard it go back: the recipe's failure")
+	losses, problems = wentBack("/n", names, [][]heardValue{back, back, h(100, v(5, 2), v(1, 1))})
+	require.Empty(t, losses, "heard far apart, they are not one loss")
+	require.Len(t, problems, 3)
+}
+
+// The witness's check finds an acknowledged history the servers went back on, once,
+// and passes concurrent writes in any order.
+func TestChaosWitnessCheckFindsLostWrites(t *testing.T) {
+	t0 := time.Now()
+	at := func(ms int) time.Time { return t0.Add(time.Duration(ms) * time.Millisecond) }
+	w := func(call, ack int, zxid int64, version int32) ackedWrite {
+		return ackedWrite{client: "w", call: at(call), at: at(ack), zxid: zxid, version: version}
+	}
+	clean := []ackedWrite{w(0, 10, 0x101, 1), w(5, 12, 0x102, 2), w(11, 20, 0x103, 3), w(21, 30, 0x104, 4)}
+	require.Empty(t, lostAcks("/w", clean), "two writes in flight at once may be acknowledged in either order")
+
+	lost := append(clean, w(31, 40, 0x200000001, 3), w(41, 50, 0x200000002, 4), w(51, 60, 0x200000003, 5))
+	losses := lostAcks("/w", lost)
+	require.Len(t, losses, 1, "one loss, reported at the first write on the older history")
+	require.Contains(t, losses[0].evidence, "version 3 (zxid 0x200000001")
+	require.Contains(t, losses[0].evidence, "after version 4 (zxid 0x104")
+	require.Contains(t, losses[0].evidence, "2 acknowledged writes gone")
+	require.Equal(t, at(30), losses[0].from)
+	require.Equal(t, at(40), losses[0].to)
+
+	older := append(clean, w(31, 40, 0x100, 5))
+	require.Len(t, lostAcks("/w", older), 1, "a lower zxid after an acknowledged write")
+}
+
+// The verdict: a server's data loss, and a counter history that only it explains, fail
+// a run on a server not known to lose writes and are listed without failing one on
+// 3.8.0; the recipes' failures, exclusivity and fencing first, fail it on any server,
+// loss or no loss.
+func TestChaosVerdictNeverExcusesTheRecipes(t *testing.T) {
+	t0 := time.Now()
+	at := func(s int) time.Time { return t0.Add(time.Duration(s) * time.Second) }
+	a, b := &chaosClient{name: "a"}, &chaosClient{name: "b"}
+	loss := serverLoss{node: "/chaos/witness", from: at(10), to: at(12), evidence: "version 3 after 4"}
+	inLoss, apart := span{"/chaos/counter-0", at(0), at(20)}, span{"/chaos/counter-5", at(100), at(120)}
+	require.True(t, inLoss.explainedBy([]serverLoss{loss}))
+	require.False(t, apart.explainedBy([]serverLoss{loss}))
+
+	cw := &counterWorkload{illegal: []span{inLoss, apart}}
+	counted, explained := cw.problems([]serverLoss{loss})
+	require.Len(t, counted, 1, "a history no loss explains is the counter's failure")
+	require.Contains(t, counted[0], "counter-5")
+	require.Len(t, explained, 1)
+
+	onlyLoss := findings{losses: []serverLoss{loss}, explained: explained}
+	require.Equal(t, 2, onlyLoss.violations(), "on a server not known to lose writes, a loss fails the run")
+	onlyLoss.tolerated = true
+	require.Zero(t, onlyLoss.violations(), "on 3.8.0 a loss alone is listed, not counted")
+	require.Contains(t, onlyLoss.report("3.8.0"), "SERVER DATA LOSS")
+	require.Contains(t, onlyLoss.report("3.8.0"), "version 3 after 4")
+
+	overlap := overlaps([]*hold{{client: a, kind: "lock", start: at(0), end: at(15), token: 1, live: true},
+		{client: b, kind: "lock", start: at(11), end: at(20), token: 2, live: true}}, atMost(1))
+	require.Len(t, overlap, 1)
+	fenced := tokensIncrease([]*hold{{client: a, kind: "lock", start: at(0), end: at(5), token: 7, live: true},
+		{client: b, kind: "lock", start: at(13), end: at(20), token: 3, live: true}}, func(*hold) bool { return true })
+	require.Len(t, fenced, 1)
+	withLoss := findings{failures: append(overlap, fenced...), losses: []serverLoss{loss}, tolerated: true}
+	require.Equal(t, 2, withLoss.violations(), "two holders at once and a token going back fail the run beside a loss, even on 3.8.0")
+	withLoss.tolerated = false
+	require.Equal(t, 3, withLoss.violations())
 }

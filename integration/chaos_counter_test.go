@@ -40,6 +40,8 @@ type counterWorkload struct {
 	undeleted []string // counters checked and not yet deleted
 	outcomes  map[string]int
 	checked   porcupine.CheckResult
+	illegal   []span // the counters whose histories are not linearizable
+	undecided int    // the counters whose histories the checker could not decide on
 	took      time.Duration
 }
 
@@ -276,8 +278,12 @@ func (w *counterWorkload) check(ctx context.Context, epoch int) error {
 	switch {
 	case verdict == porcupine.Illegal:
 		w.checked = porcupine.Illegal
-	case verdict == porcupine.Unknown && w.checked == porcupine.Ok:
-		w.checked = porcupine.Unknown
+		w.illegal = append(w.illegal, span{node: n.Path(), from: w.began.Add(time.Duration(epoch) * counterEpoch), to: time.Now()})
+	case verdict == porcupine.Unknown:
+		w.undecided++
+		if w.checked == porcupine.Ok {
+			w.checked = porcupine.Unknown
+		}
 	}
 	return nil
 }
@@ -351,16 +357,25 @@ func (w *counterWorkload) finish(ctx context.Context) error {
 	return w.deleteChecked(ctx)
 }
 
-// problems are the violations: a history that is not linearizable, or that the
-// checker could not decide.
-func (w *counterWorkload) problems() []string {
-	switch w.checked {
-	case porcupine.Ok:
-		return nil
-	case porcupine.Illegal:
-		return []string{fmt.Sprintf("counter: the history of one of the %d counters is not linearizable", w.counters)}
+// problems are the violations: histories that are not linearizable, or that the
+// checker could not decide. Those made while the servers lost acknowledged writes
+// are explained by the loss instead: no client can keep a counter's history when the
+// ensemble forgets part of it.
+func (w *counterWorkload) problems(losses []serverLoss) (problems, explained []string) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	for _, s := range w.illegal {
+		p := fmt.Sprintf("counter: the history of %s (%s to %s) is not linearizable", s.node, s.from.Format(stamp), s.to.Format(stamp))
+		if s.explainedBy(losses) {
+			explained = append(explained, p+", and a loss above happened meanwhile")
+		} else {
+			problems = append(problems, p)
+		}
 	}
-	return []string{fmt.Sprintf("counter: the checker could not decide on the history of one of the %d counters within its time limit", w.counters)}
+	if w.undecided > 0 {
+		problems = append(problems, fmt.Sprintf("counter: the checker could not decide on the histories of %d of the %d counters within its time limit", w.undecided, w.counters))
+	}
+	return problems, explained
 }
 
 func (w *counterWorkload) String() string {

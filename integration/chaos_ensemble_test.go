@@ -17,11 +17,13 @@ func (f *faults) ensembleFault(ctx context.Context, rng *rand.Rand) bool {
 		i := f.target(rng, "server cut off from the others", "leader cut off from the others")
 		f.e.Isolate(i)
 		pause(ctx, between(rng, 500*time.Millisecond, 4*time.Second))
+		f.note("healing server%d", i+1)
 		if err := f.e.Heal(); err != nil {
 			f.mu.Lock()
 			f.err = fmt.Errorf("the partition would not heal: %w", err)
 			f.mu.Unlock()
 		}
+		f.note("healed; leader: %s", f.leader())
 		return true
 	case r < 0.3:
 		f.count("quorum lost (two servers stopped)")
@@ -29,15 +31,18 @@ func (f *faults) ensembleFault(ctx context.Context, rng *rand.Rand) bool {
 		j := (i + 1 + rng.IntN(2)) % 3
 		f.e.Stop(i)
 		f.e.Stop(j)
+		f.note("quorum lost: server%d and server%d killed", i+1, j+1)
 		pause(ctx, between(rng, 500*time.Millisecond, 4*time.Second))
 		// The first back restores the quorum; Start waits until it serves.
 		for _, k := range []int{i, j} {
+			f.note("server%d starting", k+1)
 			if err := f.e.Start(k); err != nil {
 				f.mu.Lock()
 				f.err = fmt.Errorf("server %d would not start again after a lost quorum: %w", k, err)
 				f.mu.Unlock()
 				return true
 			}
+			f.note("server%d serving; leader: %s", k+1, f.leader())
 		}
 		return true
 	}

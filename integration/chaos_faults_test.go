@@ -117,6 +117,7 @@ type faults struct {
 	counts     map[string]int
 	blackholes []blackhole
 	elections  []time.Duration // from killing the leader to the next one serving
+	events     []faultEvent    // the fault log, for -chaos.keep
 	err        error           // a server that would not start again
 }
 
@@ -144,12 +145,14 @@ func (f *faults) clientFaults(ctx context.Context, rng *rand.Rand) {
 		cc := f.victim(rng)
 		if rng.Float64() < 0.6 {
 			f.count("connection cut")
+			f.note("connection cut: %s", cc.name)
 			for _, p := range cc.proxies {
 				p.Cut()
 			}
 			pause(ctx, between(rng, 100*time.Millisecond, 800*time.Millisecond))
 		} else {
 			f.count("black-holed past the session timeout")
+			f.note("black-holed: %s", cc.name)
 			f.mu.Lock()
 			f.blackholes = append(f.blackholes, blackhole{cc, time.Now()})
 			f.mu.Unlock()
@@ -163,6 +166,7 @@ func (f *faults) clientFaults(ctx context.Context, rng *rand.Rand) {
 		for _, p := range cc.proxies {
 			p.Restore()
 		}
+		f.note("restored: %s", cc.name)
 	}
 }
 
@@ -195,17 +199,20 @@ func (f *faults) serverFaults(ctx context.Context, rng *rand.Rand) {
 		}
 		i := f.target(rng, "server stopped and started", "leader stopped and started")
 		f.e.Stop(i)
+		f.note("server%d killed", i+1)
 		down := time.Now()
 		if f.e.Leader() == -1 {
 			f.awaitLeader(down)
 		}
 		pause(ctx, between(rng, 500*time.Millisecond, 2500*time.Millisecond))
+		f.note("server%d starting", i+1)
 		if err := f.e.Start(i); err != nil {
 			f.mu.Lock()
 			f.err = fmt.Errorf("server %d would not start again: %w", i, err)
 			f.mu.Unlock()
 			return
 		}
+		f.note("server%d serving; leader: %s", i+1, f.leader())
 	}
 }
 
@@ -219,16 +226,26 @@ func (f *faults) target(rng *rand.Rand, kind, leaderKind string) int {
 		}
 	}
 	f.count(kind)
+	f.note("%s: server%d", kind, i+1)
 	return i
+}
+
+// leader names the member that leads now, for the fault log.
+func (f *faults) leader() string {
+	if l := f.e.Leader(); l >= 0 {
+		return fmt.Sprintf("server%d", l+1)
+	}
+	return "none"
 }
 
 // awaitLeader records how long the ensemble went without a leader, since down.
 func (f *faults) awaitLeader(down time.Time) {
 	for time.Since(down) < wait {
-		if f.e.Leader() >= 0 {
+		if l := f.e.Leader(); l >= 0 {
 			f.mu.Lock()
 			f.elections = append(f.elections, time.Since(down))
 			f.mu.Unlock()
+			f.note("server%d leads", l+1)
 			return
 		}
 		time.Sleep(20 * time.Millisecond) // polling the servers' srvr

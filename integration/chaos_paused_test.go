@@ -122,7 +122,9 @@ func (ph *pausedProcess) pause(f *faults, h *hold) {
 	if ph.p.cmd.Process.Signal(syscall.SIGSTOP) != nil {
 		return
 	}
+	f.note("holder process paused (SIGSTOP)")
 	time.Sleep(ph.cc.timeout + 1500*time.Millisecond) // the pause itself: the fault
+	f.note("holder process resumed (SIGCONT)")
 	resumed := time.Now()
 	_ = ph.p.cmd.Process.Signal(syscall.SIGCONT)
 	ph.late++

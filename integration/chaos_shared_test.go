@@ -6,6 +6,8 @@ import (
 	"errors"
 	"fmt"
 	"math/rand/v2"
+	"slices"
+	"strings"
 	"sync"
 	"time"
 
@@ -21,13 +23,20 @@ type sharedWorkload struct {
 	counts  []*shared.Count
 
 	mu       sync.Mutex
-	heard    [][]shared.Versioned[int32] // per client, in the order heard
+	heard    [][]heardValue // per client, in the order heard
 	outcomes map[string]int
 	problems []string
+	losses   []serverLoss
+}
+
+// heardValue is a value a follower's listener heard, and when.
+type heardValue struct {
+	v  shared.Versioned[int32]
+	at time.Time
 }
 
 func newSharedWorkload(ctx context.Context, clients []*chaosClient) (*sharedWorkload, error) {
-	w := &sharedWorkload{path: "/chaos/shared", clients: clients, heard: make([][]shared.Versioned[int32], len(clients)),
+	w := &sharedWorkload{path: "/chaos/shared", clients: clients, heard: make([][]heardValue, len(clients)),
 		outcomes: map[string]int{}}
 	for i, cc := range clients {
 		n, err := shared.NewCount(cc.c, w.path, 0)
@@ -37,7 +46,7 @@ func newSharedWorkload(ctx context.Context, clients []*chaosClient) (*sharedWork
 		n.Listen(func(v shared.Versioned[int32]) {
 			w.mu.Lock()
 			defer w.mu.Unlock()
-			w.heard[i] = append(w.heard[i], v)
+			w.heard[i] = append(w.heard[i], heardValue{v, time.Now()})
 		})
 		if err := n.Start(ctx); err != nil {
 			return nil, fmt.Errorf("%s: %w", cc.name, err)
@@ -105,14 +114,20 @@ func (w *sharedWorkload) finish(ctx context.Context) error {
 		return fmt.Errorf("shared: the node holds %d bytes", len(data))
 	}
 	final := shared.Versioned[int32]{Value: int32(binary.BigEndian.Uint32(data)), Version: stat.Version}
+	names := make([]string, len(w.counts))
 	for i, n := range w.counts {
 		for n.Get() != final && pause(ctx, 10*time.Millisecond) {
 		}
+		names[i] = w.clients[i].name
 		w.mu.Lock()
-		w.problems = append(w.problems, followerProblems(w.clients[i].name, n.Get(), w.heard[i], final)...)
+		w.problems = append(w.problems, followerProblems(names[i], n.Get(), w.heard[i], final)...)
 		w.mu.Unlock()
 		_ = n.Close()
 	}
+	w.mu.Lock()
+	losses, problems := wentBack(w.path, names, w.heard)
+	w.losses, w.problems = losses, append(w.problems, problems...)
+	w.mu.Unlock()
 	return c.Delete(ctx, w.path, -1)
 }
 
@@ -124,24 +139,66 @@ func (w *sharedWorkload) String() string {
 		n += len(h)
 	}
 	return fmt.Sprintf("shared count: %d followers (%s); %d values heard, every follower on the final value, versions only growing: %v",
-		len(w.clients), sortedCounts(w.outcomes), n, len(w.problems) == 0)
+		len(w.clients), sortedCounts(w.outcomes), n, len(w.problems) == 0 && len(w.losses) == 0)
 }
 
 // followerProblems checks one follower once the faults are over: its value is the
-// node's, its listener heard that value last, and the versions it heard only grew.
-func followerProblems(name string, got shared.Versioned[int32], heard []shared.Versioned[int32], final shared.Versioned[int32]) []string {
-	var ps []string
+// node's, and its listener heard that value last. wentBack checks the versions.
+func followerProblems(name string, got shared.Versioned[int32], heard []heardValue, final shared.Versioned[int32]) []string {
 	switch {
 	case got != final:
-		ps = append(ps, fmt.Sprintf("shared: %s ended on %v, the node holds %v", name, got, final))
-	case len(heard) == 0 || heard[len(heard)-1] != final:
-		ps = append(ps, fmt.Sprintf("shared: %s's listener did not hear the final %v", name, final))
+		return []string{fmt.Sprintf("shared: %s ended on %v, the node holds %v", name, got, final)}
+	case len(heard) == 0 || heard[len(heard)-1].v != final:
+		return []string{fmt.Sprintf("shared: %s's listener did not hear the final %v", name, final)}
 	}
-	for k := 1; k < len(heard); k++ {
-		if heard[k].Version <= heard[k-1].Version {
-			ps = append(ps, fmt.Sprintf("shared: %s's listener heard version %d after %d", name, heard[k].Version, heard[k-1].Version))
-			break
+	return nil
+}
+
+// wentBack checks that the versions each follower heard only grew. A follower hears
+// a value only if its mzxid is later than the last one's, so when every follower
+// hears the version go back within lossWindow of the first that does, the servers
+// served a later write on an older history: a server loss. A step back that not
+// every follower heard is the recipe's failure.
+func wentBack(node string, names []string, heard [][]heardValue) (losses []serverLoss, problems []string) {
+	type step struct {
+		follower int
+		from, to heardValue
+	}
+	var steps []step
+	for i, h := range heard {
+		for k := 1; k < len(h); k++ {
+			if h[k].v.Version <= h[k-1].v.Version {
+				steps = append(steps, step{i, h[k-1], h[k]})
+			}
 		}
 	}
-	return ps
+	slices.SortFunc(steps, func(a, b step) int { return a.to.at.Compare(b.to.at) })
+	for len(steps) > 0 {
+		n := 1
+		for n < len(steps) && steps[n].to.at.Sub(steps[0].to.at) <= lossWindow {
+			n++
+		}
+		group := steps[:n]
+		steps = steps[n:]
+		who := map[int]bool{}
+		var seen []string
+		for _, s := range group {
+			who[s.follower] = true
+			seen = append(seen, fmt.Sprintf("%s heard version %d after %d at %s", names[s.follower], s.to.v.Version, s.from.v.Version, s.to.at.Format(stamp)))
+		}
+		if len(who) == len(heard) {
+			from := slices.MinFunc(group, func(a, b step) int { return a.from.at.Compare(b.from.at) }).from.at
+			losses = append(losses, serverLoss{node: node, from: from, to: group[len(group)-1].to.at,
+				evidence: "every follower heard the version go back: " + strings.Join(seen, "; ")})
+			continue
+		}
+		for _, s := range seen {
+			problems = append(problems, "shared: "+s+" (not every follower did: the recipe's failure)")
+		}
+	}
+	return losses, problems
 }
+
+// lossWindow is how far apart the followers may hear one loss: a follower cut off
+// hears it once it reads again, within a session timeout and a few seconds.
+const lossWindow = 30 * time.Second

@@ -6,6 +6,7 @@ import (
 	"flag"
 	"fmt"
 	"math/rand/v2"
+	"os"
 	"path"
 	"slices"
 	"strings"
@@ -87,6 +88,8 @@ func TestChaos(t *testing.T) {
 	counters, err := newCounterWorkload(newClients("counter", 4))
 	require.NoError(t, err)
 	shares, err := newSharedWorkload(ctx, newClients("shared", 3))
+	require.NoError(t, err)
+	witness, err := newWitnessWorkload(ctx, newClients("witness", 2))
 	require.NoError(t, err)
 
 	ids := &idSource{}
@@ -177,6 +180,10 @@ func TestChaos(t *testing.T) {
 		rng := rand.New(rand.NewPCG(seed, uint64(2000+i)))
 		wg.Go(func() { shares.work(runCtx, i, rng) })
 	}
+	for i := range witness.clients {
+		rng := rand.New(rand.NewPCG(seed, uint64(5000+i)))
+		wg.Go(func() { witness.work(runCtx, i, rng) })
+	}
 	for i := range nw.nodes {
 		rng := rand.New(rand.NewPCG(seed, uint64(3000+i)))
 		wg.Go(func() { nw.work(runCtx, i, rng) })
@@ -190,7 +197,12 @@ func TestChaos(t *testing.T) {
 	ran := lastFault.Sub(began)
 	require.NoError(t, counters.finish(ctx))
 	require.NoError(t, shares.finish(ctx))
+	require.NoError(t, witness.finish(ctx))
 	phase("the counter's and the shared value's histories checked")
+	keepDir := runDir(*chaosKeep, began, seed)
+	if keepDir != "" {
+		require.NoError(t, writeRecords(keepDir, e.Version(), f, witness))
+	}
 	if soak != nil && *chaosPlot != "" {
 		require.NoError(t, soak.plot(*chaosPlot))
 	}
@@ -213,9 +225,17 @@ func TestChaos(t *testing.T) {
 		goleak.IgnoreAnyFunction("github.com/zkrecipes/zkrecipes/zktest.(*Proxy).serve"),
 		goleak.IgnoreAnyFunction("github.com/zkrecipes/zkrecipes/zktest.(*Proxy).serve.func1"))
 
-	r := report{seed: seed, ran: ran, faults: f, workloads: append(ws, pr.items...), counter: counters, shared: shares, caches: cw, partition: pr, group: gw, nodes: nw, discovery: dw, clients: clients,
+	r := report{version: e.Version(), seed: seed, ran: ran, faults: f, workloads: append(ws, pr.items...), counter: counters, shared: shares, witness: witness, caches: cw, partition: pr, group: gw, nodes: nw, discovery: dw, clients: clients,
 		orphans: orphans, leftovers: leftovers, leaked: leaked, lastFault: lastFault, paused: paused, soak: soak}
 	t.Log("\n" + r.String())
+	switch {
+	case keepDir == "":
+	case *chaosKeepAll || r.violations() > 0 || len(r.found.losses) > 0:
+		require.NoError(t, r.keep(keepDir, e))
+		t.Logf("the servers' data, the fault log and the acknowledged writes are in %s (scripts/txnlog.sh %[1]s reads them)", keepDir)
+	default:
+		require.NoError(t, os.RemoveAll(keepDir))
+	}
 	require.NoError(t, f.err)
 	require.Zero(t, r.violations(), "violations; see the report above")
 }
@@ -266,12 +286,14 @@ func walk(c *framework.Client, p string, fn func(string, *zk.Stat)) error {
 }
 
 type report struct {
+	version   string // the servers', as they say
 	seed      uint64
 	ran       time.Duration
 	faults    *faults
 	workloads []*workload
 	counter   *counterWorkload
 	shared    *sharedWorkload
+	witness   *witnessWorkload
 	caches    *cacheWatch
 	partition *partitionRun
 	group     *groupWatch
@@ -285,6 +307,7 @@ type report struct {
 	paused    *pausedProcess // the holder process paused now and then
 	soak      *sampler       // nil unless sampling (-chaos.sample)
 	problems  []string
+	found     findings
 	// clientLosts are the sessions each client gave up, read once the run is over.
 	clientLosts map[*chaosClient][]sessionLost
 }
@@ -316,7 +339,9 @@ func (r *report) check() {
 		}
 		add(lossesUntold(w.holds, r.faults.blackholes, r.clientLosts))
 	}
-	r.problems = append(r.problems, r.counter.problems()...)
+	losses := append(lostAcks(r.witness.path, r.witness.writes()), r.shared.losses...)
+	counted, explained := r.counter.problems(losses)
+	r.problems = append(r.problems, counted...)
 	r.problems = append(r.problems, r.shared.problems...)
 	if r.group.problem != "" {
 		r.problems = append(r.problems, "group: "+r.group.problem)
@@ -341,6 +366,7 @@ func (r *report) check() {
 	if r.leaked != nil {
 		r.problems = append(r.problems, "goroutines leaked: "+r.leaked.Error())
 	}
+	r.found = findings{failures: r.problems, losses: losses, explained: explained, tolerated: slices.Contains(lossyServers, r.version)}
 }
 
 // lossesUntold finds holders that went on believing more than a second past the point
@@ -384,14 +410,14 @@ func lossDelays(holds []*hold, bhs []blackhole) []time.Duration {
 
 func (r *report) violations() int {
 	r.check()
-	return len(r.problems)
+	return r.found.violations()
 }
 
 func (r *report) String() string {
 	r.check()
 	var b strings.Builder
-	fmt.Fprintf(&b, "chaos: %s of faults on a 3-server ensemble, %d clients through proxies, %v sessions, seed %d\n",
-		r.ran.Round(time.Second), len(r.clients), chaosSessionTimeout, r.seed)
+	fmt.Fprintf(&b, "chaos: %s of faults on a 3-server ensemble of ZooKeeper %s, %d clients through proxies, %v sessions, seed %d\n",
+		r.ran.Round(time.Second), r.version, len(r.clients), chaosSessionTimeout, r.seed)
 	r.faults.mu.Lock()
 	kinds := make([]string, 0, len(r.faults.counts))
 	for k := range r.faults.counts {
@@ -443,7 +469,7 @@ func (r *report) String() string {
 		"   dead: the node was gone after the hold (or could not be asked for);\n"+
 		"   told: Lost closed during the hold; accepted/refused: writes at the fenced register,\n"+
 		"   refused ones coming from holders whose sessions had died, stopped by the fence)\n")
-	fmt.Fprintf(&b, "%v\n%v\n", r.counter, r.shared)
+	fmt.Fprintf(&b, "%v\n%v\n%v", r.counter, r.shared, r.witness)
 	b.WriteString(r.caches.report())
 	b.WriteString(r.partition.report())
 	b.WriteString(r.group.report())
@@ -458,7 +484,11 @@ func (r *report) String() string {
 	}
 	fmt.Fprintf(&b, "nodes left by the open clients once all work was over: %d; after every client closed: %d; goroutines leaked: %s\n",
 		len(r.orphans), len(r.leftovers), leaked)
-	fmt.Fprintf(&b, "violations: %d\n", len(r.problems))
+	b.WriteString(r.found.report(r.version))
+	fmt.Fprintf(&b, "violations: %d\n", r.found.violations())
+	if r.found.tolerated && len(r.found.losses) > 0 {
+		b.WriteString("  (the recipes' failures only; the server data loss above is not counted)\n")
+	}
 	for i, p := range r.problems {
 		if i == 20 {
 			fmt.Fprintf(&b, "  ... and %d more\n", len(r.problems)-i)

@@ -7,11 +7,15 @@ import (
 	"fmt"
 	"net"
 	"os"
+	"path/filepath"
 	"strings"
 	"sync"
 	"testing"
 	"time"
 )
+
+// ErrEnsembleClosed is CloseKeeping's error for an ensemble already closed.
+var ErrEnsembleClosed = errors.New("zktest: ensemble already closed")
 
 // Ensemble is a quorum of ZooKeeper servers on loopback, each with its own ports and
 // data directory.
@@ -158,6 +162,46 @@ func (e *Ensemble) Close() error {
 		e.routes.close()
 	})
 	return err
+}
+
+// CloseKeeping stops every member, as Close does, and moves each one's directory
+// (data/ with its snapshots and transaction logs, zoo.cfg, server.log) to
+// dir/server<myid> instead of removing it: the servers' own record of a run, for
+// ZooKeeper's tools to read. dir is made if missing; a server<myid> already there is
+// replaced. After Close it has nothing left to keep and says so.
+func (e *Ensemble) CloseKeeping(dir string) error {
+	err := ErrEnsembleClosed
+	e.closeOnce.Do(func() {
+		err = nil
+		for _, m := range e.ms {
+			m.stop()
+		}
+		e.routes.close()
+		for i, m := range e.ms {
+			if err = keepDir(m.dir, filepath.Join(dir, fmt.Sprintf("server%d", i+1))); err != nil {
+				break
+			}
+		}
+	})
+	return err
+}
+
+// keepDir moves a stopped member's directory to dst, copying it where a rename
+// cannot (another file system).
+func keepDir(src, dst string) error {
+	if err := os.MkdirAll(filepath.Dir(dst), 0o755); err != nil {
+		return fmt.Errorf("zktest: keep %s: %w", src, err)
+	}
+	if err := os.RemoveAll(dst); err != nil {
+		return fmt.Errorf("zktest: keep %s: %w", src, err)
+	}
+	if os.Rename(src, dst) == nil {
+		return nil
+	}
+	if err := os.CopyFS(dst, os.DirFS(src)); err != nil {
+		return fmt.Errorf("zktest: keep %s: %w", src, err)
+	}
+	return os.RemoveAll(src)
 }
 
 // startMembers starts n servers (an ensemble when n > 1, its members linked by

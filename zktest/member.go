@@ -124,6 +124,9 @@ func (m *member) launch() error {
 		"-Xmx"+strconv.Itoa(m.cfg.heapMB)+"m",
 		"-XX:+UseSerialGC",
 		"-Dzookeeper.jmx.log4j.disable=true",
+		// Each line of server.log says when, to line it up with a test's own record.
+		"-Dorg.slf4j.simpleLogger.showDateTime=true",
+		"-Dorg.slf4j.simpleLogger.dateTimeFormat=yyyy-MM-dd'T'HH:mm:ss.SSSXXX",
 		"-Dznode.container.checkIntervalMs="+strconv.FormatInt(m.cfg.containerInterval.Milliseconds(), 10),
 		"-cp", m.cfg.install.classPath(),
 		"org.apache.zookeeper.server.quorum.QuorumPeerMain", m.configPath())

@@ -157,3 +157,23 @@ func TestAFailedTestKeepsTheServersDirectory(t *testing.T) {
 	})
 	dir = NewServer(ft).m.dir
 }
+
+// CloseKeeping leaves each member's data, transaction logs included, where it was
+// asked to, and once closed there is nothing left to keep.
+func TestEnsembleCloseKeepingKeepsTheData(t *testing.T) {
+	e := NewEnsemble(t, 3)
+	conn, _ := connect(t, e.Addrs(), 4*time.Second)
+	_, err := conn.Create("/kept", nil, 0, zk.WorldACL(zk.PermAll))
+	require.NoError(t, err)
+	dir := t.TempDir()
+	require.NoError(t, e.CloseKeeping(dir))
+	for i := 1; i <= 3; i++ {
+		logs, err := filepath.Glob(filepath.Join(dir, fmt.Sprintf("server%d", i), "data", "version-2", "log.*"))
+		require.NoError(t, err)
+		require.NotEmpty(t, logs, "server%d's transaction log", i)
+		log, err := os.ReadFile(filepath.Join(dir, fmt.Sprintf("server%d", i), "server.log"))
+		require.NoError(t, err)
+		require.Regexp(t, `(?m)^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}(Z|[+-]\d\d:\d\d) \[`, string(log), "its lines say when")
+	}
+	require.ErrorIs(t, e.CloseKeeping(dir), ErrEnsembleClosed)
+}
