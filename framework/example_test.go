@@ -34,7 +34,7 @@ func Example() {
 
 	// Every lock and leadership depends on the session: watch what happens to it.
 	stop := client.Listen(func(s framework.ConnectionState) {
-		if client.ErrorPolicy().IsError(s) {
+		if framework.StandardErrorPolicy.IsError(s) { // the default policy
 			fmt.Println("stop trusting what this session holds:", s)
 		}
 	})
