@@ -54,7 +54,7 @@ type core struct {
 	watchSubs watchSubscribers // OnWatchEvent's
 
 	phases
-	requests   requests       // guarded by mu where it says so (workers.go)
+	requests   requests       // background work and the request goroutines (workers.go)
 	loops      sync.WaitGroup // the state goroutine and each handle's event drain
 	dispatcher sync.WaitGroup // the goroutine that calls listeners
 	delivering atomic.Bool    // a listener is running

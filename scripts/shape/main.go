@@ -2,7 +2,9 @@
 // asks: the fields of its two largest types, its longest functions with their
 // complexity, and the exported names of two packages. Run it from the module root:
 //
-//	go run ./scripts/shape
+//	go run ./scripts/shape [-n 10]
+//
+// -n is how many of the longest functions to list.
 //
 // A type's fields are its own plus those of the types it embeds; its parts are its
 // fields whose type is a struct of the same package, listed with their own fields,
@@ -16,6 +18,7 @@ package main
 
 import (
 	"cmp"
+	"flag"
 	"fmt"
 	"go/ast"
 	"go/parser"
@@ -35,6 +38,8 @@ type pkg struct {
 }
 
 func main() {
+	n := flag.Int("n", 10, "how many of the longest functions to list")
+	flag.Parse()
 	fset := token.NewFileSet()
 	pkgs, err := load(fset, ".")
 	if err != nil {
@@ -49,7 +54,7 @@ func main() {
 		}
 		fields(p, t.name)
 	}
-	longest(fset, pkgs, 10)
+	longest(fset, pkgs, *n)
 	for _, dir := range []string{"framework", "recipes/internal/lockqueue"} {
 		if p := pkgs[dir]; p != nil {
 			exported(p)
