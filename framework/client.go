@@ -46,32 +46,51 @@ type core struct {
 	events    *notify.Queue[sessionEvent]        // go-zookeeper's session events, and our timers
 	listeners *notify.Listeners[ConnectionState] // hear what is published, in order
 
-	mu          sync.Mutex
-	h           *handle // the current go-zookeeper connection
-	state       ConnectionState
-	sessionID   int64         // the session of the last Connected or Reconnected
-	connected   chan struct{} // closed while state.IsConnected()
-	lostTimer   *time.Timer
-	suspendedAt int           // counts Suspended states, so a late timer of an old one is ignored
-	errorStates int64         // how many of them the error policy counts as errors, or Lost
-	nextChange  chan struct{} // closed when the next state is published
-	closing     bool
+	mu   sync.Mutex
+	link link // guarded by mu
 
 	watchSubs watchSubscribers // OnWatchEvent's
 
-	bgCtx     context.Context // cancelled when Close stops waiting for background work
-	bgCancel  context.CancelFunc
-	bg        sync.WaitGroup // background deletes and requests; Add only while !closing
-	closingCh chan struct{}  // closed when Close begins: user operations give up
-	closeCtx  context.Context
-	closeNow  context.CancelCauseFunc
-	done      chan struct{}  // closed when Close ends background work: our goroutines stop
-	loops     sync.WaitGroup // the state goroutine and each handle's event drain
-	once      sync.Once
+	phases
+	requests requests       // background work and the request goroutines (workers.go)
+	loops    sync.WaitGroup // the state goroutine and each handle's event drain
+	once     sync.Once
+}
 
-	idle        chan *worker   // request goroutines waiting for a request (workers.go)
-	workers     sync.WaitGroup // every request goroutine
-	stopWorkers chan struct{}  // closed once no request can start or is running
+// link is the connection and the session as published; guarded by core.mu.
+type link struct {
+	h           *handle // the current go-zookeeper connection
+	session     session
+	connected   chan struct{} // closed while session.state.IsConnected()
+	lostTimer   *time.Timer
+	errorStates int64         // how many published states the error policy counts as errors, or Lost
+	nextChange  chan struct{} // closed when the next state is published
+}
+
+// phases are the moments of Close, one signal each: a context whose Done is the
+// flag. Close ends them in this order.
+type phases struct {
+	// closing ends when Close begins, with ErrClosed as its cause: user operations
+	// give up, and nothing more is published. Cancelled under core.mu, so that
+	// background work counted before it is waited for, and none after it starts.
+	closing    context.Context
+	beginClose context.CancelCauseFunc
+	// abandoned ends when Close stops waiting for background work: that work's
+	// contexts end, and our loops stop.
+	abandoned context.Context
+	abandon   context.CancelFunc
+	// drained ends once no request can start or is running: idle request
+	// goroutines stop.
+	drained context.Context
+	drain   context.CancelFunc
+}
+
+func newPhases() phases {
+	var p phases
+	p.closing, p.beginClose = context.WithCancelCause(context.Background())
+	p.abandoned, p.abandon = context.WithCancel(context.Background())
+	p.drained, p.drain = context.WithCancel(context.Background())
+	return p
 }
 
 // New validates its arguments and starts connecting in the background, as Curator's
@@ -96,31 +115,25 @@ func New(servers []string, opts ...Option) (*Client, error) {
 		}
 	}
 	c := &Client{namespace: o.namespace, core: &core{
-		servers:    append([]string(nil), servers...),
-		opts:       o,
-		log:        cmp.Or(o.logger, slog.New(slog.DiscardHandler)),
-		metrics:    newClientMetrics(o.meterProvider),
-		events:     notify.NewQueue[sessionEvent](),
-		listeners:  notify.New[ConnectionState](),
-		connected:  make(chan struct{}),
-		nextChange: make(chan struct{}),
-		closingCh:  make(chan struct{}),
-		done:       make(chan struct{}),
-
-		idle:        make(chan *worker, idleWorkers),
-		stopWorkers: make(chan struct{}),
+		servers:   append([]string(nil), servers...),
+		opts:      o,
+		log:       cmp.Or(o.logger, slog.New(slog.DiscardHandler)),
+		metrics:   newClientMetrics(o.meterProvider),
+		events:    notify.NewQueue[sessionEvent](),
+		listeners: notify.New[ConnectionState](),
+		link:      link{connected: make(chan struct{}), nextChange: make(chan struct{}), session: session{gen: 1}},
+		phases:    newPhases(),
+		requests:  requests{idle: make(chan *worker, idleWorkers)},
 	}}
 	if c.metrics != nil && c.metrics.lastErrors != nil {
 		c.log.Warn("zkrecipes: making the client's instruments", "error", c.metrics.lastErrors)
 	}
 	c.hosts = newHosts(servers, o.resolver, c.log, min(o.connectionTimeout, o.sessionTimeout))
-	c.bgCtx, c.bgCancel = context.WithCancel(context.Background())
-	c.closeCtx, c.closeNow = context.WithCancelCause(context.Background())
-	c.h = c.dial(1)
+	c.link.h = c.dial(c.link.session.gen)
 	c.loops.Add(1)
 	go func() {
 		defer c.loops.Done()
-		for ev, ok := c.events.Pop(c.done); ok; ev, ok = c.events.Pop(c.done) {
+		for ev, ok := c.events.Pop(c.abandoned.Done()); ok; ev, ok = c.events.Pop(c.abandoned.Done()) {
 			c.handleEvent(ev)
 		}
 	}()
@@ -140,10 +153,10 @@ func (c *Client) WaitConnected(ctx context.Context) error {
 	start := time.Now()
 	for {
 		c.mu.Lock()
-		closing, state, ch := c.closing, c.state, c.connected
+		state, ch := c.link.session.state, c.link.connected
 		c.mu.Unlock()
 		switch {
-		case closing:
+		case c.closing.Err() != nil:
 			return ErrClosed
 		case state.IsConnected():
 			return nil
@@ -152,7 +165,7 @@ func (c *Client) WaitConnected(ctx context.Context) error {
 		case <-ch:
 		case <-ctx.Done():
 			return fmt.Errorf("framework: %w", c.noConnection(ctx.Err(), start))
-		case <-c.closingCh:
+		case <-c.closing.Done():
 			return ErrClosed
 		}
 	}
@@ -163,7 +176,7 @@ func (c *Client) WaitConnected(ctx context.Context) error {
 func (c *Client) State() ConnectionState {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	return c.state
+	return c.link.session.state
 }
 
 // Listen registers fn to hear every state change after this call, in order, on one
@@ -172,37 +185,9 @@ func (c *Client) State() ConnectionState {
 // delivery already under way when stop is called may still reach fn.
 func (c *Client) Listen(fn func(ConnectionState)) (stop func()) { return c.listeners.Listen(fn) }
 
-// StateChanges is for recipes whose participants wait on their own, many at once
-// (a lock's queued waiters): errorStates counts the states published so far that
-// the error policy counts as errors (and every Lost), and next closes when the next
-// state is published. Taken before a look at the server, they tell after it whether
-// an error came meanwhile, and wake the participant on any change, with no listener
-// of its own.
-func (c *Client) StateChanges() (errorStates int64, next <-chan struct{}) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return c.errorStates, c.nextChange
-}
-
 // SessionID is the id of the session requests currently run in, 0 while there is
 // none. A node's ephemeral owner equal to it means the node is ours and alive.
 func (c *Client) SessionID() int64 { return c.Conn().SessionID() }
-
-// ErrorPolicy is the policy recipes apply to connection states.
-func (c *Client) ErrorPolicy() ErrorPolicy { return c.opts.errorPolicy }
-
-// Context ends when Close begins, with ErrClosed as its cause (context.Cause). A
-// closed client's session is gone with everything it held, and no state change
-// follows: recipes use it to mark their holds lost and to end their own work.
-func (c *Client) Context() context.Context { return c.closeCtx }
-
-// RetryPolicy is the client's retry policy, for recipes that restart a step of their
-// own (a lock whose node vanished with its session) as often as it allows.
-func (c *Client) RetryPolicy() RetryPolicy { return c.opts.retry }
-
-// MaxDataSize is the most data and path the client sends in one write
-// (WithMaxDataSize), for recipes that send their writes themselves.
-func (c *Client) MaxDataSize() int { return c.opts.maxData }
 
 // Namespace is the client's namespace, "" for none.
 func (c *Client) Namespace() string { return c.namespace }
@@ -215,11 +200,8 @@ func (c *Client) SessionTimeout() time.Duration { return c.opts.sessionTimeout }
 func (c *Client) NegotiatedSessionTimeout() time.Duration {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	return time.Duration(c.h.negotiated.Load())
+	return time.Duration(c.link.h.negotiated.Load())
 }
-
-// Logger is the client's logger, for recipes to log through.
-func (c *Client) Logger() *slog.Logger { return c.log }
 
 // Conn is the current go-zookeeper connection, for what the client does not wrap: no
 // namespace, no retries, no ACL provider. It is replaced when a session is given up
@@ -227,7 +209,7 @@ func (c *Client) Logger() *slog.Logger { return c.log }
 func (c *Client) Conn() *zk.Conn {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	return c.h.conn
+	return c.link.h.conn
 }
 
 // Format prints the client, whatever the verb, as its servers, namespace and
@@ -259,54 +241,28 @@ func (c *Client) Close() error {
 	}
 	c.once.Do(func() {
 		c.mu.Lock()
-		c.closing = true
-		close(c.closingCh)
+		c.beginClose(ErrClosed)
 		c.mu.Unlock()
-		c.closeNow(ErrClosed)
 
 		idle := make(chan struct{})
-		go func() { c.bg.Wait(); close(idle) }()
+		go func() { c.requests.bg.Wait(); close(idle) }()
 		select {
 		case <-idle:
 		case <-time.After(closeWait):
 			c.log.Warn("zkrecipes: closing with background work still pending")
 		}
-		c.bgCancel()
+		c.abandon()
 
 		c.mu.Lock()
-		h := c.h
+		h := c.link.h
 		c.stopLostTimer()
 		c.mu.Unlock()
-		close(c.done)
 		c.listeners.Stop() // unless Close runs inside a listener: it cannot wait for itself
 		h.close()
 		<-idle
-		close(c.stopWorkers)
-		c.workers.Wait()
+		c.drain()
+		c.requests.workers.Wait()
 		c.loops.Wait()
 	})
 	return nil
-}
-
-func (c *Client) isClosing() bool {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return c.closing
-}
-
-// goBackground runs fn in a goroutine that Close waits for; fn's context ends when
-// Close gives up waiting. It returns false once Close has begun, so that nothing is
-// added to c.bg while Close waits on it.
-func (c *Client) goBackground(fn func(ctx context.Context)) bool {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	if c.closing {
-		return false
-	}
-	c.bg.Add(1)
-	go func() {
-		defer c.bg.Done()
-		fn(c.bgCtx)
-	}()
-	return true
 }

@@ -175,7 +175,7 @@ func TestStateChangesCountErrorsAndWakeOnAnyChange(t *testing.T) {
 			srv := zktest.NewServer(t, longSessions)
 			c := newClient(t, []string{srv.Addr()}, WithSessionTimeout(longSession), WithErrorPolicy(tc.policy))
 			log := listen(c)
-			errs0, next := c.StateChanges()
+			errs0, next := c.ForRecipes().StateChanges()
 			select {
 			case <-next:
 				t.Fatal("closed with no change")
@@ -186,7 +186,7 @@ func TestStateChangesCountErrorsAndWakeOnAnyChange(t *testing.T) {
 			<-next // closed by the change
 			require.NoError(t, srv.Start())
 			log.waitFor(t, Suspended, Reconnected)
-			errs, next := c.StateChanges()
+			errs, next := c.ForRecipes().StateChanges()
 			require.Equal(t, errs0+tc.errors, errs)
 			select {
 			case <-next:

@@ -34,7 +34,7 @@ func Example() {
 
 	// Every lock and leadership depends on the session: watch what happens to it.
 	stop := client.Listen(func(s framework.ConnectionState) {
-		if client.ErrorPolicy().IsError(s) {
+		if framework.StandardErrorPolicy.IsError(s) { // the default policy
 			fmt.Println("stop trusting what this session holds:", s)
 		}
 	})
@@ -106,6 +106,30 @@ func ExampleClient_Format() {
 	defer client.Close()
 	fmt.Printf("%v\n", client)
 	// Output: zkrecipes client of zk1.example:2181,zk2.example:2181 in namespace myapp: Latent
+}
+
+// A recipe package takes what it needs of its client through ForRecipes: here, work
+// of its own that ends when the client closes, with the client's policies at hand.
+func ExamplePlumbing() {
+	client, err := framework.New([]string{"zk1.example:2181"})
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	p := client.ForRecipes()
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		<-p.Context().Done() // a recipe waits on its own work too
+		p.Logger().Debug("client closed: stopping")
+		fmt.Println(context.Cause(p.Context()))
+	}()
+	client.Close()
+	<-done
+	fmt.Println(p.ErrorPolicy() == framework.StandardErrorPolicy, p.MaxDataSize() == framework.DefaultMaxDataSize)
+	// Output:
+	// framework: client closed
+	// true true
 }
 
 // An operation of a client that has never reached a server fails within one

@@ -157,7 +157,7 @@ func TestOperationsRefuseBadInput(t *testing.T) {
 	require.ErrorIs(t, err, context.Canceled)
 	_, err = c.Create(ended, "/never", nil, Protected(), Ephemeral(), Sequential())
 	require.ErrorIs(t, err, context.Canceled)
-	c.bg.Wait()
+	c.requests.bg.Wait()
 	_, after, err := c.Exists(ctx, "/")
 	require.NoError(t, err)
 	require.Equal(t, before.Cversion, after.Cversion, "a create was sent for an ended context")
@@ -199,7 +199,7 @@ func TestAClosedClientSaysSo(t *testing.T) {
 	} {
 		require.ErrorIs(t, op(), ErrClosed, name)
 	}
-	require.Error(t, c.Context().Err(), "the client's context ended")
+	require.Error(t, c.ForRecipes().Context().Err(), "the client's context ended")
 	stop := c.Listen(func(ConnectionState) { t.Error("a closed client has no more states") })
 	stop()
 }

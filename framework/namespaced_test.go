@@ -1,6 +1,7 @@
 package framework
 
 import (
+	"context"
 	"fmt"
 	"testing"
 
@@ -18,6 +19,7 @@ func TestNamespacedSharesTheSession(t *testing.T) {
 	v := c.Namespaced("other/sub")
 	require.Equal(t, "other/sub", v.Namespace())
 	require.Equal(t, c.SessionID(), v.SessionID())
+	require.Equal(t, c.ForRecipes(), v.ForRecipes(), "the session's plumbing")
 	require.Contains(t, fmt.Sprint(v), "in namespace other/sub: Connected")
 
 	events := make(chan zk.Event, 10)
@@ -43,6 +45,7 @@ func TestNamespacedSharesTheSession(t *testing.T) {
 	_, _, err = v.Get(ctx, "/e")
 	require.ErrorIs(t, err, ErrClosed, "a closed view")
 	require.True(t, c.State().IsConnected(), "closing a view leaves the session")
+	require.NoError(t, v.ForRecipes().Context().Err(), "and its plumbing")
 	_, _, err = root.Get(ctx, "/other/sub/e")
 	require.NoError(t, err, "its ephemeral node with it")
 
@@ -58,4 +61,5 @@ func TestNamespacedSharesTheSession(t *testing.T) {
 	require.ErrorIs(t, err, ErrClosed, "a view of a closed client")
 	_, _, err = root.Get(ctx, "/x")
 	require.ErrorIs(t, err, ErrClosed, "closing the client closes its views")
+	require.ErrorIs(t, context.Cause(v.ForRecipes().Context()), ErrClosed, "and ends their plumbing's context")
 }

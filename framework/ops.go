@@ -37,7 +37,7 @@ func (c *Client) retry(ctx context.Context, name string, op func(ctx context.Con
 	}()
 	var b backoff.BackOff
 	for {
-		if c.isClosing() {
+		if c.closing.Err() != nil {
 			return ErrClosed
 		}
 		err := op(ctx)
@@ -46,7 +46,7 @@ func (c *Client) retry(ctx context.Context, name string, op func(ctx context.Con
 			return nil
 		case !IsRetryable(err): // a definitive answer, even if ctx ended meanwhile
 			return err
-		case c.isClosing():
+		case c.closing.Err() != nil:
 			return ErrClosed
 		case ctx.Err() != nil:
 			return wrapCtx(ctx, err)
@@ -68,7 +68,7 @@ func (c *Client) retry(ctx context.Context, name string, op func(ctx context.Con
 		case <-ctx.Done():
 			t.Stop()
 			return wrapCtx(ctx, err)
-		case <-c.closingCh:
+		case <-c.closing.Done():
 			t.Stop()
 			return ErrClosed
 		}
@@ -107,10 +107,10 @@ func (c *Client) connection(ctx context.Context, internal bool) (*zk.Conn, error
 	}()
 	for {
 		c.mu.Lock()
-		closing, state, ch, conn := c.closing, c.state, c.connected, c.h.conn
+		state, ch, conn := c.link.session.state, c.link.connected, c.link.h.conn
 		c.mu.Unlock()
 		switch {
-		case closing && !internal:
+		case !internal && c.closing.Err() != nil:
 			return nil, ErrClosed
 		case state.IsConnected() && ctx.Err() != nil:
 			return nil, ctx.Err()
@@ -120,9 +120,9 @@ func (c *Client) connection(ctx context.Context, internal bool) (*zk.Conn, error
 		if timer == nil {
 			timer = time.NewTimer(c.opts.connectionTimeout)
 		}
-		stop := c.closingCh
+		stop := c.closing.Done()
 		if internal {
-			stop = c.done
+			stop = c.abandoned.Done()
 		}
 		select {
 		case <-ch:
@@ -181,7 +181,7 @@ func attempt[T any](c *Client, ctx context.Context, req func(*zk.Conn) (T, error
 // closedErr turns the errors go-zookeeper gives requests cut short by our own Close
 // into ErrClosed; the same errors from a dropped connection stay retryable.
 func (c *Client) closedErr(err error) error {
-	if err != nil && (errors.Is(err, zk.ErrClosing) || errors.Is(err, zk.ErrConnectionClosed)) && c.isClosing() {
+	if err != nil && (errors.Is(err, zk.ErrClosing) || errors.Is(err, zk.ErrConnectionClosed)) && c.closing.Err() != nil {
 		return ErrClosed
 	}
 	return err

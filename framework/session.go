@@ -64,7 +64,7 @@ func (h *handle) failed(err error) {
 // wrong address or an untrusted certificate, so it says why the last attempt failed.
 func (c *Client) noConnection(cause error, start time.Time) *ConnectError {
 	c.mu.Lock()
-	h := c.h
+	h := c.link.h
 	c.mu.Unlock()
 	e := &ConnectError{Err: cause, Waited: time.Since(start)}
 	if last := h.lastErr.Load(); last != nil {
@@ -101,13 +101,6 @@ func (e *ConnectError) Unwrap() []error {
 	return []error{e.Err, e.Last}
 }
 
-// sessionEvent is a session event of one handle, or a Lost timer firing.
-type sessionEvent struct {
-	gen   int
-	state zk.State
-	timer int // the Suspended count the timer was set for; 0 for a go-zookeeper event
-}
-
 // dial makes a handle; go-zookeeper connects in the background.
 func (c *Client) dial(gen int) *handle {
 	h := &handle{gen: gen, log: c.opts.logger}
@@ -130,7 +123,7 @@ func (c *Client) dial(gen int) *handle {
 		zk.WithLogInfo(false),
 		zk.WithEventCallback(func(ev zk.Event) {
 			if ev.Type == zk.EventSession {
-				c.events.Push(sessionEvent{gen: gen, state: ev.State})
+				c.events.Push(sessionEvent{gen: gen, kind: zkState, state: ev.State})
 				return
 			}
 			c.watchEvent(ev)
@@ -184,70 +177,48 @@ func (c *Client) connect(h *handle, network, addr string, timeout time.Duration)
 
 var errHandleClosed = errors.New("zkrecipes: the session was abandoned or the client closed")
 
-// handleEvent is Curator's state machine, run on one goroutine. It turns
-// go-zookeeper's session events into Connected, Suspended, Reconnected and Lost, and
-// decides Lost itself when a session stays Suspended for its whole timeout, since
-// go-zookeeper has no timer of its own and would otherwise stay Connecting forever.
+// handleEvent applies the state machine (transition.go) to one event, on the one
+// goroutine that drains c.events. The credentials of a new session are sent with
+// c.mu unlocked (State and requests go on meanwhile), and their outcome is handled
+// at once, as an event of its own, before any later event.
 func (c *Client) handleEvent(ev sessionEvent) {
 	c.mu.Lock()
-	h := c.h
-	if ev.gen != h.gen || c.closing {
-		c.mu.Unlock()
-		return
+	h := c.link.h
+	next, do := transition(c.link.session, c.closing.Err() != nil, ev)
+	c.apply(next, do)
+	c.mu.Unlock()
+	if do.authenticate {
+		sid := h.conn.SessionID() // 0: already expired again; its Expired event is next in the queue
+		c.handleEvent(sessionEvent{gen: h.gen, kind: authenticated, sid: sid, ok: sid != 0 && c.authenticate(h)})
 	}
-	switch {
-	case ev.timer != 0:
-		if ev.timer == c.suspendedAt && c.state == Suspended {
-			c.log.Warn("zkrecipes: session given up after a whole session timeout without a server",
-				"session", fmt.Sprintf("%#x", c.sessionID))
-			c.publish(Lost)
-			c.metrics.sessionLost(lostTimeout)
-			c.replaceHandle()
-		}
-	case ev.state == zk.StateHasSession:
-		sid := h.conn.SessionID()
-		if sid == 0 { // already expired again; its Expired event is next in the queue
-			break
-		}
-		c.mu.Unlock()
-		authed := c.authenticate(h)
-		c.mu.Lock()
-		if c.h != h || c.closing || !authed {
-			break
-		}
+}
+
+// apply carries out a transition's actions, in order, and records its session.
+// c.mu is held.
+func (c *Client) apply(next session, do actions) {
+	if do.stopTimer {
 		c.stopLostTimer()
-		switch {
-		case c.state == Latent:
-			c.publish(Connected)
-		case sid != c.sessionID:
-			if c.state != Lost {
-				c.publish(Lost)
-				c.metrics.sessionLost(lostExpired)
-			}
-			c.publish(Reconnected)
-		case !c.state.IsConnected():
-			c.publish(Reconnected)
-		}
-		c.sessionID = sid
-	case ev.state == zk.StateDisconnected:
-		if c.state.IsConnected() {
-			c.publish(Suspended)
-			c.startLostTimer(h)
-		}
-	case ev.state == zk.StateExpired:
-		if c.state != Latent && c.state != Lost {
-			c.stopLostTimer()
-			c.publish(Lost)
-			c.metrics.sessionLost(lostExpired)
-		}
-	case ev.state == zk.StateConnectedReadOnly:
-		if c.state != ReadOnly {
-			c.publish(ReadOnly)
-		}
-	case ev.state == zk.StateAuthFailed:
+	}
+	if do.lost == lostTimeout {
+		c.log.Warn("zkrecipes: session given up after a whole session timeout without a server",
+			"session", fmt.Sprintf("%#x", c.link.session.id))
+	}
+	for _, s := range do.publish {
+		c.publish(s)
+	}
+	if do.lost != "" {
+		c.metrics.sessionLost(do.lost)
+	}
+	if do.startTimer {
+		c.startLostTimer(next.suspendedAt)
+	}
+	if do.replace {
+		c.replaceHandle(next.gen)
+	}
+	if do.authFailed {
 		c.log.Error("zkrecipes: the server refused the client's credentials")
 	}
-	c.mu.Unlock()
+	c.link.session = next
 }
 
 // authenticate sends the credentials before anyone learns that the session exists,
@@ -271,29 +242,30 @@ func (c *Client) authenticate(h *handle) bool {
 
 // publish records a new state and queues it for the listeners. c.mu is held.
 func (c *Client) publish(s ConnectionState) {
-	was := c.state.IsConnected()
-	c.state = s
+	l := &c.link
+	was := l.session.state.IsConnected()
+	l.session.state = s
 	switch {
 	case s.IsConnected() && !was:
-		close(c.connected)
+		close(l.connected)
 	case !s.IsConnected() && was:
-		c.connected = make(chan struct{})
+		l.connected = make(chan struct{})
 	}
 	c.log.Info("zkrecipes: connection state", "state", s.String())
 	c.metrics.stateChanged(s)
 	if c.opts.errorPolicy.IsError(s) || s == Lost {
-		c.errorStates++
+		l.errorStates++
 	}
-	close(c.nextChange)
-	c.nextChange = make(chan struct{})
+	close(l.nextChange)
+	l.nextChange = make(chan struct{})
 	c.listeners.Push(s)
 }
 
-// startLostTimer arms Lost for one session timeout after the server was last heard
-// from, which is when the server itself may expire the session. c.mu is held.
-func (c *Client) startLostTimer(h *handle) {
-	c.suspendedAt++
-	epoch, gen := c.suspendedAt, h.gen
+// startLostTimer arms Lost, for the Suspended state counted epoch, one session
+// timeout after the server was last heard from, which is when the server itself
+// may expire the session. c.mu is held.
+func (c *Client) startLostTimer(epoch int) {
+	h := c.link.h
 	timeout := time.Duration(h.negotiated.Load())
 	if timeout <= 0 {
 		timeout = c.opts.sessionTimeout
@@ -303,23 +275,25 @@ func (c *Client) startLostTimer(h *handle) {
 		delay = time.Until(time.Unix(0, last).Add(timeout))
 	}
 	c.stopLostTimer()
-	c.lostTimer = time.AfterFunc(max(delay, 0), func() {
-		c.events.Push(sessionEvent{gen: gen, timer: epoch})
+	gen := h.gen
+	c.link.lostTimer = time.AfterFunc(max(delay, 0), func() {
+		c.events.Push(sessionEvent{gen: gen, kind: lostTimer, epoch: epoch})
 	})
 }
 
 func (c *Client) stopLostTimer() {
-	if c.lostTimer != nil {
-		c.lostTimer.Stop()
-		c.lostTimer = nil
+	if c.link.lostTimer != nil {
+		c.link.lostTimer.Stop()
+		c.link.lostTimer = nil
 	}
 }
 
-// replaceHandle abandons the current session for a new one. Closing the old handle
-// fails its requests in flight (retryable) and wakes its watchers. c.mu is held.
-func (c *Client) replaceHandle() {
-	old := c.h
-	c.h = c.dial(old.gen + 1)
+// replaceHandle abandons the current session for a new one, on a handle of
+// generation gen. Closing the old handle fails its requests in flight (retryable)
+// and wakes its watchers. c.mu is held.
+func (c *Client) replaceHandle(gen int) {
+	old := c.link.h
+	c.link.h = c.dial(gen)
 	c.loops.Add(1)
 	go func() {
 		defer c.loops.Done()
@@ -355,11 +329,14 @@ func (t *trackedConn) SetReadDeadline(d time.Time) error {
 }
 
 func (t *trackedConn) Read(b []byte) (int, error) {
+	var n int
+	var err error
 	if t.hold.holding() {
-		return t.hold.readHeld(t.h, t.Conn, b)
+		n, err = t.hold.readHeld(t.h, t.Conn, b)
+	} else {
+		n, err = t.Conn.Read(b)
+		t.hold.read(b[:max(n, 0)])
 	}
-	n, err := t.Conn.Read(b)
-	t.hold.read(b[:max(n, 0)])
 	if n > 0 {
 		t.h.lastRead.Store(time.Now().UnixNano())
 		if t.seen < len(t.head) {

@@ -49,14 +49,6 @@ func WithTracerProvider(tp trace.TracerProvider) Option {
 // meant for milliseconds.
 var DurationBuckets = []float64{0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 300}
 
-// MeterProvider is the provider given to WithMeterProvider, for recipes to report
-// through: a no-op provider when none was given.
-func (c *Client) MeterProvider() metric.MeterProvider { return c.opts.meterProvider }
-
-// TracerProvider is the provider given to WithTracerProvider, for recipes to trace
-// through: a no-op provider when none was given.
-func (c *Client) TracerProvider() trace.TracerProvider { return c.opts.tracerProvider }
-
 // Metering reports whether mp measures anything: not a no-op provider. Recipes skip
 // their measurements altogether when it does not, so that they cost nothing.
 func Metering(mp metric.MeterProvider) bool {

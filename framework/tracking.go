@@ -47,9 +47,9 @@ func (c *Client) Servers() []string { return c.hosts.list() }
 // watch each time it changes, and after a session ends (its watch then fires with
 // EventNotWatching). A read that fails waits for the next connection state.
 func (c *Client) track() {
-	ctx := c.closeCtx
+	ctx := c.closing
 	for {
-		_, next := c.StateChanges()
+		_, next := c.ForRecipes().StateChanges()
 		data, _, changed, err := c.readConfig(ctx, true)
 		switch {
 		case err == nil:

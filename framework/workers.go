@@ -1,5 +1,10 @@
 package framework
 
+import (
+	"context"
+	"sync"
+)
+
 // go-zookeeper's requests block their caller and take no context, so every request
 // a caller may stop waiting for runs on a goroutine of its own (see attempt). A new
 // goroutine for each request started on a small stack and grew it inside
@@ -15,23 +20,55 @@ const idleWorkers = 4
 // worker is a request goroutine; jobs holds at most the one request handed to it.
 type worker struct{ jobs chan func() }
 
+// requests is the client's plumbing for work that outlives its caller: requests
+// on their goroutines, and background deletes.
+type requests struct {
+	// bg counts background work and requests, which Close waits for. Added to only
+	// under core.mu while the closing phase has not begun, so that Close's Wait
+	// never races an Add.
+	bg      sync.WaitGroup
+	idle    chan *worker   // request goroutines waiting for a request
+	workers sync.WaitGroup // every request goroutine
+}
+
+// startWork counts one piece of background work, unless Close has begun.
+func (c *Client) startWork() bool {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.closing.Err() != nil {
+		return false
+	}
+	c.requests.bg.Add(1)
+	return true
+}
+
+// goBackground runs fn in a goroutine that Close waits for; fn's context ends when
+// Close gives up waiting. It returns false once Close has begun.
+func (c *Client) goBackground(fn func(ctx context.Context)) bool {
+	if !c.startWork() {
+		return false
+	}
+	go func() {
+		defer c.requests.bg.Done()
+		fn(c.abandoned)
+	}()
+	return true
+}
+
 // goRequest runs fn on a request goroutine, one that Close waits for like any
 // background work. It returns false once Close has begun.
 func (c *Client) goRequest(fn func()) bool {
-	c.mu.Lock()
-	if c.closing {
-		c.mu.Unlock()
+	if !c.startWork() {
 		return false
 	}
-	c.bg.Add(1)
-	c.mu.Unlock()
+	r := &c.requests
 	select {
-	case w := <-c.idle:
+	case w := <-r.idle:
 		w.jobs <- fn
 	default:
 		w := &worker{jobs: make(chan func(), 1)}
 		w.jobs <- fn
-		c.workers.Add(1)
+		r.workers.Add(1)
 		go c.work(w)
 	}
 	return true
@@ -41,17 +78,18 @@ func (c *Client) goRequest(fn func()) bool {
 // has closed. Close stops the idle only once every request has finished and no new
 // one can start, so no request handed over is ever left unrun.
 func (c *Client) work(w *worker) {
-	defer c.workers.Done()
+	r := &c.requests
+	defer r.workers.Done()
 	for {
 		select {
 		case fn := <-w.jobs:
 			fn()
-			c.bg.Done()
-		case <-c.stopWorkers:
+			r.bg.Done()
+		case <-c.drained.Done():
 			return
 		}
 		select {
-		case c.idle <- w:
+		case r.idle <- w:
 		default:
 			return
 		}

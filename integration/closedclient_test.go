@@ -416,7 +416,7 @@ var followers = []struct {
 		require.NoError(t, err)
 		l.Listen(func(leads bool) {
 			if !leads {
-				s.hear(context.Cause(c.Context()))
+				s.hear(context.Cause(c.ForRecipes().Context()))
 			}
 		})
 		require.NoError(t, l.Start(testCtx(t)))

@@ -183,7 +183,7 @@ func (c *contest) succeed(ctx context.Context, t *testing.T, w heldAt) {
 		// that leader expires the old holders' sessions. A loss with no such state
 		// would be a hold lost to a state heard while waiting: a bug. (A state in the
 		// instant between the grant and w.at fails the test, never passes it wrongly.)
-		after := c.states.errorStatesAfter(w.at, c.waiterClient.ErrorPolicy())
+		after := c.states.errorStatesAfter(w.at, c.waiterClient.ForRecipes().ErrorPolicy())
 		t.Logf("%s: the waiter's hold was lost before its release; its client's states, from its grant:%s", c.recipe, c.states.timeline(w.at))
 		require.NotEmpty(t, after, "%s: the waiter's hold was lost with no error state after its grant: %v", c.recipe, err)
 		return

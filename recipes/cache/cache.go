@@ -97,7 +97,7 @@ func New(c *framework.Client, path string, opts ...Option) (*Cache, error) {
 		c:         c,
 		path:      path,
 		o:         o,
-		log:       c.Logger(),
+		log:       c.ForRecipes().Logger(),
 		nodes:     map[string]*entry{},
 		listeners: notify.New[Event](),
 		inbox:     notify.NewQueue[func()](),

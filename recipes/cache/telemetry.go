@@ -28,7 +28,7 @@ var eventTypes = func() []string {
 
 func newTelemetry(c *framework.Client) *telemetry {
 	r := instrument.New(c, "cache")
-	if r == nil || !framework.Metering(c.MeterProvider()) {
+	if r == nil || !framework.Metering(c.ForRecipes().MeterProvider()) {
 		return nil
 	}
 	return &telemetry{

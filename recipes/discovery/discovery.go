@@ -36,7 +36,7 @@ func New(c *framework.Client, basePath string, opts ...Option) (*Discovery, erro
 	if err := args.Check(c, basePath); err != nil {
 		return nil, fmt.Errorf("%w: %w", ErrInvalid, err)
 	}
-	d := &Discovery{c: c, base: basePath, log: c.Logger()}
+	d := &Discovery{c: c, base: basePath, log: c.ForRecipes().Logger()}
 	for _, opt := range opts {
 		if opt == nil {
 			return nil, fmt.Errorf("%w: nil Option", ErrInvalid)

@@ -148,7 +148,7 @@ func (l *Latch) pause(ctx context.Context, pauses *attempt.Pauses, err error) {
 	if ctx.Err() != nil {
 		return
 	}
-	l.c.Logger().Debug("zkrecipes: latch retrying", "path", l.q.Path(), "error", err)
+	l.c.ForRecipes().Logger().Debug("zkrecipes: latch retrying", "path", l.q.Path(), "error", err)
 	pauses.Wait(ctx, nil)
 }
 
@@ -192,7 +192,7 @@ func (l *Latch) Await(ctx context.Context) error {
 		case <-ch:
 		case <-ctx.Done():
 			return fmt.Errorf("election: awaiting leadership of %s: %w", l.q.Path(), ctx.Err())
-		case <-l.c.Context().Done():
+		case <-l.c.ForRecipes().Context().Done():
 			return lifecycle.ClientClosed(l.c, "election: awaiting leadership of "+l.q.Path())
 		}
 	}

@@ -137,7 +137,7 @@ func (s *Selector) run(start context.Context, joined chan<- error) {
 	for {
 		err := s.term(start, joined)
 		s.mu.Lock()
-		again := err == nil && (s.autoRequeue || s.again) && s.state.State() != lifecycle.Closed && s.c.Context().Err() == nil
+		again := err == nil && (s.autoRequeue || s.again) && s.state.State() != lifecycle.Closed && s.c.ForRecipes().Context().Err() == nil
 		s.again, s.granted = false, false
 		if !again {
 			s.queued = false
@@ -180,7 +180,7 @@ func (s *Selector) term(start context.Context, joined chan<- error) error {
 			return err
 		}
 		if s.ctx.Err() == nil {
-			s.c.Logger().Warn("zkrecipes: selector could not join the election", "path", s.path, "error", err)
+			s.c.ForRecipes().Logger().Warn("zkrecipes: selector could not join the election", "path", s.path, "error", err)
 			pause(s.ctx, time.Second)
 		}
 		return nil
@@ -194,7 +194,7 @@ func (s *Selector) term(start context.Context, joined chan<- error) error {
 	s.leading, s.granted, s.interrupt, s.token = true, true, interrupt, term.FencingToken
 	s.mu.Unlock()
 	if err := s.lead(leadCtx, term); err != nil && !errors.Is(err, context.Canceled) {
-		s.c.Logger().Warn("zkrecipes: lead returned an error", "path", s.path, "error", err)
+		s.c.ForRecipes().Logger().Warn("zkrecipes: lead returned an error", "path", s.path, "error", err)
 	}
 	cancel()
 	interrupt(nil)
@@ -203,7 +203,7 @@ func (s *Selector) term(start context.Context, joined chan<- error) error {
 	s.mu.Unlock()
 	err = h.Release(context.WithoutCancel(s.ctx))
 	if err != nil && !errors.Is(err, lockqueue.ErrLost) && !errors.Is(err, framework.ErrDeleteInBackground) {
-		s.c.Logger().Warn("zkrecipes: selector releasing leadership", "path", s.path, "error", err)
+		s.c.ForRecipes().Logger().Warn("zkrecipes: selector releasing leadership", "path", s.path, "error", err)
 	}
 	return nil
 }

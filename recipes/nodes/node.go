@@ -165,7 +165,7 @@ func (p *PersistentNode) SetData(ctx context.Context, data []byte) error {
 		}
 		select {
 		case <-ch:
-		case <-p.c.Context().Done():
+		case <-p.c.ForRecipes().Context().Done():
 			return lifecycle.ClientClosed(p.c, "nodes: writing the data of "+p.base)
 		case <-ctx.Done():
 			return fmt.Errorf("nodes: writing the data of %s (kept for when it can be written): %w", p.base, ctx.Err())
@@ -246,7 +246,7 @@ func (p *PersistentNode) keep(ctx context.Context, first chan<- error, done chan
 				p.fail(first, err)
 				return
 			}
-			p.c.Logger().Warn("zkrecipes: cannot put a persistent node in place; will retry", "path", p.base, "error", err)
+			p.c.ForRecipes().Logger().Warn("zkrecipes: cannot put a persistent node in place; will retry", "path", p.base, "error", err)
 			// A reconnect (a state change pokes wake) is the moment to try again.
 			pauses.Wait(ctx, p.wake)
 			continue

@@ -101,7 +101,7 @@ func (p *PersistentNode) adopt(ctx context.Context, target string, data []byte, 
 	if p.o.ephemeral && p.ourSession(stat) { // not the current session's: see ours
 		// Left by a session of ours that is ending: it is nobody's, and must not pass
 		// for the node of the current session.
-		p.c.Logger().Info("zkrecipes: deleting a persistent node left by an earlier session", "path", target,
+		p.c.ForRecipes().Logger().Info("zkrecipes: deleting a persistent node left by an earlier session", "path", target,
 			"session", fmt.Sprintf("%#x", stat.EphemeralOwner))
 		err := p.c.Delete(ctx, target, stat.Version)
 		if err != nil && !errors.Is(err, zk.ErrNoNode) && !errors.Is(err, zk.ErrBadVersion) {
@@ -198,7 +198,7 @@ func (p *PersistentNode) deleteOurs(ctx context.Context, target string) error {
 // with its session then. Unlike the client's guaranteed delete, it never deletes a
 // node at our path that another client made meanwhile.
 func (p *PersistentNode) deleteLater(target string) {
-	ctx := p.c.Context()
+	ctx := p.c.ForRecipes().Context()
 	for {
 		if p.c.WaitConnected(ctx) != nil {
 			return

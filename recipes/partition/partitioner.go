@@ -164,7 +164,7 @@ func (p *Partitioner) Start(ctx context.Context) error {
 			case <-p.wake:
 			case <-loopCtx.Done():
 				return
-			case <-p.c.Context().Done():
+			case <-p.c.ForRecipes().Context().Done():
 				return // a closed client: nothing can be owned any more
 			}
 		}
@@ -282,7 +282,7 @@ func parsePayload(b []byte) []string {
 // item is moving or gone, or we are closing); a lock lost on the way is taken
 // again.
 func (p *Partitioner) runItem(ctx context.Context, name string, r *run) {
-	log := p.c.Logger().With("partition", p.path, "item", name, "member", p.o.id)
+	log := p.c.ForRecipes().Logger().With("partition", p.path, "item", name, "member", p.o.id)
 	m, err := mutex.New(p.c, path.Join(p.itemsPath(), name), mutex.WithID(p.o.id))
 	if err != nil { // the names were checked: New cannot refuse them
 		log.Error("zkrecipes: partition: cannot make the item's lock", "error", err)

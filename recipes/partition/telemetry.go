@@ -23,7 +23,7 @@ type telemetry struct {
 
 func newTelemetry(c *framework.Client) *telemetry {
 	r := instrument.New(c, "partition")
-	if r == nil || !framework.Metering(c.MeterProvider()) {
+	if r == nil || !framework.Metering(c.ForRecipes().MeterProvider()) {
 		return nil
 	}
 	return &telemetry{

@@ -105,7 +105,7 @@ func (f *follower[T]) heard(ev cache.Event) {
 		return
 	}
 	if _, err := f.decode(ev.New.Data); err != nil {
-		f.client.Logger().Warn("zkrecipes: shared value skipped", "path", f.path, "error", err)
+		f.client.ForRecipes().Logger().Warn("zkrecipes: shared value skipped", "path", f.path, "error", err)
 		return
 	}
 	f.mu.Lock()

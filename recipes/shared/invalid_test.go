@@ -69,7 +69,7 @@ func TestBadInput(t *testing.T) {
 		require.NoError(t, err)
 		defer v.Close()
 		require.NoError(t, v.Start(ctx))
-		require.ErrorIs(t, v.Set(ctx, make([]byte, c.MaxDataSize())), framework.ErrDataTooLarge)
+		require.ErrorIs(t, v.Set(ctx, make([]byte, c.ForRecipes().MaxDataSize())), framework.ErrDataTooLarge)
 		require.Equal(t, framework.Connected, c.State(), "refused before sending, the connection kept")
 	})
 

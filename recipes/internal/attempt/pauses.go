@@ -22,7 +22,7 @@ type Pauses struct {
 // ends.
 func (p *Pauses) Wait(ctx context.Context, wake <-chan struct{}) {
 	if p.b == nil {
-		p.b = p.Client.RetryPolicy().NewBackOff()
+		p.b = p.Client.ForRecipes().RetryPolicy().NewBackOff()
 	}
 	d := p.b.NextBackOff()
 	if d == backoff.Stop {

@@ -55,7 +55,7 @@ type Recipe struct {
 
 // New is the telemetry of a value of recipe on c.
 func New(c *framework.Client, recipe string) *Recipe {
-	mp, tp := c.MeterProvider(), c.TracerProvider()
+	mp, tp := c.ForRecipes().MeterProvider(), c.ForRecipes().TracerProvider()
 	if !framework.Metering(mp) && !framework.Tracing(tp) {
 		return nil
 	}
@@ -101,7 +101,7 @@ func (r *Recipe) sets(attrs []Attr) map[key]attribute.Set {
 
 func (r *Recipe) warn(name string, err error) {
 	if err != nil {
-		r.client.Logger().Warn("zkrecipes: making the "+r.name+" instrument "+name, "error", err)
+		r.client.ForRecipes().Logger().Warn("zkrecipes: making the "+r.name+" instrument "+name, "error", err)
 	}
 }
 

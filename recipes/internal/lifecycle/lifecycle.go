@@ -65,20 +65,20 @@ func (l *Lifecycle) Close() (was State) { return State(l.s.Swap(int32(Closed))) 
 // recipe's Close), or when c closes, and then its cause (context.Cause) is the
 // client's, framework.ErrClosed.
 func Context(c *framework.Client) (ctx context.Context, cancel context.CancelFunc) {
-	return context.WithCancel(c.Context())
+	return context.WithCancel(c.ForRecipes().Context())
 }
 
 // OnClientClose calls fn on a goroutine of its own once c closes (at once if it has
 // closed already), unless stop is called first.
 func OnClientClose(c *framework.Client, fn func()) (stop func() bool) {
-	return context.AfterFunc(c.Context(), fn)
+	return context.AfterFunc(c.ForRecipes().Context(), fn)
 }
 
 // ClientClosed is nil while c is open; once it has closed, an error saying what
 // stopped ("cache: start /x") that wraps framework.ErrClosed.
 func ClientClosed(c *framework.Client, what string) error {
-	if c.Context().Err() == nil {
+	if c.ForRecipes().Context().Err() == nil {
 		return nil
 	}
-	return fmt.Errorf("%s: %w", what, context.Cause(c.Context()))
+	return fmt.Errorf("%s: %w", what, context.Cause(c.ForRecipes().Context()))
 }

@@ -89,7 +89,7 @@ func (t *Tracker) wake() <-chan struct{} {
 // epoch counts the error states the client has published; take it before a listing,
 // for grant. wake then closes on the next change.
 func (t *Tracker) epoch() int64 {
-	errorStates, next := t.c.StateChanges()
+	errorStates, next := t.c.ForRecipes().StateChanges()
 	t.mu.Lock()
 	t.next = next
 	t.mu.Unlock()
@@ -121,7 +121,7 @@ var beforeHolding func()
 func (t *Tracker) grant(epoch int64, n *Node, parent *zk.Stat) (*Held, bool) {
 	// The listener first, then the count: an error state published before the
 	// listener hears nothing is in the count, and refuses the grant.
-	policy := t.c.ErrorPolicy()
+	policy := t.c.ForRecipes().ErrorPolicy()
 	stopState := t.c.Listen(func(s framework.ConnectionState) {
 		if policy.IsError(s) || s == framework.Lost {
 			t.failed()
@@ -133,7 +133,7 @@ func (t *Tracker) grant(epoch int64, n *Node, parent *zk.Stat) (*Held, bool) {
 	// The count is compared under t.mu, as failed reads holding: the listener's
 	// failed ran before (its state is in the count), or runs once the hold is recorded.
 	t.mu.Lock()
-	if errorStates, _ := t.c.StateChanges(); errorStates != epoch || t.c.Context().Err() != nil {
+	if errorStates, _ := t.c.ForRecipes().StateChanges(); errorStates != epoch || t.c.ForRecipes().Context().Err() != nil {
 		t.mu.Unlock()
 		stopState()
 		return nil, false
@@ -147,7 +147,7 @@ func (t *Tracker) grant(epoch int64, n *Node, parent *zk.Stat) (*Held, bool) {
 	// ErrClosed, and a context.AfterFunc per waiter cost each waiter its registration
 	// in the client's context (a thousand queued waiters, a thousand of them). A
 	// close from now on, or already under way, runs failed at once and loses the hold.
-	t.stopClose = context.AfterFunc(t.c.Context(), t.failed)
+	t.stopClose = context.AfterFunc(t.c.ForRecipes().Context(), t.failed)
 	t.since = t.observer.granted()
 	return &Held{Node: n, token: parent.Pzxid, c: t.c, t: t}, true
 }
@@ -243,7 +243,7 @@ func (h *Held) watchRevocation(onRevoke func()) {
 			case err != nil && !framework.IsRetryable(err):
 				// Refused (our node's ACL was changed) or our session ended: asking again
 				// would get the same answer at once, in a busy loop.
-				h.c.Logger().Warn("zkrecipes: cannot watch our node for revocation any more", "node", h.Node.Path, "error", err)
+				h.c.ForRecipes().Logger().Warn("zkrecipes: cannot watch our node for revocation any more", "node", h.Node.Path, "error", err)
 				return
 			case err != nil: // a long outage: keep watching once it is over
 				if h.c.WaitConnected(ctx) != nil {

@@ -53,7 +53,7 @@ func (n *Node) Delete(ctx context.Context, c *framework.Client) error {
 	defer cancel()
 	err := c.Delete(ctx, n.Path, -1, framework.Guaranteed())
 	if err != nil && !errors.Is(err, zk.ErrNoNode) {
-		c.Logger().Warn("zkrecipes: deleting a lock node", "node", n.Path, "error", err)
+		c.ForRecipes().Logger().Warn("zkrecipes: deleting a lock node", "node", n.Path, "error", err)
 	}
 	return err
 }

@@ -107,7 +107,7 @@ func (q *Queue) Acquire(ctx context.Context, data []byte, o Options) (h *Held, e
 		// Our node went with its session: start again in the new one, as the client's
 		// retry policy allows.
 		if restarts == nil {
-			restarts = q.client.RetryPolicy().NewBackOff()
+			restarts = q.client.ForRecipes().RetryPolicy().NewBackOff()
 		}
 		pause := restarts.NextBackOff()
 		if pause == backoff.Stop {
@@ -208,7 +208,7 @@ func (q *Queue) wait(ctx context.Context, n *Node, t *Tracker, wait bool) (*Held
 		select {
 		case <-changed:
 		case <-t.wake():
-		case <-q.client.Context().Done(): // the next listing says ErrClosed
+		case <-q.client.ForRecipes().Context().Done(): // the next listing says ErrClosed
 		case <-ctx.Done():
 			return nil, fmt.Errorf("waiting for %s: %w", q.path, ctx.Err())
 		}

@@ -79,7 +79,7 @@ func ObserveElection(c *framework.Client, recipe string) *Observer {
 }
 
 func observe(c *framework.Client, recipe string, election bool) *Observer {
-	mp, tp := c.MeterProvider(), c.TracerProvider()
+	mp, tp := c.ForRecipes().MeterProvider(), c.ForRecipes().TracerProvider()
 	if !framework.Metering(mp) && !framework.Tracing(tp) {
 		return nil
 	}
@@ -124,7 +124,7 @@ func newRecipeMetrics(c *framework.Client, meter metric.Meter, recipe string) *r
 		metric.WithDescription("Leaderships gained and ended, by recipe and change (gained, ended)."),
 		metric.WithUnit("{change}"))
 	if err := errors.Join(errs[:]...); err != nil {
-		c.Logger().Warn("zkrecipes: making the "+recipe+" instruments", "error", err)
+		c.ForRecipes().Logger().Warn("zkrecipes: making the "+recipe+" instruments", "error", err)
 	}
 	r := attribute.String("recipe", recipe)
 	recipeOnly := metric.WithAttributeSet(attribute.NewSet(r))

@@ -54,10 +54,10 @@ func (e errInFlight) Unwrap() error { return e.ctx }
 // session or the client. Data larger than the client sends (framework.WithMaxDataSize)
 // is refused before anything is sent, with an error wrapping framework.ErrDataTooLarge.
 func (n Node) Once(ctx context.Context, data []byte, version int32) (*zk.Stat, error) {
-	if size := len(n.full) + len(data); size > n.c.MaxDataSize() {
+	if size := len(n.full) + len(data); size > n.c.ForRecipes().MaxDataSize() {
 		// The server would drop the connection, which looks like a fault to everyone.
 		return nil, fmt.Errorf("%w: %d bytes of data and path for %s, at most %d (framework.WithMaxDataSize)",
-			framework.ErrDataTooLarge, size, n.path, n.c.MaxDataSize())
+			framework.ErrDataTooLarge, size, n.path, n.c.ForRecipes().MaxDataSize())
 	}
 	// A ctx already over sends nothing: the caller gave up before the write began,
 	// and must be able to tell that nothing was written.
@@ -79,7 +79,7 @@ func (n Node) Once(ctx context.Context, data []byte, version int32) (*zk.Stat, e
 	}()
 	select {
 	case a := <-ch:
-		if a.err != nil && n.c.Context().Err() != nil && framework.IsRetryable(a.err) {
+		if a.err != nil && n.c.ForRecipes().Context().Err() != nil && framework.IsRetryable(a.err) {
 			return nil, fmt.Errorf("%w (%w)", framework.ErrClosed, a.err)
 		}
 		return a.stat, a.err
@@ -112,7 +112,7 @@ func (n Node) Conditional(ctx context.Context, data []byte, version int32) (stat
 		}
 		resent = true
 		return err
-	}, backoff.WithContext(n.c.RetryPolicy().NewBackOff(), ctx))
+	}, backoff.WithContext(n.c.ForRecipes().RetryPolicy().NewBackOff(), ctx))
 	return stat, resent, err
 }
 

@@ -1,0 +1,58 @@
+package framework
+
+import (
+	"context"
+	"log/slog"
+
+	"go.opentelemetry.io/otel/metric"
+	"go.opentelemetry.io/otel/trace"
+)
+
+// Plumbing is what recipe packages take from their client so as to behave as it
+// does: its policies, logger, telemetry providers, and the signals of its
+// connection states and of its end. Applications have no use for it; it is kept
+// apart from Client's own methods so that they do not see it.
+type Plumbing struct{ c *core }
+
+// ForRecipes is the client's plumbing, for recipe packages (see Plumbing). A
+// namespaced view has the plumbing of the client it came from.
+func (c *Client) ForRecipes() Plumbing { return Plumbing{c.core} }
+
+// StateChanges is for recipes whose participants wait on their own, many at once
+// (a lock's queued waiters): errorStates counts the states published so far that
+// the error policy counts as errors (and every Lost), and next closes when the next
+// state is published. Taken before a look at the server, they tell after it whether
+// an error came meanwhile, and wake the participant on any change, with no listener
+// of its own.
+func (p Plumbing) StateChanges() (errorStates int64, next <-chan struct{}) {
+	p.c.mu.Lock()
+	defer p.c.mu.Unlock()
+	return p.c.link.errorStates, p.c.link.nextChange
+}
+
+// ErrorPolicy is the policy recipes apply to connection states (WithErrorPolicy).
+func (p Plumbing) ErrorPolicy() ErrorPolicy { return p.c.opts.errorPolicy }
+
+// Context ends when Close begins, with ErrClosed as its cause (context.Cause). A
+// closed client's session is gone with everything it held, and no state change
+// follows: recipes use it to mark their holds lost and to end their own work.
+func (p Plumbing) Context() context.Context { return p.c.closing }
+
+// RetryPolicy is the client's retry policy, for recipes that restart a step of their
+// own (a lock whose node vanished with its session) as often as it allows.
+func (p Plumbing) RetryPolicy() RetryPolicy { return p.c.opts.retry }
+
+// MaxDataSize is the most data and path the client sends in one write
+// (WithMaxDataSize), for recipes that send their writes themselves.
+func (p Plumbing) MaxDataSize() int { return p.c.opts.maxData }
+
+// Logger is the client's logger (WithLogger), for recipes to log through.
+func (p Plumbing) Logger() *slog.Logger { return p.c.log }
+
+// MeterProvider is the provider given to WithMeterProvider, for recipes to report
+// through: a no-op provider when none was given.
+func (p Plumbing) MeterProvider() metric.MeterProvider { return p.c.opts.meterProvider }
+
+// TracerProvider is the provider given to WithTracerProvider, for recipes to trace
+// through: a no-op provider when none was given.
+func (p Plumbing) TracerProvider() trace.TracerProvider { return p.c.opts.tracerProvider }
