@@ -96,9 +96,9 @@ func (c *Client) deleteProtectedInBackground(parent, id string) {
 // untilDone repeats op while it fails on connection errors, until ctx ends.
 func (c *Client) untilDone(ctx context.Context, what string, op func(*zk.Conn) error) {
 	for {
-		conn, err := c.connection(ctx, true)
+		h, err := c.connection(ctx, true)
 		if err == nil {
-			err = op(conn)
+			_, err = use(h, func(conn *zk.Conn) (struct{}, error) { return struct{}{}, op(conn) })
 		}
 		switch {
 		case err == nil:

@@ -97,7 +97,7 @@ func (c *Client) neverConnected() bool {
 // *ConnectError. Background work (internal) goes on while Close waits for it; user
 // requests stop as soon as Close begins. Nothing is sent for a context that has
 // already ended.
-func (c *Client) connection(ctx context.Context, internal bool) (*zk.Conn, error) {
+func (c *Client) connection(ctx context.Context, internal bool) (*handle, error) {
 	start := time.Now()
 	var timer *time.Timer
 	defer func() {
@@ -107,7 +107,7 @@ func (c *Client) connection(ctx context.Context, internal bool) (*zk.Conn, error
 	}()
 	for {
 		c.mu.Lock()
-		state, ch, conn := c.link.session.state, c.link.connected, c.link.h.conn
+		state, ch, h := c.link.session.state, c.link.connected, c.link.h
 		c.mu.Unlock()
 		switch {
 		case !internal && c.closing.Err() != nil:
@@ -115,7 +115,7 @@ func (c *Client) connection(ctx context.Context, internal bool) (*zk.Conn, error
 		case state.IsConnected() && ctx.Err() != nil:
 			return nil, ctx.Err()
 		case state.IsConnected():
-			return conn, nil
+			return h, nil
 		}
 		if timer == nil {
 			timer = time.NewTimer(c.opts.connectionTimeout)
@@ -142,7 +142,7 @@ func (c *Client) connection(ctx context.Context, internal bool) (*zk.Conn, error
 // abandoned, if given, is told its outcome in the background.
 func attempt[T any](c *Client, ctx context.Context, req func(*zk.Conn) (T, error), abandoned func(T, error)) (T, error) {
 	var zero T
-	conn, err := c.connection(ctx, false)
+	h, err := c.connection(ctx, false)
 	if err != nil {
 		return zero, err
 	}
@@ -150,7 +150,7 @@ func attempt[T any](c *Client, ctx context.Context, req func(*zk.Conn) (T, error
 		req = inNamespace(c, req)
 	}
 	if ctx.Done() == nil {
-		v, err := req(conn)
+		v, err := use(h, req)
 		return v, c.closedErr(err)
 	}
 	type result struct {
@@ -159,7 +159,7 @@ func attempt[T any](c *Client, ctx context.Context, req func(*zk.Conn) (T, error
 	}
 	res := make(chan result, 1)
 	if !c.goRequest(func() {
-		v, err := req(conn)
+		v, err := use(h, req)
 		res <- result{v, err}
 	}) {
 		return zero, ErrClosed

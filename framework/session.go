@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"log/slog"
 	"net"
+	"sync"
 	"sync/atomic"
 	"time"
 
@@ -30,17 +31,49 @@ type handle struct {
 	authed     bool                        // credentials sent on this handle (state goroutine only)
 	watched    atomic.Bool                 // a request that sets a watch was written (race builds only)
 	hosts      *hostProvider
+
+	// The requests sent through the handle (use), which close waits for.
+	usersMu sync.Mutex
+	closed  bool
+	users   sync.WaitGroup
 }
 
 // close says goodbye to the server (go-zookeeper waits up to a second for the reply),
 // then closes the socket: go-zookeeper's own goroutines only notice a silent server
 // after their read timeouts, which would hold Close for most of a session timeout.
+//
+// It first lets the requests under way finish (on a live connection they are
+// answered; without one, go-zookeeper fails them once the cancelled dialer has
+// refused every server) and refuses new ones: a request that go-zookeeper v1.0.4
+// queues as its Close begins can be answered three times, and the third answer,
+// with nobody left to read its two-slot channel, blocks go-zookeeper's connection
+// loop for good, and with it Client.Close (seen once in a 50-minute soak).
 func (h *handle) close() {
 	h.cancel()
+	h.usersMu.Lock()
+	h.closed = true
+	h.usersMu.Unlock()
+	h.users.Wait()
 	h.conn.Close()
 	if t := h.net.Load(); t != nil {
 		_ = t.Conn.Close()
 	}
+}
+
+// use runs req with the handle's connection unless the handle is closing; then it
+// fails at once with go-zookeeper's ErrConnectionClosed, which is retried on the
+// client's next handle (or reported as ErrClosed by a closing client).
+func use[T any](h *handle, req func(*zk.Conn) (T, error)) (T, error) {
+	h.usersMu.Lock()
+	if h.closed {
+		h.usersMu.Unlock()
+		var zero T
+		return zero, zk.ErrConnectionClosed
+	}
+	h.users.Add(1)
+	h.usersMu.Unlock()
+	defer h.users.Done()
+	return req(h.conn)
 }
 
 // failed records why an attempt to reach a server failed, and logs the first failure
@@ -230,7 +263,8 @@ func (c *Client) authenticate(h *handle) bool {
 		return true
 	}
 	for _, a := range c.opts.auth {
-		if err := h.conn.AddAuth(a.scheme, a.auth); err != nil {
+		_, err := use(h, func(conn *zk.Conn) (struct{}, error) { return struct{}{}, conn.AddAuth(a.scheme, a.auth) })
+		if err != nil {
 			c.log.Warn("zkrecipes: sending credentials failed; will retry on the next connection",
 				"scheme", a.scheme, "error", err)
 			return false
