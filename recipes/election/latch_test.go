@@ -420,7 +420,11 @@ func beforeServer(t *testing.T) (*zktest.Server, *framework.Client) {
 	srv.Stop()
 	// Before its first session an operation waits one connection timeout for a
 	// server: long enough for a server started on a busy machine (15 s was not).
-	c, err := framework.New([]string{srv.Addr()}, framework.WithConnectionTimeout(time.Minute))
+	// A connection that a starting server accepts and never answers is given up
+	// after the shorter of the connection and session timeouts: 15 s, so that the
+	// minute holds several tries (with the default session, one try took it all).
+	c, err := framework.New([]string{srv.Addr()}, framework.WithConnectionTimeout(time.Minute),
+		framework.WithSessionTimeout(15*time.Second))
 	require.NoError(t, err)
 	t.Cleanup(func() { _ = c.Close() })
 	return srv, c
