@@ -21,7 +21,7 @@ const maxReads = 32
 // engine keeps the copy converging: it sends the reads, hears the watches and the
 // connection's states, and applies what it learns to the store. Its methods run on
 // its loop (reads.go), one at a time, except where their docs say otherwise (the
-// readers, heard).
+// readers, heard, wait).
 type engine struct {
 	c     *framework.Client
 	path  string
