@@ -42,92 +42,92 @@ type failure struct {
 
 // loop runs everything that touches the tree, one thing at a time, until Close or
 // the client's close.
-func (ca *Cache) loop() {
-	defer ca.running.Done()
+func (en *engine) loop() {
+	defer en.running.Done()
 	for {
-		fn, ok := ca.inbox.Pop(ca.ctx.Done())
+		fn, ok := en.inbox.Pop(en.ctx.Done())
 		if !ok {
 			return
 		}
 		fn()
 		select {
-		case <-ca.halted:
+		case <-en.halted:
 			return // the client closed: Stopped is the last event
 		default:
 		}
-		ca.checkSettled()
+		en.checkSettled()
 	}
 }
 
 // checkSettled says Initialized or Synced once every needed read is done.
-func (ca *Cache) checkSettled() {
-	if !ca.syncing || ca.unsettled > 0 || ca.holding {
+func (en *engine) checkSettled() {
+	if !en.syncing || en.unsettled > 0 || en.holding {
 		return
 	}
-	ca.syncing = false
+	en.syncing = false
 	typ := Synced
-	if !ca.ready {
-		ca.ready, typ = true, Initialized
+	if !en.ready {
+		en.ready, typ = true, Initialized
 	}
-	ca.say(Event{Type: typ})
+	en.say(Event{Type: typ})
 }
 
 // say emits an event that changes nothing in the copy.
-func (ca *Cache) say(ev Event) {
-	ca.mu.Lock()
-	ca.emit(ev)
-	ca.mu.Unlock()
+func (en *engine) say(ev Event) {
+	en.store.mu.Lock()
+	en.emit(ev)
+	en.store.mu.Unlock()
 }
 
 // want makes e's read of kind k needed for a complete copy: one sent in the current
 // epoch, that is after the last Suspended or Lost.
-func (ca *Cache) want(e *entry, k readKind) {
-	if e.refused || e.removed || ca.stopped {
+func (en *engine) want(e *entry, k readKind) {
+	if e.refused || e.removed || en.stopped {
 		return
 	}
 	rs := &e.reads[k]
 	if !rs.need {
 		rs.need = true
-		ca.unsettled++
+		en.unsettled++
 	}
-	rs.needEpoch = ca.epoch.Load()
+	rs.needEpoch = en.epoch.Load()
 	if !rs.pending {
-		ca.dispatch(e, k)
+		en.dispatch(e, k)
 	}
 }
 
 // refresh reads e again after its watch of kind k fired: after the read in flight,
 // if there is one, since it may have been answered before the change.
-func (ca *Cache) refresh(e *entry, k readKind) {
+func (en *engine) refresh(e *entry, k readKind) {
 	if rs := &e.reads[k]; rs.pending {
 		rs.again = true
 		return
 	}
-	ca.dispatch(e, k)
+	en.dispatch(e, k)
 }
 
 // dispatch sends a read of e. It sets a watch unless one set by an earlier read is
 // still armed: a second would be the same watch on the server, and one more channel
 // for go-zookeeper to keep until it fires.
-func (ca *Cache) dispatch(e *entry, k readKind) {
-	if e.refused || e.removed || ca.stopped {
+func (en *engine) dispatch(e *entry, k readKind) {
+	if e.refused || e.removed || en.stopped {
 		return
 	}
 	rs := &e.reads[k]
 	rs.pending = true
 	t := task{e: e, kind: k, probe: k == dataRead && e.absent}
-	if ca.holding {
-		ca.held = append(ca.held, t)
+	if en.holding {
+		en.held = append(en.held, t)
 		return
 	}
 	t.watch = !rs.armed
-	ca.send(t)
+	en.send(t)
 }
 
 // send hands t to a reader: a new one while fewer than maxReads are running, else
 // the next that finishes its read. Called on the loop only.
-func (ca *Cache) send(t task) {
-	r := &ca.readers
+func (en *engine) send(t task) {
+	r := &en.readers
 	r.mu.Lock()
 	if r.running == maxReads {
 		r.queue = append(r.queue, t)
@@ -136,19 +136,19 @@ func (ca *Cache) send(t task) {
 	}
 	r.running++
 	r.mu.Unlock()
-	ca.running.Add(1) // the loop holds a count of its own: Close's Wait has not ended
-	go ca.reader(t)
+	en.running.Add(1) // the loop holds a count of its own: Close's Wait has not ended
+	go en.reader(t)
 }
 
 // reader sends t, then the queued reads one at a time, and ends when none is left
 // or the cache is closed: an idle cache has no reader.
-func (ca *Cache) reader(t task) {
-	defer ca.running.Done()
-	r := &ca.readers
+func (en *engine) reader(t task) {
+	defer en.running.Done()
+	r := &en.readers
 	for {
-		ca.sendOne(t)
+		en.sendOne(t)
 		r.mu.Lock()
-		if len(r.queue) == 0 || ca.ctx.Err() != nil {
+		if len(r.queue) == 0 || en.ctx.Err() != nil {
 			r.running--
 			r.mu.Unlock()
 			return
@@ -164,47 +164,47 @@ func (ca *Cache) reader(t task) {
 }
 
 // sendOne sends a read and hands its result to the loop.
-func (ca *Cache) sendOne(t task) {
+func (en *engine) sendOne(t task) {
 	// Stamp before looking at holding: Lost sets holding first, then moves the
 	// epoch, so a read that escapes the hold has an epoch before the Lost.
-	t.epoch = ca.epoch.Load()
-	if t.kind != syncRead && ca.holdingNow.Load() {
-		ca.inbox.Push(func() { ca.hold(t) })
+	t.epoch = en.epoch.Load()
+	if t.kind != syncRead && en.holdingNow.Load() {
+		en.inbox.Push(func() { en.hold(t) })
 		return
 	}
-	r := ca.read(t)
-	ca.inbox.Push(func() { ca.done(t, r) })
+	r := en.read(t)
+	en.inbox.Push(func() { en.done(t, r) })
 }
 
 // hold keeps a read back until the new session's Sync, or sends it if that is done.
-func (ca *Cache) hold(t task) {
-	if ca.holding {
-		ca.held = append(ca.held, t)
+func (en *engine) hold(t task) {
+	if en.holding {
+		en.held = append(en.held, t)
 		return
 	}
 	t.watch = !t.e.reads[t.kind].armed
-	ca.send(t)
+	en.send(t)
 }
 
 // read sends one request. A missing node is a result (stat nil), not an error.
-func (ca *Cache) read(t task) (r result) {
-	ctx, p := ca.ctx, t.e.path
+func (en *engine) read(t task) (r result) {
+	ctx, p := en.ctx, t.e.path
 	var ok bool
 	switch {
 	case t.kind == syncRead:
-		r.err = ca.c.Sync(ctx, p)
+		r.err = en.c.Sync(ctx, p)
 	case t.kind == childRead && t.watch:
-		r.names, r.stat, r.watch, r.err = ca.c.ChildrenW(ctx, p)
+		r.names, r.stat, r.watch, r.err = en.c.ChildrenW(ctx, p)
 	case t.kind == childRead:
-		r.names, r.stat, r.err = ca.c.Children(ctx, p)
+		r.names, r.stat, r.err = en.c.Children(ctx, p)
 	case t.probe && t.watch:
-		ok, r.stat, r.watch, r.err = ca.c.ExistsW(ctx, p)
+		ok, r.stat, r.watch, r.err = en.c.ExistsW(ctx, p)
 	case t.probe:
-		ok, r.stat, r.err = ca.c.Exists(ctx, p)
+		ok, r.stat, r.err = en.c.Exists(ctx, p)
 	case t.watch:
-		r.data, r.stat, r.watch, r.err = ca.c.GetW(ctx, p)
+		r.data, r.stat, r.watch, r.err = en.c.GetW(ctx, p)
 	default:
-		r.data, r.stat, r.err = ca.c.Get(ctx, p)
+		r.data, r.stat, r.err = en.c.Get(ctx, p)
 	}
 	if errors.Is(r.err, zk.ErrNoNode) || (t.probe && r.err == nil && !ok) {
 		r.err, r.stat = nil, nil
@@ -213,9 +213,9 @@ func (ca *Cache) read(t task) (r result) {
 }
 
 // done applies a read's result, on the loop.
-func (ca *Cache) done(t task, r result) {
+func (en *engine) done(t task, r result) {
 	if t.kind == syncRead {
-		ca.synced(t, r.err)
+		en.synced(t, r.err)
 		return
 	}
 	e, rs := t.e, &t.e.reads[t.kind]
@@ -229,133 +229,133 @@ func (ca *Cache) done(t task, r result) {
 	}
 	answered := false
 	switch {
-	case r.err == nil && t.epoch < ca.lostEpoch:
+	case r.err == nil && t.epoch < en.lostEpoch:
 		// Sent before the session was lost, or in the new session before its Sync: it
 		// may show an older state than the copy has.
 		rs.again = true
 	case r.err == nil && t.kind == dataRead:
-		answered = ca.gotData(e, t, r)
+		answered = en.gotData(e, t, r)
 	case r.err == nil:
-		answered = ca.gotChildren(e, r)
+		answered = en.gotChildren(e, r)
 	case errors.Is(r.err, zk.ErrNoAuth):
-		ca.refuse(e, r.err)
+		en.refuse(e, r.err)
 		return
 	case errors.Is(r.err, framework.ErrClosed):
-		ca.stopped = true // the client is closed: nothing more can be read
+		en.stopped = true // the client is closed: nothing more can be read
 		return
-	case ca.ctx.Err() != nil:
+	case en.ctx.Err() != nil:
 		return
 	default:
-		ca.log.Debug("zkrecipes: cache read failed; will retry", "path", e.path, "error", r.err)
-		ca.failed = append(ca.failed, failure{e, t.kind})
-		ca.armRetry()
+		en.log.Debug("zkrecipes: cache read failed; will retry", "path", e.path, "error", r.err)
+		en.failed = append(en.failed, failure{e, t.kind})
+		en.armRetry()
 		return
 	}
 	if answered && rs.need {
 		if t.epoch >= rs.needEpoch {
-			ca.settled(e, t.kind)
+			en.settled(e, t.kind)
 		} else {
 			rs.again = true // sent before the connection came back: read once more
 		}
 	}
 	if rs.again && !rs.pending {
 		rs.again = false
-		ca.dispatch(e, t.kind)
+		en.dispatch(e, t.kind)
 	}
 }
 
 // refuse reports a node an ACL does not let the client read, once, and reads it no
 // more: a refusal does not go away by asking again.
-func (ca *Cache) refuse(e *entry, err error) {
-	ca.settled(e, dataRead)
-	ca.settled(e, childRead)
+func (en *engine) refuse(e *entry, err error) {
+	en.settled(e, dataRead)
+	en.settled(e, childRead)
 	if e.refused {
 		return
 	}
 	e.refused = true
-	ca.say(Event{Type: Error, Path: e.path, Err: fmt.Errorf("%w: %s: %w", ErrRefused, e.path, err)})
+	en.say(Event{Type: Error, Path: e.path, Err: fmt.Errorf("%w: %s: %w", ErrRefused, e.path, err)})
 }
 
 // connection follows the client's connection states.
-func (ca *Cache) connection(s framework.ConnectionState) {
+func (en *engine) connection(s framework.ConnectionState) {
 	switch s {
 	case framework.Suspended:
-		ca.epoch.Add(1)
-		ca.say(Event{Type: Suspended})
+		en.epoch.Add(1)
+		en.say(Event{Type: Suspended})
 	case framework.Lost:
 		// The new session may reach a server that is behind the one the copy was read
 		// from: hold every read until a Sync has brought it up to date.
-		ca.holding = true
-		ca.holdingNow.Store(true)
-		ca.lostEpoch = ca.epoch.Add(1)
-		ca.say(Event{Type: Lost})
-		ca.send(task{e: ca.root, kind: syncRead})
+		en.holding = true
+		en.holdingNow.Store(true)
+		en.lostEpoch = en.epoch.Add(1)
+		en.say(Event{Type: Lost})
+		en.send(task{e: en.root, kind: syncRead})
 	case framework.Connected, framework.Reconnected:
-		ca.retryFailed()
+		en.retryFailed()
 		if s == framework.Reconnected {
-			ca.resync()
+			en.resync()
 		}
 	}
 }
 
 // resync reads every node again, to report what changed while the connection was
 // down, and says Synced when done.
-func (ca *Cache) resync() {
-	ca.syncing = true
-	for _, e := range ca.nodes {
-		ca.want(e, dataRead)
-		if e.live && ca.follows(e) {
-			ca.want(e, childRead)
+func (en *engine) resync() {
+	en.syncing = true
+	for _, e := range en.store.nodes {
+		en.want(e, dataRead)
+		if e.live && en.follows(e) {
+			en.want(e, childRead)
 		}
 	}
 }
 
 // synced ends the hold after a session loss, once the new session's server has
 // caught up.
-func (ca *Cache) synced(t task, err error) {
+func (en *engine) synced(t task, err error) {
 	switch {
-	case err == nil && t.epoch < ca.lostEpoch:
-		ca.send(task{e: ca.root, kind: syncRead}) // sent before the latest Lost
+	case err == nil && t.epoch < en.lostEpoch:
+		en.send(task{e: en.root, kind: syncRead}) // sent before the latest Lost
 	case err == nil:
-		ca.holding = false
-		ca.holdingNow.Store(false)
-		held := ca.held
-		ca.held = nil
+		en.holding = false
+		en.holdingNow.Store(false)
+		held := en.held
+		en.held = nil
 		for _, t := range held {
-			ca.hold(t)
+			en.hold(t)
 		}
 	case errors.Is(err, framework.ErrClosed):
-		ca.stopped = true
-	case ca.ctx.Err() != nil:
+		en.stopped = true
+	case en.ctx.Err() != nil:
 	default:
-		ca.failed = append(ca.failed, failure{ca.root, syncRead})
-		ca.armRetry()
+		en.failed = append(en.failed, failure{en.root, syncRead})
+		en.armRetry()
 	}
 }
 
-func (ca *Cache) armRetry() {
-	if ca.retryArmed {
+func (en *engine) armRetry() {
+	if en.retryArmed {
 		return
 	}
-	ca.retryArmed = true
-	if ca.retry == nil {
-		ca.retry = time.AfterFunc(retryPause, func() { ca.inbox.Push(ca.retryFailed) })
+	en.retryArmed = true
+	if en.retry == nil {
+		en.retry = time.AfterFunc(retryPause, func() { en.inbox.Push(en.retryFailed) })
 		return
 	}
-	ca.retry.Reset(retryPause)
+	en.retry.Reset(retryPause)
 }
 
 // retryFailed sends again the reads that failed on connection errors.
-func (ca *Cache) retryFailed() {
-	ca.retryArmed = false
-	failed := ca.failed
-	ca.failed = nil
+func (en *engine) retryFailed() {
+	en.retryArmed = false
+	failed := en.failed
+	en.failed = nil
 	for _, f := range failed {
 		switch {
 		case f.kind == syncRead:
-			ca.send(task{e: ca.root, kind: syncRead})
+			en.send(task{e: en.root, kind: syncRead})
 		case !f.e.reads[f.kind].pending:
-			ca.dispatch(f.e, f.kind)
+			en.dispatch(f.e, f.kind)
 		}
 	}
 }

@@ -8,9 +8,10 @@ import (
 )
 
 // entry is a node the cache knows of: in the copy (live) or not yet, or no longer.
-// Its data, stat and kids change under ca.mu; the rest belongs to the loop. There is
-// one per cached node, so it keeps no copy of its path in a Node, its name is its
-// path's end, and its small fields sit together (160 bytes).
+// Its data, stat, kids and live are the copy's, and change under the store's mu
+// (the engine changes them; any goroutine reads them); the rest belongs to the
+// loop. There is one per cached node, so it keeps no copy of its path in a Node,
+// its name is its path's end, and its small fields sit together (160 bytes).
 type entry struct {
 	path    string
 	parent  *entry
@@ -56,51 +57,51 @@ type readState struct {
 }
 
 // follows reports whether the cache reads e's children.
-func (ca *Cache) follows(e *entry) bool { return int(e.depth) < ca.o.depth }
+func (en *engine) follows(e *entry) bool { return int(e.depth) < en.o.depth }
 
 // gotData applies the result of a data read of e: its data, or that it is missing.
 // It returns false when the result tells nothing yet (a missing root that still
 // needs its existence checked).
-func (ca *Cache) gotData(e *entry, t task, r result) (answered bool) {
+func (en *engine) gotData(e *entry, t task, r result) (answered bool) {
 	switch {
 	case t.probe && r.stat != nil:
 		e.absent = false // created meanwhile: read it
-		ca.dispatch(e, dataRead)
+		en.dispatch(e, dataRead)
 		return false
 	case t.probe:
 		return true // missing, and watched for its creation
 	case r.stat == nil: // no node
-		ca.mu.Lock()
+		en.store.mu.Lock()
 		was := e.live
-		ca.vanish(e)
-		ca.mu.Unlock()
+		en.vanish(e)
+		en.store.mu.Unlock()
 		switch {
-		case e == ca.root:
+		case e == en.root:
 			e.absent = true
-			ca.dispatch(e, dataRead)
+			en.dispatch(e, dataRead)
 			return false
 		case was && !e.parent.reads[childRead].pending:
 			// A listing of the parent made before our read may have shown a node of
 			// the same name created after it; read once more to know.
-			ca.dispatch(e, dataRead)
+			en.dispatch(e, dataRead)
 			return false
 		}
 		return true
 	}
 	data := r.data
-	if ca.o.noData {
+	if en.o.noData {
 		data = nil
 	}
 	n := Node{Path: e.path, Data: data, Stat: *r.stat}
-	ca.mu.Lock()
-	defer ca.mu.Unlock()
+	en.store.mu.Lock()
+	defer en.store.mu.Unlock()
 	old := e.copy()
 	switch {
 	case e.live && n.Stat.Czxid == old.Stat.Czxid && n.Stat.Mzxid > old.Stat.Mzxid:
 		n.Stat = childFields(n.Stat, old.Stat)
 		e.set(n)
 		if n.Stat.Version != old.Stat.Version {
-			ca.emit(Event{Type: Changed, Path: e.path, Old: old, New: n})
+			en.emit(Event{Type: Changed, Path: e.path, Old: old, New: n})
 		}
 		return true
 	case e.live && n.Stat.Czxid == old.Stat.Czxid:
@@ -111,30 +112,31 @@ func (ca *Cache) gotData(e *entry, t task, r result) (answered bool) {
 	}
 	// A node seen for the first time, or deleted and created again since the last
 	// read: what was in the copy is gone.
-	ca.vanish(e)
+	en.vanish(e)
 	if e.parent != nil && n.Stat.Czxid > e.parent.stat.Pzxid {
 		// Created after the parent's children were last listed, so perhaps under a
 		// later incarnation of the parent: the listing its watch brings decides.
 		return true
 	}
-	ca.appear(e, n)
+	en.appear(e, n)
 	return true
 }
 
-// appear puts e in the copy as n, and asks for its children. ca.mu is held.
-func (ca *Cache) appear(e *entry, n Node) {
+// appear puts e in the copy as n, and asks for its children. The store's mu is
+// held.
+func (en *engine) appear(e *entry, n Node) {
 	e.set(n)
 	e.live = true
-	ca.live++
-	ca.emit(Event{Type: Created, Path: e.path, New: n})
-	if ca.follows(e) {
-		ca.want(e, childRead)
+	en.store.live++
+	en.emit(Event{Type: Created, Path: e.path, New: n})
+	if en.follows(e) {
+		en.want(e, childRead)
 	}
 }
 
 // gotChildren applies a listing of e's children: new names become entries to read,
 // names gone take their subtree out of the copy.
-func (ca *Cache) gotChildren(e *entry, r result) (answered bool) {
+func (en *engine) gotChildren(e *entry, r result) (answered bool) {
 	if !e.live || r.stat == nil {
 		// Not in the copy, or gone: the data read, armed or pending while e is live,
 		// says what happened.
@@ -147,8 +149,8 @@ func (ca *Cache) gotChildren(e *entry, r result) (answered bool) {
 		// A newer incarnation: the data read will see it, and list it again.
 		return false
 	}
-	ca.mu.Lock()
-	defer ca.mu.Unlock()
+	en.store.mu.Lock()
+	defer en.store.mu.Unlock()
 	e.stat = childFields(e.stat, *r.stat)
 	listed := make(map[string]bool, len(r.names))
 	for _, name := range r.names {
@@ -158,19 +160,19 @@ func (ca *Cache) gotChildren(e *entry, r result) (answered bool) {
 		kid := e.kids[name]
 		// A kid created after the listing was made is not in it, and stays.
 		if !listed[name] && (!kid.live || kid.stat.Czxid <= r.stat.Pzxid) {
-			ca.remove(kid)
+			en.remove(kid)
 		}
 	}
 	slices.Sort(r.names)
 	for _, name := range r.names {
 		if kid := e.kids[name]; kid != nil {
 			if !kid.live && !kid.refused && !kid.reads[dataRead].pending {
-				ca.want(kid, dataRead) // missing when last read, listed now
+				en.want(kid, dataRead) // missing when last read, listed now
 			}
 			continue
 		}
 		p := join(e.path, name)
-		if ca.o.selector != nil && !ca.o.selector(p) {
+		if en.o.selector != nil && !en.o.selector(p) {
 			continue
 		}
 		kid := &entry{path: p, parent: e, depth: e.depth + 1}
@@ -178,41 +180,41 @@ func (ca *Cache) gotChildren(e *entry, r result) (answered bool) {
 			e.kids = map[string]*entry{}
 		}
 		e.kids[name] = kid
-		ca.nodes[p] = kid
-		ca.want(kid, dataRead)
+		en.store.nodes[p] = kid
+		en.want(kid, dataRead)
 	}
 	return true
 }
 
 // vanish takes e's subtree and e out of the copy, children first, and forgets e's
-// children. ca.mu is held.
-func (ca *Cache) vanish(e *entry) {
+// children. The store's mu is held.
+func (en *engine) vanish(e *entry) {
 	for _, name := range sortedKeys(e.kids) {
-		ca.remove(e.kids[name])
+		en.remove(e.kids[name])
 	}
 	if e.live {
 		e.live = false
-		ca.live--
-		ca.emit(Event{Type: Deleted, Path: e.path, Old: e.copy()})
+		en.store.live--
+		en.emit(Event{Type: Deleted, Path: e.path, Old: e.copy()})
 	}
 	e.set(Node{})
-	ca.settled(e, childRead) // a node out of the copy has no children to list
+	en.settled(e, childRead) // a node out of the copy has no children to list
 }
 
-// remove takes a node below the root out of the tree. ca.mu is held.
-func (ca *Cache) remove(e *entry) {
-	ca.vanish(e)
+// remove takes a node below the root out of the tree. The store's mu is held.
+func (en *engine) remove(e *entry) {
+	en.vanish(e)
 	delete(e.parent.kids, e.name())
-	delete(ca.nodes, e.path)
+	delete(en.store.nodes, e.path)
 	e.removed = true
-	ca.settled(e, dataRead)
+	en.settled(e, dataRead)
 }
 
 // settled marks e's read of kind k as no longer needed for a complete copy.
-func (ca *Cache) settled(e *entry, k readKind) {
+func (en *engine) settled(e *entry, k readKind) {
 	if rs := &e.reads[k]; rs.need {
 		rs.need = false
-		ca.unsettled--
+		en.unsettled--
 	}
 }
 

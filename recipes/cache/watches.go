@@ -19,19 +19,19 @@ import (
 
 // heard takes a notification from go-zookeeper's goroutine to the loop, if it is
 // about a node of the cached tree.
-func (ca *Cache) heard(ev zk.Event) {
+func (en *engine) heard(ev zk.Event) {
 	p := ev.Path
-	if ca.path != "/" && p != ca.path && !strings.HasPrefix(p, ca.path+"/") {
+	if en.path != "/" && p != en.path && !strings.HasPrefix(p, en.path+"/") {
 		return
 	}
-	ca.inbox.Push(func() { ca.fired(p, ev.Type) })
+	en.inbox.Push(func() { en.fired(p, ev.Type) })
 }
 
 // fired is a notification of the watches of the node at p, on the loop: those of the
 // data (a data or existence watch), of the children, or (deleted, or the session's
 // end) both.
-func (ca *Cache) fired(p string, typ zk.EventType) {
-	e := ca.nodes[p]
+func (en *engine) fired(p string, typ zk.EventType) {
+	e := en.store.nodes[p]
 	if e == nil {
 		return // a node the cache no longer follows, or another recipe's watch
 	}
@@ -43,14 +43,14 @@ func (ca *Cache) fired(p string, typ zk.EventType) {
 		data = false
 	}
 	if data {
-		ca.unarm(e, dataRead)
-		ca.refresh(e, dataRead)
+		en.unarm(e, dataRead)
+		en.refresh(e, dataRead)
 	}
 	if kids {
-		ca.unarm(e, childRead)
-		if typ != zk.EventNodeDeleted && e.live && ca.follows(e) {
+		en.unarm(e, childRead)
+		if typ != zk.EventNodeDeleted && e.live && en.follows(e) {
 			// A deleted node's data watch fired too, and its read will say so.
-			ca.refresh(e, childRead)
+			en.refresh(e, childRead)
 		}
 	}
 }
@@ -58,7 +58,7 @@ func (ca *Cache) fired(p string, typ zk.EventType) {
 // unarm records that e's watch of kind k has fired. A read in flight may have set
 // it again, or may be the one whose watch fired: its reply cannot tell, so the read
 // after it sets one anew.
-func (ca *Cache) unarm(e *entry, k readKind) {
+func (en *engine) unarm(e *entry, k readKind) {
 	rs := &e.reads[k]
 	rs.armed = false
 	if rs.pending {
