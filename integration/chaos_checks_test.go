@@ -8,6 +8,7 @@ import (
 	"github.com/anishathalye/porcupine"
 	"github.com/stretchr/testify/require"
 
+	"github.com/zkrecipes/zkrecipes/framework"
 	"github.com/zkrecipes/zkrecipes/recipes/shared"
 )
 
@@ -65,16 +66,36 @@ func TestChaosChecksCatchViolations(t *testing.T) {
 		silenced := []blackhole{{client: a, from: at(1000)}}
 		told := mk(a, "lock", 0, 3000, 1, false)
 		told.lostAt = at(2900)
-		require.Empty(t, lossesUntold([]*hold{told}, silenced, nil))
+		require.Empty(t, lossesUntold([]*hold{told}, silenced, nil, nil))
 		untold := mk(a, "lock", 0, 4500, 1, false)
-		require.Len(t, lossesUntold([]*hold{untold}, silenced, nil), 1, "believed 3.5 s after a black-hole")
+		require.Len(t, lossesUntold([]*hold{untold}, silenced, nil, nil), 1, "believed 3.5 s after a black-hole")
 		other := mk(b, "lock", 0, 4500, 1, true)
-		require.Empty(t, lossesUntold([]*hold{other}, silenced, nil), "another client's silence")
+		require.Empty(t, lossesUntold([]*hold{other}, silenced, nil, nil), "another client's silence")
 		other.session = 7
 		lost := map[*chaosClient][]sessionLost{b: {{at(1000), 7}}}
-		require.Len(t, lossesUntold([]*hold{other}, nil, lost), 1, "believed past its client's Lost")
+		require.Len(t, lossesUntold([]*hold{other}, nil, lost, nil), 1, "believed past its client's Lost")
 		lost = map[*chaosClient][]sessionLost{b: {{at(1000), 6}}}
-		require.Empty(t, lossesUntold([]*hold{other}, nil, lost), "another session's Lost")
+		require.Empty(t, lossesUntold([]*hold{other}, nil, lost, nil), "another session's Lost")
+
+		// With the client's states, the violation says what it heard around the loss
+		// and when the holder was told, and nothing from long before.
+		lost = map[*chaosClient][]sessionLost{b: {{at(3000), 7}}}
+		late := mk(b, "item", 0, 4500, 1, false)
+		late.session, late.lostAt, late.signalled = 7, at(4500), at(4400)
+		heard := map[*chaosClient][]stateChange{b: {
+			{at(-5000), framework.Connected, 7},
+			{at(1000), framework.Suspended, 7},
+			{at(3000), framework.Lost, 7},
+			{at(3200), framework.Reconnected, 8},
+		}}
+		ps := lossesUntold([]*hold{late}, nil, lost, heard)
+		require.Len(t, ps, 1)
+		stamp := func(ms int) string { return at(ms).Format("15:04:05.000") }
+		require.Contains(t, ps[0], "its client heard: "+stamp(1000)+" Suspended (session 0x7), "+stamp(3000)+" Lost (session 0x7), "+
+			stamp(3200)+" Reconnected (session 0x8), its signal closed at "+stamp(4400)+", it stopped at "+stamp(4500))
+		require.NotContains(t, ps[0], "Connected (session")
+		quiet := map[*chaosClient][]stateChange{b: {}}
+		require.Contains(t, lossesUntold([]*hold{late}, nil, lost, quiet)[0], "its client heard: nothing from "+stamp(-1000)+" to "+stamp(5500))
 	})
 }
 
