@@ -6,7 +6,9 @@ import (
 	"flag"
 	"fmt"
 	"math/rand/v2"
+	"os"
 	"path"
+	"path/filepath"
 	"slices"
 	"strings"
 	"sync"
@@ -86,6 +88,10 @@ func TestChaos(t *testing.T) {
 	}
 	counters, err := newCounterWorkload(newClients("counter", 4))
 	require.NoError(t, err)
+	if *chaosKeep != "" { // a failing counter's history goes with the servers' record
+		counters.dir = filepath.Join(*chaosKeep, "counters")
+		require.NoError(t, os.RemoveAll(counters.dir)) // an earlier run's
+	}
 	shares, err := newSharedWorkload(ctx, newClients("shared", 3))
 	require.NoError(t, err)
 	witness, err := newWitnessWorkload(ctx, newClients("witness", 2))
