@@ -2,12 +2,15 @@ package integration
 
 import (
 	"math"
+	"os"
+	"strings"
 	"testing"
 	"time"
 
 	"github.com/anishathalye/porcupine"
 	"github.com/stretchr/testify/require"
 
+	"github.com/zkrecipes/zkrecipes/framework"
 	"github.com/zkrecipes/zkrecipes/recipes/shared"
 )
 
@@ -65,16 +68,36 @@ func TestChaosChecksCatchViolations(t *testing.T) {
 		silenced := []blackhole{{client: a, from: at(1000)}}
 		told := mk(a, "lock", 0, 3000, 1, false)
 		told.lostAt = at(2900)
-		require.Empty(t, lossesUntold([]*hold{told}, silenced, nil))
+		require.Empty(t, lossesUntold([]*hold{told}, silenced, nil, nil))
 		untold := mk(a, "lock", 0, 4500, 1, false)
-		require.Len(t, lossesUntold([]*hold{untold}, silenced, nil), 1, "believed 3.5 s after a black-hole")
+		require.Len(t, lossesUntold([]*hold{untold}, silenced, nil, nil), 1, "believed 3.5 s after a black-hole")
 		other := mk(b, "lock", 0, 4500, 1, true)
-		require.Empty(t, lossesUntold([]*hold{other}, silenced, nil), "another client's silence")
+		require.Empty(t, lossesUntold([]*hold{other}, silenced, nil, nil), "another client's silence")
 		other.session = 7
 		lost := map[*chaosClient][]sessionLost{b: {{at(1000), 7}}}
-		require.Len(t, lossesUntold([]*hold{other}, nil, lost), 1, "believed past its client's Lost")
+		require.Len(t, lossesUntold([]*hold{other}, nil, lost, nil), 1, "believed past its client's Lost")
 		lost = map[*chaosClient][]sessionLost{b: {{at(1000), 6}}}
-		require.Empty(t, lossesUntold([]*hold{other}, nil, lost), "another session's Lost")
+		require.Empty(t, lossesUntold([]*hold{other}, nil, lost, nil), "another session's Lost")
+
+		// With the client's states, the violation says what it heard around the loss
+		// and when the holder was told, and nothing from long before.
+		lost = map[*chaosClient][]sessionLost{b: {{at(3000), 7}}}
+		late := mk(b, "item", 0, 4500, 1, false)
+		late.session, late.lostAt, late.signalled = 7, at(4500), at(4400)
+		heard := map[*chaosClient][]stateChange{b: {
+			{at(-5000), framework.Connected, 7},
+			{at(1000), framework.Suspended, 7},
+			{at(3000), framework.Lost, 7},
+			{at(3200), framework.Reconnected, 8},
+		}}
+		ps := lossesUntold([]*hold{late}, nil, lost, heard)
+		require.Len(t, ps, 1)
+		stamp := func(ms int) string { return at(ms).Format("15:04:05.000") }
+		require.Contains(t, ps[0], "its client heard: "+stamp(1000)+" Suspended (session 0x7), "+stamp(3000)+" Lost (session 0x7), "+
+			stamp(3200)+" Reconnected (session 0x8), its signal closed at "+stamp(4400)+", it stopped at "+stamp(4500))
+		require.NotContains(t, ps[0], "Connected (session")
+		quiet := map[*chaosClient][]stateChange{b: {}}
+		require.Contains(t, lossesUntold([]*hold{late}, nil, lost, quiet)[0], "its client heard: nothing from "+stamp(-1000)+" to "+stamp(5500))
 	})
 }
 
@@ -106,6 +129,47 @@ func TestChaosCounterCheckCatchesViolations(t *testing.T) {
 	require.True(t, check(add(0, 5, 0, 0, 10), cas(5, 9, true, 11, 20), get(0, 9, 21, 30)))
 	require.False(t, check(add(0, 5, 0, 0, 10), cas(5, 9, false, 11, 20)), "refused while it held the value expected")
 	require.False(t, check(add(0, 5, 0, 0, 10), cas(4, 9, true, 11, 20)), "swapped what it did not hold")
+
+	// A read is placed after its session's last acknowledged write, not after the
+	// client's previous call: ZooKeeper lets a session read from a server that lags
+	// behind writes other clients have finished, as long as it has seen the
+	// session's own. Client 0 adds 5; client 1 adds 3 and is answered; client 0's
+	// next add fails (timed out) and its read, from a server that has not yet applied
+	// client 1's add, says 5. Legal, and failed when the read was placed at the failed
+	// add's call. A double add is still caught.
+	var bound readBound
+	bound.place(1, func(int64) bool { return false })
+	bound.wrote(1, 0)
+	failed := porcupine.Operation{ClientId: 0, Input: addInput{7}, Call: 21, Output: addOutput{failed: true}, Return: 30}
+	stale := get(0, 5, bound.place(1, func(int64) bool { return false }), 40)
+	calls := []counterCall{{op: add(0, 5, 0, 0, 10)}, {op: add(1, 3, 5, 11, 20)}, {op: failed}, {op: stale, strict: 21}}
+	require.True(t, check(counterOps(calls, false)...), "a read from a server behind another client's finished add")
+	require.False(t, check(counterOps(calls, true)...), "the placement after the previous call fails it")
+	calls[3].op.Output, calls[3].strict = int64(13), 0
+	require.False(t, check(counterOps(calls, false)...), "an add counted twice")
+	require.Equal(t, int64(0), bound.place(2, func(int64) bool { return false }), "a new session reads anywhere before its return")
+	bound.wrote(2, 50)
+	require.Equal(t, int64(50), bound.place(2, func(int64) bool { return false }))
+	require.Equal(t, int64(0), bound.place(2, func(d int64) bool { return d == 50 }), "Lost after its last write")
+
+	// A failing history is written out: every call with its times, client, session
+	// and error, and porcupine's view of it.
+	t0 := time.Date(2026, 11, 26, 7, 0, 0, 0, time.UTC)
+	calls[2].session, calls[2].err = 0x1a, "counter: add 7 to /c: context deadline exceeded"
+	calls = append(calls, counterCall{op: unknown(1, 2, 45)})
+	files, err := writeCounterHistory(t.TempDir(), "counter-3", "/chaos/counter-3", calls, counterOps(calls, false), t0)
+	require.NoError(t, err)
+	require.Len(t, files, 2)
+	text, err := os.ReadFile(files[0])
+	require.NoError(t, err)
+	lines := strings.Split(strings.TrimSpace(string(text)), "\n")
+	require.Len(t, lines, 2+5)
+	require.Equal(t, "2026-11-26T07:00:00.000000Z\t2026-11-26T07:00:00.000000Z\t0\t0x0\t{delta:5}\t{pre:0 post:5 failed:false unknown:false}\t-\t", lines[2], "the first call")
+	require.Contains(t, string(text), "\t0\t0x1a\t{delta:7}\t{pre:0 post:0 failed:true unknown:false}\t-\tcounter: add 7 to /c: context deadline exceeded\n")
+	require.Contains(t, lines[6], "open", "an unknown outcome's open end")
+	html, err := os.ReadFile(files[1])
+	require.NoError(t, err)
+	require.Contains(t, string(html), "<html")
 }
 
 // The shared count's check fails a follower that ended elsewhere, a listener that

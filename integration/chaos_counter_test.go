@@ -7,7 +7,9 @@ import (
 	"maps"
 	"math"
 	"math/rand/v2"
+	"os"
 	"slices"
+	"strings"
 	"sync"
 	"time"
 
@@ -33,8 +35,8 @@ type counterWorkload struct {
 	began   time.Time
 
 	mu        sync.Mutex
-	histories map[int][]porcupine.Operation // by epoch: one counter's calls, until checked
-	inFlight  map[int]int                   // by epoch: calls begun and not yet recorded
+	histories map[int][]counterCall // by epoch: one counter's calls, until checked
+	inFlight  map[int]int           // by epoch: calls begun and not yet recorded
 	calls     int
 	counters  int      // counters checked
 	undeleted []string // counters checked and not yet deleted
@@ -43,13 +45,21 @@ type counterWorkload struct {
 	illegal   []span // the counters whose histories are not linearizable
 	undecided int    // the counters whose histories the checker could not decide on
 	took      time.Duration
+	// strictOnly are the counters whose histories are linearizable only because a
+	// read is placed after the last write its session had acknowledged (readBound),
+	// not after the client's previous call as the run placed it before.
+	strictOnly []string
+	// dir is where a failing history and its visualization are written (the keep
+	// directory, or a temporary one made at the first); records names the files.
+	dir     string
+	records map[string][]string // by counter node
 }
 
 const counterEpoch = 20 * time.Second
 
 func newCounterWorkload(clients []*chaosClient) (*counterWorkload, error) {
-	w := &counterWorkload{clients: clients, began: time.Now(), histories: map[int][]porcupine.Operation{}, inFlight: map[int]int{},
-		outcomes: map[string]int{}, checked: porcupine.Ok}
+	w := &counterWorkload{clients: clients, began: time.Now(), histories: map[int][]counterCall{}, inFlight: map[int]int{},
+		outcomes: map[string]int{}, checked: porcupine.Ok, records: map[string][]string{}}
 	for i, cc := range clients {
 		var opts []counter.Option
 		if i%2 == 1 {
@@ -132,6 +142,7 @@ func (w *counterWorkload) work(ctx context.Context, i int, rng *rand.Rand) {
 	var last int64     // the last value this client saw
 	var prevCall int64 // when its previous call began
 	session := cc.c.SessionID()
+	bound := readBound{session: session}
 	for ctx.Err() == nil {
 		// The epoch is read and the call counted in flight at once, so that retire,
 		// which looks at both under the same lock, never checks a counter with a call
@@ -151,15 +162,20 @@ func (w *counterWorkload) work(ctx context.Context, i int, rng *rand.Rand) {
 		}
 		octx, cancel := context.WithTimeout(ctx, 10*time.Second)
 		call := w.now()
-		// A read sees at least what its own session has seen; a new session may
-		// reach a server that has seen less, so its reads are placed anywhere before
-		// their return.
-		readFrom := prevCall
-		if now := cc.c.SessionID(); now != session || cc.lostSince(w.began.Add(time.Duration(prevCall))) {
-			readFrom, session = 0, now
+		// A read sees at least what its own session has seen (readBound); a new
+		// session may reach a server that has seen less, so its reads are placed
+		// anywhere before their return. strict is the placement the run used
+		// before, after the previous call whatever it was: checked too, for the record.
+		now := cc.c.SessionID()
+		lostAfter := func(d int64) bool { return cc.lostSince(w.began.Add(time.Duration(d))) }
+		strict := prevCall
+		if now != session || lostAfter(prevCall) {
+			strict, session = 0, now
 		}
+		readFrom := bound.place(now, lostAfter)
 		prevCall = call
 		var op porcupine.Operation
+		var callErr error
 		switch p := rng.Float64(); {
 		case p < 0.75:
 			delta := 1 + rng.Int64N(1000)
@@ -169,7 +185,9 @@ func (w *counterWorkload) work(ctx context.Context, i int, rng *rand.Rand) {
 			op = porcupine.Operation{ClientId: i, Input: addInput{delta}, Call: call, Output: out}
 			if err == nil {
 				last = r.Post
+				bound.wrote(now, call)
 			}
+			callErr = err
 		case p < 0.9:
 			in := casInput{expect: last, v: last + 1 + rng.Int64N(1000)}
 			swapped, err := n.CompareAndSet(octx, in.expect, in.v)
@@ -183,9 +201,11 @@ func (w *counterWorkload) work(ctx context.Context, i int, rng *rand.Rand) {
 			switch {
 			case err == nil && swapped:
 				last = in.v
+				bound.wrote(now, call)
 			case err == nil: // decided on a read
 				op.Call = readFrom
 			}
+			callErr = err
 		default:
 			v, err := n.Get(octx)
 			if _, unknown := w.classify("get", err); err != nil || unknown {
@@ -201,19 +221,23 @@ func (w *counterWorkload) work(ctx context.Context, i int, rng *rand.Rand) {
 		if unknownOutcome(op.Output) {
 			op.Return = math.MaxInt64
 		}
-		w.landed(epoch, &op)
+		rec := counterCall{op: op, strict: strict, session: now}
+		if callErr != nil {
+			rec.err = callErr.Error()
+		}
+		w.landed(epoch, &rec)
 		pause(ctx, between(rng, 0, 10*time.Millisecond))
 	}
 }
 
 // landed records a call of the epoch's counter that is over, and its operation if
 // it tells something.
-func (w *counterWorkload) landed(epoch int, op *porcupine.Operation) {
+func (w *counterWorkload) landed(epoch int, c *counterCall) {
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	w.inFlight[epoch]--
-	if op != nil {
-		w.histories[epoch] = append(w.histories[epoch], *op)
+	if c != nil {
+		w.histories[epoch] = append(w.histories[epoch], *c)
 		w.calls++
 	}
 }
@@ -261,11 +285,24 @@ func (w *counterWorkload) check(ctx context.Context, epoch int) error {
 	final := porcupine.Operation{ClientId: len(w.clients), Input: addInput{0}, Call: call,
 		Output: addOutput{pre: r.Pre, post: r.Post}, Return: w.now()}
 	w.mu.Lock()
-	history := append(slices.Clip(w.histories[epoch]), final)
+	calls := append(slices.Clip(w.histories[epoch]), counterCall{op: final, strict: final.Call, session: cc.c.SessionID()})
 	w.mu.Unlock()
 	began := time.Now()
+	history := counterOps(calls, false)
 	verdict := porcupine.CheckOperationsTimeout(counterModel, history, time.Minute)
+	strictOnly := false
+	if verdict == porcupine.Ok {
+		strictOnly = porcupine.CheckOperationsTimeout(counterModel, counterOps(calls, true), time.Minute) == porcupine.Illegal
+	}
 	took := time.Since(began)
+	var files []string
+	if verdict == porcupine.Illegal || strictOnly {
+		name, ops := fmt.Sprintf("counter-%d", epoch), history
+		if strictOnly {
+			name, ops = name+"-strict", counterOps(calls, true)
+		}
+		files = w.record(name, n.Path(), calls, ops)
+	}
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	delete(w.histories, epoch)
@@ -275,6 +312,12 @@ func (w *counterWorkload) check(ctx context.Context, epoch int) error {
 	w.undeleted = append(w.undeleted, n.Path())
 	w.counters++
 	w.took += took
+	if files != nil {
+		w.records[n.Path()] = files
+	}
+	if strictOnly {
+		w.strictOnly = append(w.strictOnly, n.Path())
+	}
 	switch {
 	case verdict == porcupine.Illegal:
 		w.checked = porcupine.Illegal
@@ -286,6 +329,27 @@ func (w *counterWorkload) check(ctx context.Context, epoch int) error {
 		}
 	}
 	return nil
+}
+
+// record writes a counter's history and its visualization into w.dir, and returns
+// the files' paths, or a line saying why there are none.
+func (w *counterWorkload) record(name, node string, calls []counterCall, ops []porcupine.Operation) []string {
+	w.mu.Lock()
+	if w.dir == "" {
+		d, err := os.MkdirTemp("", "chaos-counters-")
+		if err != nil {
+			w.mu.Unlock()
+			return []string{"(not written: " + err.Error() + ")"}
+		}
+		w.dir = d
+	}
+	dir := w.dir
+	w.mu.Unlock()
+	files, err := writeCounterHistory(dir, name, node, calls, ops, w.began)
+	if err != nil {
+		files = append(files, "(not all written: "+err.Error()+")")
+	}
+	return files
 }
 
 func (w *counterWorkload) now() int64 { return int64(time.Since(w.began)) }
@@ -366,6 +430,9 @@ func (w *counterWorkload) problems(losses []serverLoss) (problems, explained []s
 	defer w.mu.Unlock()
 	for _, s := range w.illegal {
 		p := fmt.Sprintf("counter: the history of %s (%s to %s) is not linearizable", s.node, s.from.Format(stamp), s.to.Format(stamp))
+		if files := w.records[s.node]; files != nil {
+			p += "; its calls and porcupine's view of them: " + strings.Join(files, ", ")
+		}
 		if s.explainedBy(losses) {
 			explained = append(explained, p+", and a loss above happened meanwhile")
 		} else {
@@ -382,6 +449,13 @@ func (w *counterWorkload) String() string {
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	verdict := map[porcupine.CheckResult]string{porcupine.Ok: "linearizable", porcupine.Illegal: "NOT linearizable", porcupine.Unknown: "undecided"}[w.checked]
-	return fmt.Sprintf("counter: %d calls by %d clients on %d counters, a new one every %v (%s); histories %s (porcupine, %v)",
+	s := fmt.Sprintf("counter: %d calls by %d clients on %d counters, a new one every %v (%s); histories %s (porcupine, %v)",
 		w.calls, len(w.clients), w.counters, counterEpoch, sortedCounts(w.outcomes), verdict, w.took.Round(time.Millisecond))
+	if len(w.strictOnly) > 0 {
+		s += fmt.Sprintf("; %d of them linearizable only with each read after its session's last acknowledged write, not after its client's previous call:", len(w.strictOnly))
+		for _, node := range w.strictOnly {
+			s += fmt.Sprintf(" %s (%s)", node, strings.Join(w.records[node], ", "))
+		}
+	}
+	return s
 }

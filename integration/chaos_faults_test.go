@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"log/slog"
 	"math/rand/v2"
+	"slices"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -25,6 +26,15 @@ type chaosClient struct {
 	mu      sync.Mutex
 	session int64 // the session of the last Connected or Reconnected
 	losts   []sessionLost
+	states  []stateChange // every state it heard, for the report of a loss untold
+}
+
+// stateChange is a connection state the client's listener heard: when, and the
+// session it was in.
+type stateChange struct {
+	at      time.Time
+	state   framework.ConnectionState
+	session int64
 }
 
 // sessionLost is the client going Lost: when, and which session it gave up.
@@ -64,6 +74,7 @@ func newChaosClient(ctx context.Context, name string, e *zktest.Ensemble, policy
 		case framework.Lost:
 			cc.losts = append(cc.losts, sessionLost{time.Now(), cc.session})
 		}
+		cc.states = append(cc.states, stateChange{time.Now(), s, cc.session})
 	})
 	if err := c.WaitConnected(ctx); err != nil {
 		cc.close()
@@ -77,6 +88,12 @@ func (cc *chaosClient) lostSessions() []sessionLost {
 	cc.mu.Lock()
 	defer cc.mu.Unlock()
 	return append([]sessionLost(nil), cc.losts...)
+}
+
+func (cc *chaosClient) stateChanges() []stateChange {
+	cc.mu.Lock()
+	defer cc.mu.Unlock()
+	return slices.Clone(cc.states)
 }
 
 // lostSince reports whether the client went Lost after t.

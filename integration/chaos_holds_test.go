@@ -22,6 +22,10 @@ type hold struct {
 	// lostAt is when the recipe's Lost signal closed during the hold; zero if it
 	// did not.
 	lostAt time.Time
+	// signalled is when a goroutine waiting on the signal the holder stops on (a
+	// partition work's ctx) saw it close; zero if not recorded. Set before the hold
+	// is recorded.
+	signalled time.Time
 	// live: our node still existed after end, so its session was alive the whole
 	// time. Only live holds are held to exclusion: a participant whose session died
 	// may go on believing for a moment (that is what Lost and the fence are for),

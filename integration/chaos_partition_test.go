@@ -59,6 +59,10 @@ func newPartitionRun(ctx context.Context, clients []*chaosClient, ids *idSource)
 // ends: work's ctx is the Lost of the item's lock.
 func (w *workload) run(ctx context.Context, cc *chaosClient, token int64, ids *idSource) {
 	h := &hold{id: ids.next(), client: cc, kind: "item", token: token, start: time.Now(), session: cc.c.SessionID()}
+	// When ctx ended, as a goroutine waiting on it saw it: told apart from h.end,
+	// it shows whether the signal came late or the holder was slow to act on it.
+	signalled := make(chan time.Time, 1)
+	stop := context.AfterFunc(ctx, func() { signalled <- time.Now() })
 	h.node = holderNode(ctx, cc, w.path)
 	w.checkGrant(context.Background(), h, ctx.Done())
 	for ctx.Err() == nil {
@@ -67,6 +71,9 @@ func (w *workload) run(ctx context.Context, cc *chaosClient, token int64, ids *i
 	}
 	h.end = time.Now()
 	h.lostAt = h.end
+	if !stop() {
+		h.signalled = <-signalled
+	}
 	w.checkEnd(h, ctx.Done())
 	w.mu.Lock()
 	w.holds = append(w.holds, h)

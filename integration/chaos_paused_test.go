@@ -38,7 +38,7 @@ type pausedProcess struct {
 // chaos clients' session timeout, connected to the servers directly: only server
 // faults and its pauses reach it.
 func startPausedProcess(t *testing.T, e *zktest.Ensemble, w *workload) *pausedProcess {
-	p := startHolder(t, e.Addrs(), "mutex", w.path, chaosSessionTimeout)
+	p := startHolder(t, e.Addrs(), "mutex", w.path, chaosSessionTimeout, "-acquire", holderAcquire.String())
 	checker, err := framework.New(e.Addrs(), framework.WithLogger(slog.New(slog.DiscardHandler)))
 	require.NoError(t, err)
 	return &pausedProcess{p: p, w: w, cc: &chaosClient{name: "paused-process", timeout: chaosSessionTimeout}, checker: checker}
@@ -58,13 +58,17 @@ func (ph *pausedProcess) run(ctx context.Context, f *faults, rng *rand.Rand, ids
 			ph.fail("the holder process is gone: %v", err)
 			return
 		}
-		line, err := ph.p.await(time.Minute, "held ", "error ")
+		line, err := ph.p.await(acquireAnswer(holderAcquire, ph.cc.timeout), "held ", "error ")
 		if err != nil {
 			ph.fail("%v", err)
 			return
 		}
 		if strings.HasPrefix(line, "error ") {
-			ph.w.failure("acquire failed")
+			what := "acquire failed"
+			if strings.Contains(line, context.DeadlineExceeded.Error()) {
+				what = fmt.Sprintf("acquire timed out (%v)", holderAcquire)
+			}
+			ph.w.failure(what)
 			continue
 		}
 		token, err := field(line, 1)
@@ -143,6 +147,19 @@ func (ph *pausedProcess) pause(f *faults, h *hold) {
 	if ok, _, err := ph.checker.Exists(ctx, h.node); err == nil && !ok {
 		ph.fail("%v: its node was gone after a pause and it did not hear Lost within the session timeout and a second of SIGCONT", h)
 	}
+}
+
+// holderAcquire is how long the holder process waits for the lock when told to
+// acquire; then it says so (error).
+const holderAcquire = time.Minute
+
+// acquireAnswer is how long to wait for a holder's answer to acquire, given how long
+// it waits for the lock and its session timeout: longer than its own wait, by the
+// time its Acquire may take to give up (deleting its node, bounded by a session
+// timeout) and ten seconds for a loaded machine to schedule it. A wait no longer than
+// its own raced it, and took a holder that timed out as one that said nothing.
+func acquireAnswer(acquire, session time.Duration) time.Duration {
+	return acquire + session + 10*time.Second
 }
 
 func (ph *pausedProcess) fail(format string, args ...any) {

@@ -8,6 +8,7 @@ import (
 	"math/rand/v2"
 	"os"
 	"path"
+	"path/filepath"
 	"slices"
 	"strings"
 	"sync"
@@ -87,6 +88,10 @@ func TestChaos(t *testing.T) {
 	}
 	counters, err := newCounterWorkload(newClients("counter", 4))
 	require.NoError(t, err)
+	if *chaosKeep != "" { // a failing counter's history goes with the servers' record
+		counters.dir = filepath.Join(*chaosKeep, "counters")
+		require.NoError(t, os.RemoveAll(counters.dir)) // an earlier run's
+	}
 	shares, err := newSharedWorkload(ctx, newClients("shared", 3))
 	require.NoError(t, err)
 	witness, err := newWitnessWorkload(ctx, newClients("witness", 2))
@@ -310,6 +315,8 @@ type report struct {
 	found     findings
 	// clientLosts are the sessions each client gave up, read once the run is over.
 	clientLosts map[*chaosClient][]sessionLost
+	// clientStates are the states each client heard, read once the run is over.
+	clientStates map[*chaosClient][]stateChange
 }
 
 // check gathers every violation: those seen during the run, and those the record
@@ -317,8 +324,10 @@ type report struct {
 func (r *report) check() {
 	r.problems = nil
 	r.clientLosts = map[*chaosClient][]sessionLost{}
+	r.clientStates = map[*chaosClient][]stateChange{}
 	for _, cc := range r.clients {
 		r.clientLosts[cc] = cc.lostSessions()
+		r.clientStates[cc] = cc.stateChanges()
 	}
 	for _, w := range r.workloads {
 		add := func(ps []string) {
@@ -337,7 +346,7 @@ func (r *report) check() {
 				}
 			}
 		}
-		add(lossesUntold(w.holds, r.faults.blackholes, r.clientLosts))
+		add(lossesUntold(w.holds, r.faults.blackholes, r.clientLosts, r.clientStates))
 	}
 	losses := append(lostAcks(r.witness.path, r.witness.writes()), r.shared.losses...)
 	counted, explained := r.counter.problems(losses)
@@ -371,8 +380,10 @@ func (r *report) check() {
 
 // lossesUntold finds holders that went on believing more than a second past the point
 // where their session was lost: a session timeout after their client was black-holed,
-// or the moment their client went Lost with their session.
-func lossesUntold(holds []*hold, bhs []blackhole, losts map[*chaosClient][]sessionLost) []string {
+// or the moment their client went Lost with their session. Each comes with the
+// states its client heard around it (states may be nil), so that a late signal can be
+// told from a missing one.
+func lossesUntold(holds []*hold, bhs []blackhole, losts map[*chaosClient][]sessionLost, states map[*chaosClient][]stateChange) []string {
 	var problems []string
 	believed := func(h *hold, deadline time.Time) bool {
 		return h.end.After(deadline) && (h.lostAt.IsZero() || h.lostAt.After(deadline))
@@ -380,17 +391,51 @@ func lossesUntold(holds []*hold, bhs []blackhole, losts map[*chaosClient][]sessi
 	for _, h := range holds {
 		for _, b := range bhs {
 			if b.caught(h) && believed(h, b.from.Add(h.client.timeout+time.Second)) {
-				problems = append(problems, fmt.Sprintf("%v held on past its session timeout and a second after a black-hole at %s",
-					h, b.from.Format("15:04:05.000")))
+				problems = append(problems, fmt.Sprintf("%v held on past its session timeout and a second after a black-hole at %s%s",
+					h, b.from.Format("15:04:05.000"), untoldTimeline(h, states[h.client], b.from)))
 			}
 		}
 		for _, l := range losts[h.client] {
 			if l.session == h.session && h.start.Before(l.at) && believed(h, l.at.Add(time.Second)) {
-				problems = append(problems, fmt.Sprintf("%v held on a second after its client went Lost at %s", h, l.at.Format("15:04:05.000")))
+				problems = append(problems, fmt.Sprintf("%v held on a second after its client went Lost at %s%s",
+					h, l.at.Format("15:04:05.000"), untoldTimeline(h, states[h.client], l.at)))
 			}
 		}
 	}
 	return problems
+}
+
+// untoldTimeline is what a hold's client heard from a session timeout and two
+// seconds before the loss at at until a second after the hold ended, and when the
+// holder was told: the signal it waits on closing (as a goroutine waiting on it saw
+// it, when recorded) and the holder stopping. "" without states.
+func untoldTimeline(h *hold, states []stateChange, at time.Time) string {
+	if states == nil {
+		return ""
+	}
+	from, to := at.Add(-h.client.timeout-2*time.Second), h.end.Add(time.Second)
+	var b strings.Builder
+	b.WriteString("; its client heard:")
+	heard := 0
+	for _, s := range states {
+		if s.at.Before(from) || s.at.After(to) {
+			continue
+		}
+		heard++
+		fmt.Fprintf(&b, " %s %v (session %#x),", s.at.Format("15:04:05.000"), s.state, s.session)
+	}
+	if heard == 0 {
+		fmt.Fprintf(&b, " nothing from %s to %s,", from.Format("15:04:05.000"), to.Format("15:04:05.000"))
+	}
+	if !h.signalled.IsZero() {
+		fmt.Fprintf(&b, " its signal closed at %s,", h.signalled.Format("15:04:05.000"))
+	}
+	told := "it stopped at " + h.end.Format("15:04:05.000")
+	if !h.lostAt.IsZero() && h.lostAt.Before(h.end) {
+		told = "Lost closed at " + h.lostAt.Format("15:04:05.000") + ", " + told
+	}
+	b.WriteString(" " + told)
+	return b.String()
 }
 
 // lossDelays are, for every hold its client's black-hole found, how long after the

@@ -85,3 +85,23 @@ func contend(ctx context.Context, c *framework.Client, recipe, path string) (hel
 	}
 	return take(ctx)
 }
+
+// A holder process that cannot take the lock in its own time says so, and is heard
+// saying it: the chaos run waits for its answer longer than the holder waits for the
+// lock (acquireAnswer), so that a wait that ran out is an error, not a silence.
+func TestHolderSaysWhenItCannotAcquire(t *testing.T) {
+	srv := zktest.NewServer(t)
+	ctx := testCtx(t)
+	c := newClient(t, []string{srv.Addr()})
+	taken, err := contend(ctx, c, "mutex", "/unavailable")
+	require.NoError(t, err)
+	const acquire = 200 * time.Millisecond
+	p := startHolder(t, []string{srv.Addr()}, "mutex", "/unavailable", pausedSession, "-acquire", acquire.String())
+	require.NoError(t, p.tell("acquire"))
+	line, err := p.await(acquireAnswer(acquire, pausedSession), "held ", "error ")
+	require.NoError(t, err)
+	require.Contains(t, line, "error ")
+	require.Contains(t, line, context.DeadlineExceeded.Error())
+	require.NoError(t, taken.Release(ctx))
+	requireNoEphemerals(t, c, "/unavailable")
+}

@@ -6,7 +6,7 @@
 //
 // Commands come on stdin, one a line; answers and events go to stdout, one a line:
 //
-//	acquire  → held TOKEN NODE        (or: error MESSAGE)
+//	acquire  → held TOKEN NODE        (or: error MESSAGE, after -acquire at the latest)
 //	write    → write TOKEN
 //	release  → released               (or: error MESSAGE)
 //	           lost UNIXNANO          when Lost closes during a hold
@@ -35,8 +35,9 @@ func main() {
 	path := flag.String("path", "/paused", "the recipe's path")
 	session := flag.Duration("session", time.Second, "the session timeout")
 	policy := flag.String("policy", "standard", "the error policy: standard or session")
+	acquireFor := flag.Duration("acquire", time.Minute, "how long an acquire waits before it says error")
 	flag.Parse()
-	if err := run(*servers, *recipe, *path, *session, *policy); err != nil {
+	if err := run(*servers, *recipe, *path, *session, *policy, *acquireFor); err != nil {
 		fmt.Fprintln(os.Stderr, "holder:", err)
 		os.Exit(1)
 	}
@@ -54,7 +55,7 @@ func say(format string, args ...any) {
 	_ = out.w.Flush()
 }
 
-func run(servers, recipe, path string, session time.Duration, policy string) error {
+func run(servers, recipe, path string, session time.Duration, policy string, acquireFor time.Duration) error {
 	opts := []framework.Option{framework.WithSessionTimeout(session), framework.WithLogger(slog.New(slog.DiscardHandler))}
 	if policy == "session" {
 		opts = append(opts, framework.WithErrorPolicy(framework.SessionErrorPolicy))
@@ -75,7 +76,7 @@ func run(servers, recipe, path string, session time.Duration, policy string) err
 	for in.Scan() {
 		switch cmd := in.Text(); {
 		case cmd == "acquire" && h == nil:
-			ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+			ctx, cancel := context.WithTimeout(context.Background(), acquireFor)
 			h, err = acquire(ctx)
 			cancel()
 			if err != nil {

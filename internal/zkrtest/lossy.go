@@ -18,6 +18,7 @@ type LossyDialer struct {
 
 	mu      sync.Mutex
 	action  Loss
+	op      int32  // the opcode action waits for: SetData, unless BeforeNextOf said otherwise
 	before  func() // with interfere: runs just before the request goes
 	conn    *lossyConn
 	written chan struct{} // closed once the armed request went (or was dropped)
@@ -36,6 +37,8 @@ const (
 
 // ZooKeeper's opcodes, after a request's length and xid.
 const (
+	OpCreate  = 1
+	OpGetData = 4
 	opSetData = 5
 	opPing    = 11
 )
@@ -70,18 +73,21 @@ func (d *LossyDialer) Dial(network, addr string, timeout time.Duration) (net.Con
 func (d *LossyDialer) Arm(f Loss) <-chan struct{} {
 	d.mu.Lock()
 	defer d.mu.Unlock()
-	d.action, d.written = f, make(chan struct{})
+	d.action, d.op, d.written = f, opSetData, make(chan struct{})
 	return d.written
 }
 
 // BeforeNext runs fn (which may arm again) just before the next SetData is sent, on
 // go-zookeeper's sending goroutine.
-func (d *LossyDialer) BeforeNext(fn func()) <-chan struct{} {
-	written := d.Arm(interfere)
+func (d *LossyDialer) BeforeNext(fn func()) <-chan struct{} { return d.BeforeNextOf(opSetData, fn) }
+
+// BeforeNextOf is BeforeNext for the next request of opcode op (OpCreate,
+// OpGetData...) instead of the next SetData.
+func (d *LossyDialer) BeforeNextOf(op int32, fn func()) <-chan struct{} {
 	d.mu.Lock()
-	d.before = fn
-	d.mu.Unlock()
-	return written
+	defer d.mu.Unlock()
+	d.action, d.op, d.before, d.written = interfere, op, fn, make(chan struct{})
+	return d.written
 }
 
 // Cut closes the current connection: go-zookeeper fails what awaits a reply with a
@@ -112,7 +118,7 @@ func (c *lossyConn) Write(b []byte) (int, error) {
 		}
 	}
 	f := c.d.action
-	if f == none || len(b) < 12 || binary.BigEndian.Uint32(b[8:12]) != opSetData {
+	if f == none || len(b) < 12 || int32(binary.BigEndian.Uint32(b[8:12])) != c.d.op {
 		c.d.mu.Unlock()
 		return c.Conn.Write(b)
 	}

@@ -149,7 +149,9 @@ type reading struct {
 }
 
 // read gets the node; a missing one reads as 0, and is created (at 0, which changes
-// no one's view of the counter) when the caller is about to write.
+// no one's view of the counter) when the caller is about to write. A reading for a
+// write always has a version: a missing node's -1 would make the conditional write
+// unconditional, and overwrite whatever another client made meanwhile.
 func (c *Counter) read(ctx context.Context, forWrite bool) (reading, error) {
 	data, stat, err := c.client.Get(ctx, c.path)
 	switch {
@@ -161,7 +163,9 @@ func (c *Counter) read(ctx context.Context, forWrite bool) (reading, error) {
 		case made: // ours, so at version 0 (its czxid unknown: Create does not say)
 			return reading{data: encode(0), stat: &zk.Stat{}}, nil
 		}
-		return c.read(ctx, false)
+		// Another client made it first; read it, and make it again if it was deleted
+		// meanwhile (ctx bounds the rounds).
+		return c.read(ctx, true)
 	case errors.Is(err, zk.ErrNoNode):
 		return reading{data: encode(0), stat: &zk.Stat{Version: -1}}, nil
 	case err != nil:

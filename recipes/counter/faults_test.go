@@ -182,3 +182,42 @@ func TestCompareAndSetLostRequest(t *testing.T) {
 	assert.True(t, swapped)
 	require.EqualValues(t, 5, f.value(t))
 }
+
+// An Add whose node another client makes first, and which is then deleted and made
+// again by others between its reads and its write, never writes unconditionally:
+// its write stays conditional on a version it read, and the others' add counts. The
+// node appears (our create is refused), vanishes before our read of it, and comes
+// back with 100 just before our write goes.
+func TestAddNeverWritesBlind(t *testing.T) {
+	srv := zktest.NewServer(t)
+	ctx := testCtx(t)
+	d := &zkrtest.LossyDialer{}
+	n := newCounter(t, newClient(t, []string{srv.Addr()}, framework.WithDialer(d.Dial)), "/blind")
+	oc := newClient(t, []string{srv.Addr()})
+	other := newCounter(t, oc, "/blind")
+	// On go-zookeeper's sending goroutine: a failure is recorded, not required there.
+	var otherErr error
+	record := func(err error) {
+		if err != nil && otherErr == nil {
+			otherErr = err
+		}
+	}
+	d.BeforeNextOf(zkrtest.OpCreate, func() { // our create finds the node made
+		_, err := oc.Create(ctx, "/blind", encode(0))
+		record(err)
+		d.BeforeNextOf(zkrtest.OpGetData, func() { // our next read finds it gone
+			record(oc.Delete(ctx, "/blind", -1))
+			d.BeforeNext(func() { // and our write finds it back, at 100
+				_, err := other.Add(ctx, 100)
+				record(err)
+			})
+		})
+	})
+	r, err := n.Add(ctx, 5)
+	require.NoError(t, err)
+	require.NoError(t, otherErr)
+	v, err := other.Get(ctx)
+	require.NoError(t, err)
+	require.EqualValues(t, 105, v, "the other client's add of 100 kept")
+	require.Equal(t, Result{Pre: 100, Post: 105}, r)
+}
