@@ -46,6 +46,7 @@ func measure(ctx context.Context, tg *target, c contender, w workload) (measurem
 	if w.Kind == queue && c.InProcess() {
 		baseGoroutines, baseHeap = footprint()
 	}
+	var bytes0 int64
 	queued := func(ctx context.Context) error {
 		if w.Kind != queue {
 			return nil // a cache's load: nothing to look at here
@@ -59,6 +60,11 @@ func measure(ctx context.Context, tg *target, c contender, w workload) (measurem
 		if err == nil {
 			m.LockWatches, err = tg.watchesUnder(ctx, w.Path)
 		}
+		if err == nil {
+			var b int64
+			b, err = tg.responseBytes(ctx)
+			m.QueueBytes = b - bytes0
+		}
 		if c.InProcess() {
 			g, h := footprint()
 			m.Goroutines = float64(g-baseGoroutines) / float64(w.Waiters)
@@ -66,8 +72,7 @@ func measure(ctx context.Context, tg *target, c contender, w workload) (measurem
 		}
 		return err
 	}
-	bytes0, err := tg.responseBytes(ctx)
-	if err != nil {
+	if bytes0, err = tg.responseBytes(ctx); err != nil {
 		return measurement{}, err
 	}
 	before, err := tg.packets(ctx)

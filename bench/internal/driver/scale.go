@@ -52,6 +52,8 @@ var scaleFigures = []scaleFigure{
 	{"lock", "watches", "all server watches per waiter (sessions' included)", true},
 	{"lock", "requests", "requests per acquisition (queue and drain)", true},
 	{"lock", "bytes", "bytes the server sent per acquisition", true},
+	{"lock", "bytes-queue", "of which while the waiters queued", true},
+	{"lock", "bytes-drain", "of which while the queue drained", true},
 	{"lock", "heap", "client heap per waiter (bytes)", true},
 	{"lock", "enqueue", "time to queue every waiter, per waiter (µs; zkrecipes only)", false},
 	{"lock", "drain", "time to drain, per acquisition (µs)", false},
@@ -216,6 +218,8 @@ func (s *scaleRun) lock(ctx context.Context) {
 				"watches":      float64(m.Watches) / float64(n),
 				"requests":     float64(m.Packets) / float64(m.Res.Total),
 				"bytes":        float64(m.Bytes) / float64(m.Res.Total),
+				"bytes-queue":  float64(m.QueueBytes) / float64(m.Res.Total),
+				"bytes-drain":  float64(m.Bytes-m.QueueBytes) / float64(m.Res.Total),
 				"drain":        micros(m.Res.Elapsed) / float64(m.Res.Total),
 			}
 			if c.InProcess() {

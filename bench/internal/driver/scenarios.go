@@ -62,6 +62,8 @@ type measurement struct {
 	Packets int64 // requests the servers received during Run, less the driver's
 	Watches int   // watches the servers held once the waiters queued (wchs)
 	Bytes   int64 // response bytes the servers sent during Run (mntr's zk_response_bytes)
+	// QueueBytes are those of Bytes sent until every waiter of a queue waited.
+	QueueBytes int64
 	// The same two per member of an ensemble, in the order of its addresses.
 	PacketsByMember []int64
 	WatchesByMember []int
