@@ -325,11 +325,7 @@ func (s *scaleRun) partition(ctx context.Context) {
 		label := fmt.Sprintf("%d×%d", items, members)
 		Say("partition: %s", label)
 		s.each(ctx, "partition", label, items*members, []string{recipesName, kazooName}, func(c contender, p string) (map[string]float64, error) {
-			w := workload{Kind: partitionJoin, Path: p, Items: items, Members: members, Rounds: 1}
-			if err := s.tg.mkdirs(ctx, p); err != nil {
-				return nil, err
-			}
-			t, err := c.Prepare(ctx, w)
+			t, err := s.prepare(ctx, c, workload{Kind: partitionJoin, Path: p, Items: items, Members: members, Rounds: 1})
 			if err != nil {
 				return nil, err
 			}
@@ -365,6 +361,14 @@ func (s *scaleRun) partition(ctx context.Context) {
 			return f, nil
 		})
 	}
+}
+
+// prepare makes w's path and has c prepare a trial of w there.
+func (s *scaleRun) prepare(ctx context.Context, c contender, w workload) (trial, error) {
+	if err := s.tg.mkdirs(ctx, w.Path); err != nil {
+		return nil, err
+	}
+	return c.Prepare(ctx, w)
 }
 
 // countedRun runs t and reads the servers' request and byte counts around the part
@@ -413,10 +417,7 @@ func (s *scaleRun) countedRun(ctx context.Context, t trial, look func(context.Co
 // server's watches (under p, per unit, and all of them), then rounds of joins,
 // each until seen, with the requests and bytes they cost and their latencies.
 func (s *scaleRun) joins(ctx context.Context, c contender, w workload, units int) (map[string]float64, error) {
-	if err := s.tg.mkdirs(ctx, w.Path); err != nil {
-		return nil, err
-	}
-	t, err := c.Prepare(ctx, w)
+	t, err := s.prepare(ctx, c, w)
 	if err != nil {
 		return nil, err
 	}
@@ -485,11 +486,7 @@ func (s *scaleRun) election(ctx context.Context) {
 	for _, n := range sizes(s, electionSizes) {
 		Say("election: %d candidates", n)
 		s.each(ctx, "election", fmt.Sprint(n), n, []string{recipesName, curatorName}, func(c contender, p string) (map[string]float64, error) {
-			w := workload{Kind: handover, Path: p, Rounds: scaleRounds, Members: n, Sessions: min(n, lockSessions)}
-			if err := s.tg.mkdirs(ctx, p); err != nil {
-				return nil, err
-			}
-			t, err := c.Prepare(ctx, w)
+			t, err := s.prepare(ctx, c, workload{Kind: handover, Path: p, Rounds: scaleRounds, Members: n, Sessions: min(n, lockSessions)})
 			if err != nil {
 				return nil, err
 			}
