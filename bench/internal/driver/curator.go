@@ -203,7 +203,11 @@ func (t *curatorTrial) Close() {
 	if t.over || t.p.broken != nil {
 		return
 	}
-	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	// The peer closes its recipes and sessions one at a time: a thousand group members
+	// took more than a minute on a busy machine, and a close cut short leaves the peer
+	// out of step, and its closes in the next trial's counts.
+	w := t.w
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute+time.Duration(max(w.sessions(), w.Members, w.Nodes))*250*time.Millisecond)
 	defer cancel()
 	if t.p.send("close") == nil {
 		_, _ = t.p.expect(ctx, "CLOSED")
