@@ -103,9 +103,10 @@ var cacheShapes = [][]int{{1, 10, 99}, {10, 10, 99}, {10, 100, 99}}
 var partitionSizes = [][2]int{{24, 4}, {200, 10}, {2000, 50}}
 
 // groupSizes are the members of one group, each on a session of its own, every one
-// following the group. 3,000 is not among them: ours held a million server watches
-// and client copies of a member at 1,000 (M² for M members, see analysis-scale.md);
-// nine times that does not fit beside the rest on the machines this runs on.
+// following the group. 3,000 is not among them: at 1,000 ours had the server hold a
+// million watches and this process a million copies of a member (M² for M members,
+// see analysis-scale.md) in 5.5 GiB resident; nine times that is more than a 24 GiB
+// machine shared with other work holds.
 var groupSizes = []int{10, 30, 100, 300, 1000}
 
 // discoverySizes are the instances of one service, followed by one provider.
