@@ -205,7 +205,7 @@ build/bench:
 # (BENCHMARKS-scale-<recipe>.svg). Counts do not depend on the machine's load, times
 # do. `make bench-scale BENCH_SCALE_ARGS='-curves -curves-recipes partition'` for one
 # recipe; a smoke run at the smallest sizes is in bench's tests (make test). The group
-# of 1,000 took 11 minutes on two busy cores, and the peer runs with a 4 GiB heap for it.
+# of 1,000 took 11 to 13 minutes on two busy cores; the peer runs with a 4 GiB heap for it.
 BENCH_SCALE_ARGS ?= -curves
 bench-scale: deps curator-peer build/bench
 	@scripts/deps.sh kazoo
