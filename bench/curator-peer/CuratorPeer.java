@@ -38,7 +38,6 @@ import java.util.ArrayList;
 import java.util.Base64;
 import java.util.Comparator;
 import java.util.List;
-import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
@@ -423,13 +422,15 @@ public final class CuratorPeer {
     //     mutex PATH SESSIONS MILLIS            each session loops on one InterProcessMutex
     //     rwlock PATH READERS WRITERS MILLIS    read or write side of an InterProcessReadWriteLock
     //     semaphore PATH SESSIONS LEASES MILLIS one lease of an InterProcessSemaphoreV2 at a time
-    //     handover PATH ROUNDS SETTLE_MS        two sessions hand a LeaderLatch over ROUNDS times
+    //     handover PATH ROUNDS SETTLE_MS PARTICIPANTS SESSIONS
+    //                                           PARTICIPANTS LeaderLatches spread over SESSIONS
+    //                                           hand the leadership on ROUNDS times
     //     queue PATH WAITERS SESSIONS           WAITERS threads queue behind a holder, then drain
     //     counter PATH SESSIONS MILLIS          each session loops on add(1) of a DistributedAtomicLong
     //                                           at PATH/count promoted to a lock at PATH/lock
     //     and the cache and group workloads of recipeTrial, and DiscoveryPeer.benchTrial's
     //   peer:   SET (its sessions are connected)   driver: go
-    //   peer:   QUEUED (queue only)                driver: drain
+    //   peer:   QUEUED (queue, handover)           driver: drain
     //   peer:   RESULT {"ops":..,"total":..,"reads":..,"writes":..,"nanos":..,"lat":[..]}
     //           (counter: and "failed", the adds that did not succeed)
     //   driver: close                              peer: CLOSED (its sessions are closed)
@@ -580,10 +581,10 @@ public final class CuratorPeer {
                     return () -> timed(lockers, millis);
                 }
                 case "handover": {
-                    int rounds = Integer.parseInt(f[2]);
+                    int rounds = Integer.parseInt(f[2]), participants = Integer.parseInt(f[4]);
                     long settle = Long.parseLong(f[3]);
-                    CuratorFramework[] cs = sessions(2);
-                    return () -> handover(cs, path, rounds, settle);
+                    CuratorFramework[] cs = sessions(Integer.parseInt(f[5]));
+                    return () -> handover(cs, path, rounds, settle, participants);
                 }
                 case "queue": {
                     int waiters = Integer.parseInt(f[2]), n = Integer.parseInt(f[3]);
@@ -631,8 +632,11 @@ public final class CuratorPeer {
         //                                     set until the cache's listener hears its version
         //   cache-storm PATH NODES N          a second session sets NODES nodes N times, round
         //                                     robin; nanos is until the copy has every last version
-        //   group-join PATH N                 a second session joins N GroupMembers one at a time;
-        //                                     lat is each until the first member's view has it
+        //   group-join PATH N MEMBERS         a second session joins N GroupMembers one at a time;
+        //                                     lat is each until the first member's view has it; the
+        //                                     group has MEMBERS before (the first included), each on
+        //                                     a session of its own, and heap is the used heap they
+        //                                     took, per member known (MEMBERS²)
         private Trial recipeTrial(String[] f) throws Exception {
             String path = f[1];
             CuratorFramework[] cs = sessions(2);
@@ -711,10 +715,11 @@ public final class CuratorPeer {
                     };
                 }
                 case "group-join": {
-                    int n = Integer.parseInt(f[2]);
+                    int n = Integer.parseInt(f[2]), members = Integer.parseInt(f[3]);
                     GroupMember watcher = new GroupMember(cs[0], path, "watcher");
                     recipes.add(watcher);
                     watcher.start();
+                    double heap = formGroup(path, watcher, members);
                     return () -> {
                         long[] lat = new long[n];
                         long start = System.nanoTime();
@@ -728,12 +733,35 @@ public final class CuratorPeer {
                             m.close();
                             pollUntil(() -> !watcher.getCurrentMembers().containsKey(id));
                         }
-                        return json(n, n, 0, 0, System.nanoTime() - start, lat);
+                        String r = json(n, n, 0, 0, System.nanoTime() - start, lat);
+                        return members > 1 ? r.substring(0, r.length() - 1) + ",\"heap\":" + heap + "}" : r;
                     };
                 }
                 default:
                     throw new IllegalArgumentException("unknown workload " + f[0]);
             }
+        }
+
+        // formGroup makes the group members strong, the watcher included, each other member
+        // on a session of its own, and returns once every member's view has them all: the
+        // used heap the members took (from after their sessions connected), per member known.
+        private double formGroup(String path, GroupMember watcher, int members) throws Exception {
+            if (members < 2) {
+                return 0;
+            }
+            CuratorFramework[] cs = sessions(members - 1);
+            long before = usedHeap();
+            List<GroupMember> all = new ArrayList<>(List.of(watcher));
+            for (int i = 0; i < cs.length; i++) {
+                GroupMember m = new GroupMember(cs[i], path, "g" + i, new byte[0]);
+                recipes.add(m);
+                m.start();
+                all.add(m);
+            }
+            for (GroupMember m : all) {
+                pollUntil(() -> m.getCurrentMembers().size() == members, 600);
+            }
+            return (double) (usedHeap() - before) / ((double) members * members);
         }
 
         private CuratorCache startCache(CuratorFramework c, String path,
@@ -832,10 +860,14 @@ public final class CuratorPeer {
         }
 
         static void pollUntil(java.util.function.BooleanSupplier done) throws Exception {
-            long end = System.nanoTime() + TimeUnit.SECONDS.toNanos(120);
+            pollUntil(done, 120);
+        }
+
+        static void pollUntil(java.util.function.BooleanSupplier done, long seconds) throws Exception {
+            long end = System.nanoTime() + TimeUnit.SECONDS.toNanos(seconds);
             while (!done.getAsBoolean()) {
                 if (System.nanoTime() > end) {
-                    throw new IOException("not within 120 s");
+                    throw new IOException("not within " + seconds + " s");
                 }
                 java.util.concurrent.locks.LockSupport.parkNanos(100_000);
             }
@@ -952,16 +984,18 @@ public final class CuratorPeer {
             }
         }
 
-        // Candidate is a LeaderLatch that notes when its listener hears it leads.
+        // Candidate is a LeaderLatch that says on leads, with its index, when its listener
+        // hears it leads.
         private static final class Candidate {
             final LeaderLatch latch;
-            final CompletableFuture<Long> leads = new CompletableFuture<>();
+            final CuratorFramework session;
 
-            Candidate(CuratorFramework c, String path) throws Exception {
+            Candidate(CuratorFramework c, String path, int index, java.util.concurrent.BlockingQueue<long[]> leads) throws Exception {
+                session = c;
                 latch = new LeaderLatch(c, path, "bench");
                 latch.addListener(new LeaderLatchListener() {
                     public void isLeader() {
-                        leads.complete(System.nanoTime());
+                        leads.offer(new long[] {index, System.nanoTime()});
                     }
 
                     public void notLeader() {
@@ -971,31 +1005,53 @@ public final class CuratorPeer {
             }
         }
 
-        // handover: the leader closes its latch; the latency is the time from the call
-        // to close until the follower's listener hears it leads. Then the old leader's
-        // session joins again, and has settle ms to queue up before the next round.
-        private static String handover(CuratorFramework[] cs, String path, int rounds, long settle) throws Exception {
+        // handover: the first candidate joins and leads, then the others join, spread over
+        // the sessions, and have settle ms to queue up; then QUEUED, and the driver looks at
+        // the server until it says drain. Each round the leader closes its latch; the latency
+        // is from the call to close until the next candidate's listener hears it leads; the
+        // old leader's session joins again at the back, with settle ms to queue up. The
+        // candidates left are closed with the trial.
+        private String handover(CuratorFramework[] cs, String path, int rounds, long settle, int participants) throws Exception {
+            java.util.concurrent.BlockingQueue<long[]> leads = new java.util.concurrent.LinkedBlockingQueue<>();
+            List<Candidate> candidates = new ArrayList<>();
             long[] lat = new long[rounds];
-            int side = 0;
-            Candidate leader = new Candidate(cs[side], path);
-            leader.leads.get(30, TimeUnit.SECONDS);
-            Candidate follower = new Candidate(cs[1 - side], path);
-            Thread.sleep(settle);
-            long start = System.nanoTime();
-            for (int r = 0; r < rounds; r++) {
-                long t0 = System.nanoTime();
-                leader.latch.close();
-                lat[r] = follower.leads.get(30, TimeUnit.SECONDS) - t0;
-                leader = follower;
-                side = 1 - side;
-                follower = new Candidate(cs[1 - side], path);
+            long start;
+            try {
+                candidates.add(new Candidate(cs[0], path, 0, leads));
+                long[] leader = awaitLead(leads);
+                for (int i = 1; i < participants; i++) {
+                    candidates.add(new Candidate(cs[i % cs.length], path, i, leads));
+                }
                 Thread.sleep(settle);
+                say("QUEUED");
+                expect("drain");
+                start = System.nanoTime();
+                for (int r = 0; r < rounds; r++) {
+                    long t0 = System.nanoTime();
+                    Candidate old = candidates.set((int) leader[0], null);
+                    old.latch.close();
+                    long[] next = awaitLead(leads);
+                    lat[r] = next[1] - t0;
+                    candidates.add(new Candidate(old.session, path, candidates.size(), leads));
+                    leader = next;
+                    Thread.sleep(settle);
+                }
+            } finally {
+                for (Candidate c : candidates) {
+                    if (c != null) {
+                        recipes.add(c.latch);
+                    }
+                }
             }
-            long nanos = System.nanoTime() - start;
-            leader.latch.close();
-            follower.leads.get(30, TimeUnit.SECONDS);
-            follower.latch.close();
-            return json(rounds, rounds, 0, 0, nanos, lat);
+            return json(rounds, rounds, 0, 0, System.nanoTime() - start, lat);
+        }
+
+        private static long[] awaitLead(java.util.concurrent.BlockingQueue<long[]> leads) throws Exception {
+            long[] l = leads.poll(30, TimeUnit.SECONDS);
+            if (l == null) {
+                throw new IOException("no leader within 30 s");
+            }
+            return l;
         }
 
         // queue: cs[0] holds the lock while waiters threads queue behind it, spread over

@@ -132,9 +132,11 @@ final class DiscoveryPeer {
 
     // benchTrial prepares the discovery workloads (bench/internal/driver/discovery.go),
     // a ServiceDiscovery on each of the two sessions, for the service "svc" under PATH:
-    //   discovery-register PATH N        the second registers N instances one at a time;
-    //                                    lat is each until the first's ServiceProvider has it
-    //                                    (then unregistered, until it is gone)
+    //   discovery-register PATH N I      the second registers I instances, then the first's
+    //                                    ServiceProvider starts (heap: the used heap it took, per
+    //                                    instance), then the second registers N more one at a time;
+    //                                    lat is each until the provider has it (then unregistered,
+    //                                    until it is gone)
     //   discovery-load PATH N            N instances registered, then a ServiceProvider starts;
     //                                    heap is the used heap after System.gc() per instance
     //   discovery-pick PATH N MILLIS     4 threads call getInstance on a provider of N
@@ -149,10 +151,9 @@ final class DiscoveryPeer {
         closing.add(reader);
         reader.start();
         writer.start();
-        if (!f[0].equals("discovery-register")) {
-            for (int i = 0; i < n; i++) {
-                writer.registerService(benchInstance("i" + i));
-            }
+        int instances = f[0].equals("discovery-register") ? Integer.parseInt(f[3]) : n;
+        for (int i = 0; i < instances; i++) {
+            writer.registerService(benchInstance("i" + i));
         }
         if (f[0].equals("discovery-load")) {
             return () -> {
@@ -172,8 +173,11 @@ final class DiscoveryPeer {
                 return r.substring(0, r.length() - 1) + ",\"heap\":" + (double) (heap1 - heap0) / n + "}";
             };
         }
+        long before = CuratorPeer.Bench.usedHeap();
         ServiceProvider<Object> provider = reader.serviceProviderBuilder().serviceName("svc").build();
         provider.start(); // closed by the reader's close
+        CuratorPeer.Bench.pollUntil(() -> count(provider) == instances);
+        double heap = instances > 0 ? (double) (CuratorPeer.Bench.usedHeap() - before) / instances : 0;
         if (f[0].equals("discovery-pick")) {
             long millis = Long.parseLong(f[3]);
             return () -> {
@@ -219,13 +223,22 @@ final class DiscoveryPeer {
                 writer.unregisterService(in);
                 CuratorPeer.Bench.pollUntil(() -> !knows(provider, id));
             }
-            return CuratorPeer.Bench.json(n, n, 0, 0, System.nanoTime() - start, lat);
+            String r = CuratorPeer.Bench.json(n, n, 0, 0, System.nanoTime() - start, lat);
+            return heap > 0 ? r.substring(0, r.length() - 1) + ",\"heap\":" + heap + "}" : r;
         };
     }
 
     private static ServiceInstance<Object> benchInstance(String id) throws Exception {
         return ServiceInstance.builder().name("svc").id(id).address("10.0.0.1").port(8080)
                 .uriSpec(new UriSpec("{scheme}://{address}:{port}")).build();
+    }
+
+    private static int count(ServiceProvider<Object> provider) {
+        try {
+            return provider.getAllInstances().size();
+        } catch (Exception e) {
+            return -1;
+        }
     }
 
     private static boolean knows(ServiceProvider<Object> provider, String id) {

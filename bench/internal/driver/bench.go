@@ -29,6 +29,7 @@ type Config struct {
 	Only       []string // scenario ids; default all
 	Peer       string   // directory of CuratorPeer.class
 	Kazoo      string   // kazoo's peer, bench/kazoo-peer/kazoo_peer.py
+	PeerHeapMB int      // the Curator peer's maximum heap; 0 for javaFlags' default
 }
 
 // RecipeScenarios are the ids of the scenarios of the cache, group, counter and
@@ -108,7 +109,7 @@ func startContenders(ctx context.Context, cfg Config, addr string) ([]contender,
 			cs = append(cs, newZKRecipes(addr))
 		case curatorName:
 			Say("starting the Curator peer")
-			p, err := startCurator(ctx, cfg.Peer, addr)
+			p, err := startCurator(ctx, cfg.Peer, addr, cfg.PeerHeapMB)
 			if err != nil {
 				return cs, err
 			}

@@ -7,6 +7,7 @@ import (
 	"math"
 	"path"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/go-zookeeper/zk"
@@ -35,7 +36,11 @@ const (
 	cacheStorm kind = "cache-storm"
 	// groupJoin: a member watches the group while a second session joins Cycles new
 	// members, one at a time; each latency is from the call to join until the first
-	// member's view includes the new one (both views polled every pollEvery).
+	// member's view includes the new one (both views polled every pollEvery). With
+	// Members > 1 the group has that many members before the joins, the watcher
+	// included, each on a session of its own (members sharing a session would share
+	// the server's watches on a path), and the trial's Heap is the heap the members
+	// took, per member known (Members², every member knowing every member).
 	groupJoin kind = "group-join"
 )
 
@@ -132,8 +137,10 @@ func recipeCommand(w workload) (string, error) {
 			return "", fmt.Errorf("cache-load: the peer takes a tree of three levels, not %v", f)
 		}
 		return fmt.Sprintf("%s %s %d %d %d", w.Kind, w.Path, f[0], f[1], f[2]), nil
-	case cachePropagation, groupJoin:
+	case cachePropagation:
 		return fmt.Sprintf("%s %s %d", w.Kind, w.Path, w.Cycles), nil
+	case groupJoin:
+		return fmt.Sprintf("%s %s %d %d", w.Kind, w.Path, w.Cycles, max(w.Members, 1)), nil
 	case cacheStorm:
 		return fmt.Sprintf("cache-storm %s %d %d", w.Path, w.Nodes, w.Cycles), nil
 	}
@@ -151,6 +158,9 @@ type recipeTrial struct {
 	joiner *recipesSession // group-join's second session, as the peer's
 	cache  *cache.Cache
 	member *group.Member
+	others []*group.Member // group-join's members besides the watcher
+	group  []goSession     // their sessions
+	heap   float64         // per member known (group-join with Members > 1)
 }
 
 // prepareRecipe prepares w when it is a cache or group workload (ok).
@@ -218,16 +228,57 @@ func (t *recipeTrial) prepare(ctx context.Context, g *goContender) error {
 			return err
 		}
 		t.joiner = j.(*recipesSession)
+		return t.formGroup(ctx, g)
 	}
+	return nil
+}
+
+// formGroup makes the group Members strong and returns once every member's view has
+// them all; the heap they took is measured from after their sessions connected.
+func (t *recipeTrial) formGroup(ctx context.Context, g *goContender) error {
+	n := t.w.Members - 1
+	if n < 1 {
+		return nil
+	}
+	var err error
+	if t.group, err = g.dialAll(ctx, n); err != nil {
+		return err
+	}
+	_, heap0 := footprint()
+	t.others = make([]*group.Member, n)
+	errs := make([]error, n)
+	var wg sync.WaitGroup
+	for i, s := range t.group {
+		if t.others[i], errs[i] = group.New(s.(*recipesSession).c, t.w.Path, fmt.Sprintf("g%d", i), nil); errs[i] != nil {
+			continue
+		}
+		wg.Go(func() { errs[i] = t.others[i].Start(ctx) })
+	}
+	wg.Wait()
+	if err := errors.Join(errs...); err != nil {
+		return fmt.Errorf("forming a group of %d: %w", t.w.Members, err)
+	}
+	for _, m := range append([]*group.Member{t.member}, t.others...) {
+		if err := pollUntil(ctx, func() bool { return len(m.Members()) == t.w.Members }); err != nil {
+			return fmt.Errorf("waiting for every member to see %d: %w", t.w.Members, err)
+		}
+	}
+	_, heap1 := footprint()
+	t.heap = (float64(heap1) - float64(heap0)) / float64(t.w.Members*t.w.Members)
 	return nil
 }
 
 func (t *recipeTrial) Close() {
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
-	if t.member != nil {
-		_ = t.member.Close(ctx)
+	var wg sync.WaitGroup
+	for _, m := range append([]*group.Member{t.member}, t.others...) {
+		if m != nil {
+			wg.Go(func() { _ = m.Close(ctx) })
+		}
 	}
+	wg.Wait()
+	closeAll(t.group)
 	if t.cache != nil {
 		_ = t.cache.Close()
 	}
@@ -395,7 +446,7 @@ func (t *recipeTrial) join(ctx context.Context) (result, error) {
 		}
 	}
 	n := len(lat)
-	return result{Ops: n, Total: n, Elapsed: time.Since(start), Latencies: lat}, nil
+	return result{Ops: n, Total: n, Elapsed: time.Since(start), Latencies: lat, Heap: t.heap}, nil
 }
 
 // pollUntil polls done every pollEvery: the group has no per-member event in

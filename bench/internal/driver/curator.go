@@ -14,8 +14,14 @@ import (
 
 // javaFlags are the peer JVM's: a heap that the largest workload needs a fraction
 // of, and the serial collector, which suits two cores and a small heap (the
-// ZooKeeper server that zktest starts runs the same way).
-var javaFlags = []string{"-Xmx256m", "-XX:+UseSerialGC"}
+// ZooKeeper server that zktest starts runs the same way). heapMB, 0 for 256, is
+// larger for the scale curves, whose largest group holds a million cached members.
+func javaFlags(heapMB int) []string {
+	if heapMB == 0 {
+		heapMB = 256
+	}
+	return []string{fmt.Sprintf("-Xmx%dm", heapMB), "-XX:+UseSerialGC"}
+}
 
 // curatorPeer is Apache Curator, driven through the Java peer's bench subcommand
 // (bench/curator-peer/CuratorPeer.java): one JVM for the whole benchmark, so that
@@ -25,11 +31,12 @@ type curatorPeer struct {
 	broken  error  // set when the conversation went out of step: the peer is not used again
 	version string // what the peer says it runs: "curator=5.7.1 zookeeper=3.9.3"
 	classes string
+	flags   []string // the JVM's
 }
 
 // startCurator starts the peer; classes is the directory of CuratorPeer.class, built
 // by `make curator-peer` with the class path it runs with in the file classpath.
-func startCurator(ctx context.Context, classes, addr string) (*curatorPeer, error) {
+func startCurator(ctx context.Context, classes, addr string, heapMB int) (*curatorPeer, error) {
 	jars, err := os.ReadFile(filepath.Join(classes, "classpath"))
 	if err != nil {
 		return nil, fmt.Errorf("the Curator peer is not built (run `make curator-peer`): %w", err)
@@ -40,12 +47,13 @@ func startCurator(ctx context.Context, classes, addr string) (*curatorPeer, erro
 		return nil, fmt.Errorf("the Curator peer's version: %w", err)
 	}
 	version := strings.TrimPrefix(strings.TrimSpace(string(out)), "VERSION ")
-	args := append(append([]string{}, javaFlags...), "-cp", cp, "CuratorPeer", "bench", addr)
+	flags := javaFlags(heapMB)
+	args := append(append([]string{}, flags...), "-cp", cp, "CuratorPeer", "bench", addr)
 	proc, err := startProcess("java", args...)
 	if err != nil {
 		return nil, fmt.Errorf("the Curator peer: %w", err)
 	}
-	p := &curatorPeer{process: proc, version: version, classes: classes}
+	p := &curatorPeer{process: proc, version: version, classes: classes, flags: flags}
 	if _, err := p.expect(ctx, "READY"); err != nil {
 		_ = p.Close()
 		return nil, err
@@ -154,7 +162,7 @@ func (t *curatorTrial) run(ctx context.Context, queued func(context.Context) err
 	}
 	var qerr error
 	switch t.w.Kind {
-	case queue:
+	case queue, handover: // queued looks at the server once every waiter or candidate waits
 		if _, err := p.expect(ctx, "QUEUED"); err != nil {
 			return result{}, err
 		}
@@ -195,7 +203,11 @@ func (t *curatorTrial) Close() {
 	if t.over || t.p.broken != nil {
 		return
 	}
-	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	// The peer closes its recipes and sessions one at a time: a thousand group members
+	// took more than a minute on a busy machine, and a close cut short leaves the peer
+	// out of step, and its closes in the next trial's counts.
+	w := t.w
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute+time.Duration(max(w.sessions(), w.Members, w.Nodes))*250*time.Millisecond)
 	defer cancel()
 	if t.p.send("close") == nil {
 		_, _ = t.p.expect(ctx, "CLOSED")

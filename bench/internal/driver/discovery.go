@@ -15,8 +15,9 @@ import (
 // The service discovery scenarios (issue 25), beside Curator's curator-x-discovery.
 // Optional: `-only discovery-register,discovery-load,discovery-pick`.
 const (
-	// discoveryRegister: a provider follows a service while a second session
-	// registers Cycles instances one at a time; each latency is from the call to
+	// discoveryRegister: a provider follows a service of Nodes instances (registered
+	// beforehand by the second session, untimed) while that session registers
+	// Cycles more, one at a time; each latency is from the call to
 	// register until the provider knows the instance (polled every pollEvery, as
 	// Curator's cache has no per-instance event); each is then unregistered, untimed,
 	// until the provider has let it go.
@@ -73,7 +74,7 @@ func discoveryScenarios(s Settings) []scenario {
 func discoveryCommand(w workload) (string, error) {
 	switch w.Kind {
 	case discoveryRegister:
-		return fmt.Sprintf("%s %s %d", w.Kind, w.Path, w.Cycles), nil
+		return fmt.Sprintf("%s %s %d %d", w.Kind, w.Path, w.Cycles, w.Nodes), nil
 	case discoveryLoad:
 		return fmt.Sprintf("%s %s %d", w.Kind, w.Path, w.Nodes), nil
 	case discoveryPick:
@@ -90,6 +91,7 @@ type discoveryTrial struct {
 	reader, writer *discovery.Discovery
 	provider       *discovery.Provider
 	regs           []*discovery.Registration
+	heap           float64 // the provider's, per instance it knows; 0 when none
 }
 
 // prepareDiscovery prepares w when it is a discovery workload (ok).
@@ -130,10 +132,30 @@ func (t *discoveryTrial) prepare(ctx context.Context, g *goContender) error {
 	if t.w.Kind == discoveryLoad {
 		return nil
 	}
+	_, err = t.startProvider(ctx)
+	return err
+}
+
+// startProvider starts the provider of the service and returns once it knows every
+// instance registered; heap is what it took, per instance it knows.
+func (t *discoveryTrial) startProvider(ctx context.Context) (elapsed time.Duration, err error) {
+	_, heap0 := footprint()
+	start := time.Now()
 	if t.provider, err = t.reader.NewProvider(discoveryName); err != nil {
-		return err
+		return 0, err
 	}
-	return t.provider.Start(ctx)
+	if err := t.provider.Start(ctx); err != nil {
+		return 0, err
+	}
+	elapsed = time.Since(start)
+	_, heap1 := footprint()
+	if n := len(t.provider.Instances()); n != t.w.Nodes {
+		return 0, fmt.Errorf("the provider knows %d instances, not %d", n, t.w.Nodes)
+	}
+	if t.w.Nodes > 0 {
+		t.heap = (float64(heap1) - float64(heap0)) / float64(t.w.Nodes)
+	}
+	return elapsed, nil
 }
 
 func (t *discoveryTrial) register(ctx context.Context, id string) error {
@@ -200,26 +222,16 @@ func (t *discoveryTrial) registerToSeen(ctx context.Context) (result, error) {
 		}
 	}
 	n := len(lat)
-	return result{Ops: n, Total: n, Elapsed: time.Since(start), Latencies: lat}, nil
+	return result{Ops: n, Total: n, Elapsed: time.Since(start), Latencies: lat, Heap: t.heap}, nil
 }
 
 func (t *discoveryTrial) load(ctx context.Context) (result, error) {
-	_, heap0 := footprint()
-	start := time.Now()
-	var err error
-	if t.provider, err = t.reader.NewProvider(discoveryName); err != nil {
+	elapsed, err := t.startProvider(ctx)
+	if err != nil {
 		return result{}, err
 	}
-	if err := t.provider.Start(ctx); err != nil {
-		return result{}, err
-	}
-	elapsed := time.Since(start)
-	_, heap1 := footprint()
-	n := len(t.provider.Instances())
-	if n != t.w.Nodes {
-		return result{}, fmt.Errorf("the provider knows %d instances, not %d", n, t.w.Nodes)
-	}
-	return result{Ops: n, Total: n, Elapsed: elapsed, Heap: (float64(heap1) - float64(heap0)) / float64(n)}, nil
+	n := t.w.Nodes
+	return result{Ops: n, Total: n, Elapsed: elapsed, Heap: t.heap}, nil
 }
 
 func (t *discoveryTrial) pick(ctx context.Context) (result, error) {

@@ -66,6 +66,9 @@ type goTrial struct {
 	lockers  []locker
 	writer   []bool
 	holder   locker
+	// A handover's candidates still in the election (nil once closed), closed
+	// before the sessions.
+	candidates []candidate
 }
 
 func (g *goContender) Prepare(ctx context.Context, w workload) (trial, error) {
@@ -185,7 +188,18 @@ func (t *goTrial) participants(ctx context.Context) error {
 	return nil
 }
 
-func (t *goTrial) Close() { closeAll(t.sessions) }
+func (t *goTrial) Close() {
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	var wg sync.WaitGroup
+	for _, c := range t.candidates {
+		if c != nil {
+			wg.Go(func() { _ = c.Close(ctx) })
+		}
+	}
+	wg.Wait()
+	closeAll(t.sessions)
+}
 
 // closeAll closes the sessions at once.
 func closeAll(ss []goSession) {
@@ -207,7 +221,7 @@ func (t *goTrial) Run(ctx context.Context, queued func(context.Context) error) (
 	case contended, rw, counting:
 		return runTimed(ctx, t.lockers, t.writer, t.w.Duration)
 	case handover:
-		return runHandover(ctx, t.sessions, t.w)
+		return t.handover(ctx, queued)
 	case queue:
 		return runQueue(ctx, t.holder, t.lockers, queued)
 	}
@@ -311,75 +325,78 @@ func waitGroup(ctx context.Context, wg *sync.WaitGroup) error {
 	}
 }
 
-// runHandover: the leader leaves the election; the latency is the time from the
-// call to leave until the follower hears it leads. The old leader's session then
-// joins again, and has w.Settle to queue up before the next round.
-func runHandover(ctx context.Context, ss []goSession, w workload) (result, error) {
-	type member struct {
-		c     candidate
-		leads chan time.Time
+// handover: the first candidate joins and leads, then the others join, spread over
+// the sessions, and have w.Settle to queue up; queued looks at them. Each round the
+// leader leaves the election; the latency is from the call to leave until the next
+// candidate's listener hears it leads; the old leader's session then joins again at
+// the back, with w.Settle to queue up. The candidates left are closed with the trial.
+func (t *goTrial) handover(ctx context.Context, queued func(context.Context) error) (result, error) {
+	w, ss := t.w, t.sessions
+	type lead struct {
+		i  int // the candidate's index in t.candidates
+		at time.Time
 	}
-	join := func(s goSession) (*member, error) {
-		m := &member{leads: make(chan time.Time, 1)}
+	leads := make(chan lead, w.participants()+w.Rounds) // each candidate leads once at most
+	var session []goSession                             // each candidate's
+	join := func(s goSession) error {
+		i := len(t.candidates)
 		c, err := s.Latch(ctx, w.Path, func() {
 			select {
-			case m.leads <- time.Now():
-			default:
+			case leads <- lead{i, time.Now()}:
+			default: // a second lead (after a lost session) is not a hand-over of ours
 			}
 		})
-		m.c = c
-		return m, err
+		if err != nil {
+			return err
+		}
+		t.candidates, session = append(t.candidates, c), append(session, s)
+		return nil
 	}
-	await := func(m *member) (time.Time, error) {
+	await := func() (lead, error) {
 		select {
-		case t := <-m.leads:
-			return t, nil
+		case l := <-leads:
+			return l, nil
 		case <-ctx.Done():
-			return time.Time{}, fmt.Errorf("waiting for a leader: %w", ctx.Err())
+			return lead{}, fmt.Errorf("waiting for a leader: %w", ctx.Err())
 		}
 	}
-	side := 0
-	leader, err := join(ss[side])
+	if err := join(ss[0]); err != nil {
+		return result{}, err
+	}
+	leader, err := await()
 	if err != nil {
 		return result{}, err
 	}
-	if _, err := await(leader); err != nil {
-		return result{}, err
-	}
-	follower, err := join(ss[1-side])
-	if err != nil {
-		return result{}, err
+	for i := 1; i < w.participants(); i++ {
+		if err := join(ss[i%len(ss)]); err != nil {
+			return result{}, err
+		}
 	}
 	time.Sleep(w.Settle)
+	if err := queued(ctx); err != nil {
+		return result{}, err
+	}
 	lat := make([]time.Duration, w.Rounds)
 	start := time.Now()
 	for r := range lat {
 		t0 := time.Now()
-		if err := leader.c.Close(ctx); err != nil {
+		old := t.candidates[leader.i]
+		t.candidates[leader.i] = nil
+		if err := old.Close(ctx); err != nil {
 			return result{}, err
 		}
-		t1, err := await(follower)
+		next, err := await()
 		if err != nil {
 			return result{}, err
 		}
-		lat[r] = t1.Sub(t0)
-		leader, side = follower, 1-side
-		if follower, err = join(ss[1-side]); err != nil {
+		lat[r] = next.at.Sub(t0)
+		if err := join(session[leader.i]); err != nil {
 			return result{}, err
 		}
+		leader = next
 		time.Sleep(w.Settle)
 	}
-	elapsed := time.Since(start)
-	if err := leader.c.Close(ctx); err != nil {
-		return result{}, err
-	}
-	if _, err := await(follower); err != nil {
-		return result{}, err
-	}
-	if err := follower.c.Close(ctx); err != nil {
-		return result{}, err
-	}
-	return result{Ops: w.Rounds, Total: w.Rounds, Elapsed: elapsed, Latencies: lat}, nil
+	return result{Ops: w.Rounds, Total: w.Rounds, Elapsed: time.Since(start), Latencies: lat}, nil
 }
 
 // runQueue: the holder acquires, the waiters queue behind it, queued looks at the

@@ -49,13 +49,7 @@ func (b *bench) report(ctx context.Context, s Settings, ran []scenario, elapsed 
 	for _, s := range ran {
 		r.Scenarios = append(r.Scenarios, s.id)
 	}
-	curator := "not run"
-	for _, c := range b.contenders {
-		if p, ok := c.(*curatorPeer); ok {
-			curator = p.version + " (as the peer says; " + p.classes + ")"
-		}
-	}
-	r.Machine = machine(ctx, b.tg, curator)
+	r.Machine = machine(ctx, b.tg, b.contenders)
 	if slices.Contains(r.Contenders, kazooName) {
 		r.Machine = append(r.Machine, [2]string{"kazoo", kazooVersion(ctx) + " (Debian's python3-kazoo, on " + kazooPython + ")"})
 	}
@@ -365,7 +359,13 @@ func (r *Report) TargetsText() string {
 }
 
 // machine describes where the benchmark ran.
-func machine(ctx context.Context, tg *target, curator string) [][2]string {
+func machine(ctx context.Context, tg *target, cs []contender) [][2]string {
+	curator, peerFlags := "not run", javaFlags(0)
+	for _, c := range cs {
+		if p, ok := c.(*curatorPeer); ok {
+			curator, peerFlags = p.version+" (as the peer says; "+p.classes+")", p.flags
+		}
+	}
 	cpu, cores := "unknown", ""
 	if data, err := os.ReadFile("/proc/cpuinfo"); err == nil {
 		for _, line := range strings.Split(string(data), "\n") {
@@ -428,7 +428,7 @@ func machine(ctx context.Context, tg *target, curator string) [][2]string {
 		{"memory", mem},
 		{"OS", osName},
 		{"Go", goVersion},
-		{"Java", java + " (peer flags: " + strings.Join(javaFlags, " ") + ")"},
+		{"Java", java + " (peer flags: " + strings.Join(peerFlags, " ") + ")"},
 		{"Apache Curator", curator},
 		{"ZooKeeper", tg.version(ctx) + ", " + tg.origin},
 	}

@@ -22,20 +22,20 @@ import (
 // ScaleConfig is what `make bench-scale` asks for.
 type ScaleConfig struct {
 	Contenders []string // zkrecipes, Curator, kazoo; default all three
-	Recipes    []string // lock, cache, partition; default all
+	Recipes    []string // ScaleRecipes' names; default all
 	Smallest   bool     // only each recipe's smallest size: the smoke run
 	Peer       string   // directory of CuratorPeer.class
 	Kazoo      string   // kazoo's peer script
 }
 
 // ScaleRecipes are the recipes the curves cover, in order.
-var ScaleRecipes = []string{"lock", "cache", "partition"}
+var ScaleRecipes = []string{"lock", "cache", "partition", "group", "discovery", "election"}
 
 // ScalePoint is one contender's figures for one recipe at one size.
 type ScalePoint struct {
 	Recipe    string
 	Contender string
-	Size      int                // units: waiters, cached nodes, items × members
+	Size      int                // units: waiters, cached nodes, items × members, members, instances, candidates
 	Label     string             // the size as the report shows it
 	Figures   map[string]float64 // by figure id (scaleFigures)
 }
@@ -71,6 +71,24 @@ var scaleFigures = []scaleFigure{
 	{"partition", "moved-leave", "items moved ÷ the fewest possible, leave", true},
 	{"partition", "settle-join", "settle time after a join (ms)", false},
 	{"partition", "settle-leave", "settle time after a leave (ms)", false},
+	{"group", "watches", "server watches on the group per member", true},
+	{"group", "all-watches", "all server watches per member (sessions' included)", true},
+	{"group", "requests", "requests per join and leave, per member", true},
+	{"group", "bytes", "bytes the server sent per join and leave, per member", true},
+	{"group", "heap", "client heap per member known (bytes; every member knows every member)", true},
+	{"group", "join-p50", "join-to-seen p50 (ms)", false},
+	{"group", "join-p99", "join-to-seen p99 (ms)", false},
+	{"discovery", "watches", "server watches on the service per instance", true},
+	{"discovery", "requests", "requests per registration and unregistration seen", true},
+	{"discovery", "bytes", "bytes the server sent per registration and unregistration", true},
+	{"discovery", "heap", "provider's heap per instance known (bytes)", true},
+	{"discovery", "join-p50", "register-to-seen p50 (ms)", false},
+	{"discovery", "join-p99", "register-to-seen p99 (ms)", false},
+	{"election", "watches", "server watches on the election per candidate", true},
+	{"election", "requests", "requests per hand-over (the leave, the next leader's, the rejoin)", true},
+	{"election", "bytes", "bytes the server sent per hand-over", true},
+	{"election", "handover-p50", "hand-over p50 (ms)", false},
+	{"election", "handover-p99", "hand-over p99 (ms)", false},
 }
 
 // lockSizes are the waiters queued on one lock, spread over at most lockSessions
@@ -85,6 +103,28 @@ var cacheShapes = [][]int{{1, 10, 99}, {10, 10, 99}, {10, 100, 99}}
 
 // partitionSizes are items × members.
 var partitionSizes = [][2]int{{24, 4}, {200, 10}, {2000, 50}}
+
+// groupSizes are the members of one group, each on a session of its own, every one
+// following the group. 3,000 is not among them: at 1,000 ours had the server hold a
+// million watches and this process a million copies of a member (M² for M members,
+// see analysis-scale.md) in 5.5 GiB resident; nine times that is more than a 24 GiB
+// machine shared with other work holds.
+var groupSizes = []int{10, 30, 100, 300, 1000}
+
+// discoverySizes are the instances of one service, followed by one provider.
+var discoverySizes = []int{10, 30, 100, 300, 1000, 3000}
+
+// electionSizes are the candidates of one election, spread over at most
+// lockSessions sessions.
+var electionSizes = []int{10, 30, 100, 300, 1000}
+
+// scaleRounds are the joins (group, discovery) or hand-overs (election) timed at
+// each size, one at a time.
+const scaleRounds = 40
+
+// scalePeerHeapMB is the Curator peer's heap in a scale run: the largest group is a
+// million members known, in a JVM.
+const scalePeerHeapMB = 4096
 
 // ScaleReport is what a scale run measured.
 type ScaleReport struct {
@@ -119,7 +159,7 @@ func RunScale(ctx context.Context, cfg ScaleConfig, args []string) (*ScaleReport
 	}
 	defer tg.Close()
 	Say("ZooKeeper %s at %s", tg.version(ctx), tg.addr)
-	cs, err := startContenders(ctx, Config{Contenders: cfg.Contenders, Peer: cfg.Peer, Kazoo: cfg.Kazoo}, tg.addr)
+	cs, err := startContenders(ctx, Config{Contenders: cfg.Contenders, Peer: cfg.Peer, Kazoo: cfg.Kazoo, PeerHeapMB: scalePeerHeapMB}, tg.addr)
 	for _, c := range cs {
 		defer c.Close()
 	}
@@ -135,12 +175,12 @@ func RunScale(ctx context.Context, cfg ScaleConfig, args []string) (*ScaleReport
 			s.cache(ctx)
 		case "partition":
 			s.partition(ctx)
-		}
-	}
-	curator := "not run"
-	for _, c := range cs {
-		if p, ok := c.(*curatorPeer); ok {
-			curator = p.version + " (as the peer says; " + p.classes + ")"
+		case "group":
+			s.group(ctx)
+		case "discovery":
+			s.discovery(ctx)
+		case "election":
+			s.election(ctx)
 		}
 	}
 	command := []string{"build/bench"}
@@ -150,7 +190,7 @@ func RunScale(ctx context.Context, cfg ScaleConfig, args []string) (*ScaleReport
 		}
 		command = append(command, a)
 	}
-	rep := &ScaleReport{Commands: []string{strings.Join(command, " ")}, Date: time.Now().UTC(), Elapsed: time.Since(started), Machine: machine(ctx, tg, curator),
+	rep := &ScaleReport{Commands: []string{strings.Join(command, " ")}, Date: time.Now().UTC(), Elapsed: time.Since(started), Machine: machine(ctx, tg, cs),
 		Busy: othersBusy(cpu0, sampleCPU()), Points: s.points, Failures: s.failures}
 	if slices.Contains(cfg.Contenders, kazooName) {
 		rep.Machine = append(rep.Machine, [2]string{"kazoo", kazooVersion(ctx) + " (Debian's python3-kazoo, on " + kazooPython + ")"})
@@ -261,23 +301,7 @@ func (s *scaleRun) cache(ctx context.Context) {
 				watches, _, err = s.tg.watches(ctx)
 				return err
 			}
-			b0, err := s.tg.responseBytes(ctx)
-			if err != nil {
-				return nil, err
-			}
-			r0, err := s.tg.requests(ctx)
-			if err != nil {
-				return nil, err
-			}
-			res, err := t.Run(ctx, loaded)
-			if err != nil {
-				return nil, err
-			}
-			r1, err := s.tg.requests(ctx)
-			if err != nil {
-				return nil, err
-			}
-			b1, err := s.tg.responseBytes(ctx)
+			res, requests, bytes, err := s.countedRun(ctx, t, loaded, false)
 			if err != nil {
 				return nil, err
 			}
@@ -289,8 +313,8 @@ func (s *scaleRun) cache(ctx context.Context) {
 			nodes := float64(res.Total)
 			return map[string]float64{
 				"watches":  float64(watches) / nodes,
-				"requests": float64(r1-r0) / nodes,
-				"bytes":    float64(b1-b0) / nodes,
+				"requests": float64(requests) / nodes,
+				"bytes":    float64(bytes) / nodes,
 				"heap":     res.Heap,
 				"load":     micros(res.Elapsed) / nodes,
 			}, nil
@@ -306,11 +330,7 @@ func (s *scaleRun) partition(ctx context.Context) {
 		label := fmt.Sprintf("%d×%d", items, members)
 		Say("partition: %s", label)
 		s.each(ctx, "partition", label, items*members, []string{recipesName, kazooName}, func(c contender, p string) (map[string]float64, error) {
-			w := workload{Kind: partitionJoin, Path: p, Items: items, Members: members, Rounds: 1}
-			if err := s.tg.mkdirs(ctx, p); err != nil {
-				return nil, err
-			}
-			t, err := c.Prepare(ctx, w)
+			t, err := s.prepare(ctx, c, workload{Kind: partitionJoin, Path: p, Items: items, Members: members, Rounds: 1})
 			if err != nil {
 				return nil, err
 			}
@@ -344,6 +364,162 @@ func (s *scaleRun) partition(ctx context.Context) {
 				f["settle-"+what] = millis(cf.settled)
 			}
 			return f, nil
+		})
+	}
+}
+
+// prepare makes w's path and has c prepare a trial of w there.
+func (s *scaleRun) prepare(ctx context.Context, c contender, w workload) (trial, error) {
+	if err := s.tg.mkdirs(ctx, w.Path); err != nil {
+		return nil, err
+	}
+	return c.Prepare(ctx, w)
+}
+
+// countedRun runs t and reads the servers' request and byte counts around the part
+// it measures: from before Run, or with fromQueued from when t calls queued (once
+// its participants wait), after look, if any, has looked at the server.
+func (s *scaleRun) countedRun(ctx context.Context, t trial, look func(context.Context) error, fromQueued bool) (res result, requests, bytes int64, err error) {
+	var r0, b0 int64
+	read := func(ctx context.Context) (r, b int64, err error) {
+		if b, err = s.tg.responseBytes(ctx); err != nil {
+			return 0, 0, err
+		}
+		r, err = s.tg.requests(ctx) // after the bytes: this reading's word is not counted
+		return r, b, err
+	}
+	if !fromQueued {
+		if r0, b0, err = read(ctx); err != nil {
+			return result{}, 0, 0, err
+		}
+	}
+	queued := func(ctx context.Context) (err error) {
+		if look != nil {
+			if err := look(ctx); err != nil {
+				return err
+			}
+		}
+		if fromQueued {
+			r0, b0, err = read(ctx)
+		}
+		return err
+	}
+	if res, err = t.Run(ctx, queued); err != nil {
+		return result{}, 0, 0, err
+	}
+	r1, err := s.tg.requests(ctx)
+	if err != nil {
+		return result{}, 0, 0, err
+	}
+	b1, err := s.tg.responseBytes(ctx)
+	if err != nil {
+		return result{}, 0, 0, err
+	}
+	return res, r1 - r0, b1 - b0, nil
+}
+
+// joins measures a group or a discovery service once Prepare has made it: the
+// server's watches (under p, per unit, and all of them), then rounds of joins,
+// each until seen, with the requests and bytes they cost and their latencies.
+func (s *scaleRun) joins(ctx context.Context, c contender, w workload, units int) (map[string]float64, error) {
+	t, err := s.prepare(ctx, c, w)
+	if err != nil {
+		return nil, err
+	}
+	defer t.Close()
+	all, err := stillWatches(ctx, s.tg)
+	if err != nil {
+		return nil, err
+	}
+	under, err := s.tg.watchesUnder(ctx, w.Path)
+	if err != nil {
+		return nil, err
+	}
+	res, requests, bytes, err := s.countedRun(ctx, t, nil, false)
+	if err != nil {
+		return nil, err
+	}
+	u, rounds := float64(units), float64(res.Total)
+	return map[string]float64{
+		"watches":     float64(under) / u,
+		"all-watches": float64(all) / u,
+		"requests":    float64(requests) / rounds,
+		"bytes":       float64(bytes) / rounds,
+		"heap":        res.Heap,
+		"join-p50":    millis(Percentile(res.Latencies, 50)),
+		"join-p99":    millis(Percentile(res.Latencies, 99)),
+	}, nil
+}
+
+// group makes a group of each size, every member on a session of its own and
+// following the group, then joins a member at a time on another session, each until
+// an existing member sees it (the -recipes group-join scenario in a larger group).
+func (s *scaleRun) group(ctx context.Context) {
+	for _, n := range sizes(s, groupSizes) {
+		Say("group: %d members", n)
+		s.each(ctx, "group", fmt.Sprint(n), n, []string{recipesName, curatorName}, func(c contender, p string) (map[string]float64, error) {
+			f, err := s.joins(ctx, c, workload{Kind: groupJoin, Path: p, Cycles: scaleRounds, Members: n}, n)
+			if err != nil {
+				return nil, err
+			}
+			// A join and a leave reach every member: per member is flat when each costs
+			// the same at every size.
+			f["requests"], f["bytes"] = f["requests"]/float64(n), f["bytes"]/float64(n)
+			return f, nil
+		})
+	}
+}
+
+// discovery registers each size's instances of one service, starts a provider of
+// it, then registers an instance at a time, each until the provider knows it (the
+// -recipes discovery-register scenario on a larger service).
+func (s *scaleRun) discovery(ctx context.Context) {
+	for _, n := range sizes(s, discoverySizes) {
+		Say("discovery: %d instances", n)
+		s.each(ctx, "discovery", fmt.Sprint(n), n, []string{recipesName, curatorName}, func(c contender, p string) (map[string]float64, error) {
+			return s.joins(ctx, c, workload{Kind: discoveryRegister, Path: p, Cycles: scaleRounds, Nodes: n}, n)
+		})
+	}
+}
+
+// election puts each size's candidates in one election, spread over at most
+// lockSessions sessions, counts the server's watches once they all wait, then hands
+// the leadership on scaleRounds times (the -recipes handover scenario with more
+// candidates): the leader leaves, the next leads, the old leader's session joins
+// again at the back.
+func (s *scaleRun) election(ctx context.Context) {
+	for _, n := range sizes(s, electionSizes) {
+		Say("election: %d candidates", n)
+		s.each(ctx, "election", fmt.Sprint(n), n, []string{recipesName, curatorName}, func(c contender, p string) (map[string]float64, error) {
+			t, err := s.prepare(ctx, c, workload{Kind: handover, Path: p, Rounds: scaleRounds, Members: n, Sessions: min(n, lockSessions)})
+			if err != nil {
+				return nil, err
+			}
+			defer t.Close()
+			base, _, err := s.tg.watches(ctx) // the sessions' own (Curator's on /zookeeper/config)
+			if err != nil {
+				return nil, err
+			}
+			var watches int
+			waiting := func(ctx context.Context) (err error) {
+				// The peer's latches join in the background: every candidate but the
+				// leader watches the one before it once all have joined.
+				if _, _, _, err = awaitWatches(ctx, s.tg, base+n-1); err == nil {
+					watches, err = s.tg.watchesUnder(ctx, p)
+				}
+				return err
+			}
+			res, requests, bytes, err := s.countedRun(ctx, t, waiting, true)
+			if err != nil {
+				return nil, err
+			}
+			return map[string]float64{
+				"watches":      float64(watches) / float64(n),
+				"requests":     float64(requests) / float64(res.Total),
+				"bytes":        float64(bytes) / float64(res.Total),
+				"handover-p50": millis(Percentile(res.Latencies, 50)),
+				"handover-p99": millis(Percentile(res.Latencies, 99)),
+			}, nil
 		})
 	}
 }

@@ -18,7 +18,8 @@ import (
 // plumbing, within make test) and checks the counts, which do not depend on the
 // machine's load: one lock watch per waiter, the requests of a contended
 // acquisition, a cache's reads, a partition member's watches following the
-// members, not the items; then renders the report and its plots. Curator and kazoo
+// members, not the items, a group member's following every member, a latch
+// candidate's one watch; then renders the report and its plots. Curator and kazoo
 // join when make curator-peer and scripts/deps.sh kazoo have installed them.
 func TestScaleSmoke(t *testing.T) {
 	contenders := []string{recipesName}
@@ -37,7 +38,10 @@ func TestScaleSmoke(t *testing.T) {
 	} else {
 		t.Logf("without kazoo (scripts/deps.sh kazoo): %v", err)
 	}
-	srv := zktest.NewServer(t)
+	// Sessions of a minute, as the driver's own servers allow: with zktest's default
+	// of 4 s at most, every session pinged once or more during a slow lock trial on a
+	// busy machine, one request more per acquisition in the counts checked below.
+	srv := zktest.NewServer(t, zktest.WithSessionTimeouts(4*time.Second, sessionTimeout))
 	t.Setenv("ZK_SERVERS", srv.Addr())
 	ctx, cancel := context.WithTimeout(context.Background(), 4*time.Minute)
 	defer cancel()
@@ -67,15 +71,30 @@ func TestScaleSmoke(t *testing.T) {
 	require.LessOrEqual(t, figure("partition", recipesName, "watches"), 12.0)
 	require.Equal(t, 1.0, figure("partition", recipesName, "moved-join"), "the fewest items move")
 	require.Equal(t, 1.0, figure("partition", recipesName, "moved-leave"), "the fewest items move")
+	// Ours follows the group with a data watch on each member's node, as the peer's
+	// TreeCache-era recipes did: M on the group per member (go-zookeeper cannot set a
+	// persistent watch, which Curator's GroupMember sets instead).
+	require.GreaterOrEqual(t, figure("group", recipesName, "watches"), 10.0, "a member watches every member's node")
+	require.Positive(t, figure("group", recipesName, "heap"))
+	require.Positive(t, figure("group", recipesName, "join-p99"))
+	require.GreaterOrEqual(t, figure("discovery", recipesName, "watches"), 1.0, "the provider watches every instance")
+	require.Positive(t, figure("discovery", recipesName, "heap"))
+	require.Positive(t, figure("discovery", recipesName, "join-p99"))
+	require.InDelta(t, 0.9, figure("election", recipesName, "watches"), 0.01, "every candidate but the leader watches the one before it")
+	require.Positive(t, figure("election", recipesName, "handover-p99"))
+	require.Less(t, figure("election", recipesName, "requests"), 10.0, "a hand-over reaches one candidate, not all")
 	if len(contenders) > 1 && contenders[1] == curatorName {
 		require.InDelta(t, 1, figure("lock", curatorName, "lock-watches"), 0.01)
+		require.Positive(t, figure("group", curatorName, "join-p99"))
+		require.Positive(t, figure("discovery", curatorName, "join-p99"))
+		require.InDelta(t, 0.9, figure("election", curatorName, "watches"), 0.01)
 	}
 
 	dir := t.TempDir()
 	md, plots := rep.Markdown(filepath.Join(dir, "BENCHMARKS-scale.md"), "")
 	require.Contains(t, md, "other processes kept", "the report says what its times are worth")
 	require.Contains(t, md, "](BENCHMARKS-scale-partition.svg)")
-	require.Len(t, plots, 3)
+	require.Len(t, plots, len(ScaleRecipes))
 	for file, svg := range plots {
 		require.True(t, strings.HasPrefix(svg, "<svg"), file)
 		require.Contains(t, svg, "<circle", "%s has points", file)

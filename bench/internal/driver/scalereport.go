@@ -122,9 +122,13 @@ var scaleTitle = map[string]string{
 	"lock":      "Lock queue: waiters on one lock",
 	"cache":     "Cache: nodes in one cache",
 	"partition": "Partitioner: items × members",
+	"group":     "Group: members, each following the group",
+	"discovery": "Discovery: instances of one service, one provider following it",
+	"election":  "Election: candidates of one leader latch",
 }
 
-var scaleUnit = map[string]string{"lock": "waiters", "cache": "nodes", "partition": "items × members"}
+var scaleUnit = map[string]string{"lock": "waiters", "cache": "nodes", "partition": "items × members",
+	"group": "members", "discovery": "instances", "election": "candidates"}
 
 func formatScale(v float64) string {
 	switch a := math.Abs(v); {
@@ -182,7 +186,10 @@ func (r *ScaleReport) Markdown(out string, analysis string) (string, map[string]
 	b.WriteString("\n## What is measured\n\n" +
 		"- **Lock queue**: a holder holds the lock while N waiters, spread over at most 20 sessions, queue behind it; the server's watches are counted once they all wait, then the holder releases and each waiter acquires once and releases. Requests cover the queueing and the drain, per acquisition. Heap is this process's live heap after a collection, per waiter (zkrecipes only: the peer's is not counted).\n" +
 		"- **Cache**: a tree of three levels is made (untimed), then one cache of it loads; requests from its start until it is initialized, per node; the server's watches while it is open, per node. Curator's figures are its CuratorCache's (one persistent recursive watch on ZooKeeper 3.6+, which go-zookeeper cannot set; see DESIGN.md), its heap the peer JVM's used heap after `System.gc()`.\n" +
-		"- **Partitioner**: I items over M members, each its own session; once they share the items the server's watches are counted (all of the run's sessions', per member); then a member joins and, once that has settled, a member picked at random leaves; each change is measured until every item runs on exactly one member with balanced shares and nothing has moved for 300 ms. Requests per rebalance are the requests the servers received from the change until they stopped, per member.\n\n")
+		"- **Partitioner**: I items over M members, each its own session; once they share the items the server's watches are counted (all of the run's sessions', per member); then a member joins and, once that has settled, a member picked at random leaves; each change is measured until every item runs on exactly one member with balanced shares and nothing has moved for 300 ms. Requests per rebalance are the requests the servers received from the change until they stopped, per member.\n" +
+		"- **Group**: M members, each on a session of its own (members sharing a session would share the server's watches on a path) and each following the group, are started until every one's view has all M; heap is this process's (or the peer JVM's, after `System.gc()`) from after their sessions connected, divided by M² (every member knows every member). The server's watches are counted then: on the group's path and below it (`wchp`), and all of them (`wchs`; Curator's sessions each watch `/zookeeper/config`). Then another session joins " + fmt.Sprint(scaleRounds) + " members, one at a time; each join is timed until an existing member's view has it, then the member leaves, untimed, until the view has let it go. Requests and bytes cover the joins and leaves, per round and per member (every member must hear both).\n" +
+		"- **Discovery**: N instances of one service are registered on one session, then a provider of the service starts on another (heap: what it took, per instance, as for the group); the server's watches on the service's path are counted; then the first session registers " + fmt.Sprint(scaleRounds) + " instances, one at a time, each timed until the provider knows it, then unregisters it, untimed, until the provider has let it go. Curator's provider is curator-x-discovery's ServiceProvider over its ServiceCache. Requests and bytes per round (a registration and an unregistration).\n" +
+		"- **Election**: N candidates of one leader latch (LeaderLatch), spread over at most 20 sessions, join; the server's watches on the election are counted once they all wait; then " + fmt.Sprint(scaleRounds) + " times the leader closes its latch, timed until the next candidate's listener hears it leads, and the old leader's session joins again at the back. Requests and bytes per hand-over cover the leave, what the next leader does to know it leads, and the rejoin.\n\n")
 	if analysis != "" {
 		if text, err := os.ReadFile(analysis); err == nil {
 			b.WriteString(strings.TrimSpace(string(text)) + "\n\n")

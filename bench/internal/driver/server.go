@@ -251,7 +251,7 @@ func (t *target) watches(ctx context.Context) (sum int, each []int, err error) {
 }
 
 // watchesUnder reads wchp: how many watches (a session watching a path) the servers
-// hold on paths below dir.
+// hold on dir and the paths below it.
 func (t *target) watchesUnder(ctx context.Context, dir string) (int, error) {
 	n := 0
 	for i := range t.members {
@@ -264,7 +264,7 @@ func (t *target) watchesUnder(ctx context.Context, dir string) (int, error) {
 		for _, line := range strings.Split(out, "\n") {
 			switch {
 			case strings.HasPrefix(line, "/"):
-				under = strings.HasPrefix(line, dir+"/")
+				under = line == dir || strings.HasPrefix(line, dir+"/")
 			case under && strings.TrimSpace(line) != "":
 				n++
 			}

@@ -24,8 +24,10 @@ const (
 	// counting: Sessions sessions loop on one lease of a semaphore of Leases leases,
 	// for Duration.
 	counting kind = "semaphore"
-	// handover: two sessions hand a leader latch back and forth Rounds times; after
-	// each hand-over the old leader joins again and has Settle to queue up.
+	// handover: participants() candidates of one leader latch, spread over
+	// sessions() sessions (two and two unless Members and Sessions say), hand the
+	// leadership on Rounds times: the leader leaves, the next one leads, and the old
+	// leader's session joins again at the back and has Settle to queue up.
 	handover kind = "handover"
 	// queue: a holder holds a mutex while Waiters participants, spread over Sessions
 	// sessions, queue behind it; then the holder releases and each waiter acquires
@@ -49,7 +51,7 @@ type workload struct {
 	Waiters  int
 	Nodes    int   // cached nodes written to (cache-storm)
 	Items    int   // items shared (partition)
-	Members  int   // members sharing them between changes (partition)
+	Members  int   // members sharing them between changes (partition); members of the group (group-join); candidates (handover)
 	Fanout   []int // the tree cache-load makes, three levels; default treeFanout
 }
 
@@ -69,11 +71,19 @@ func (w workload) sessions() int {
 	case rw:
 		return w.Readers + w.Writers
 	case handover:
+		if w.Sessions > 0 {
+			return w.Sessions
+		}
 		return 2
 	case queue:
 		return w.Sessions + 1
 	}
 	return w.Sessions
+}
+
+// participants is how many candidates a handover workload keeps in the election.
+func (w workload) participants() int {
+	return max(w.Members, 2)
 }
 
 // result is what a trial measured. Counts of timed workloads cover only the
@@ -86,7 +96,7 @@ type result struct {
 	Writes    int             // write-side acquisitions (rwlock)
 	Elapsed   time.Duration   // the timed window, or the drain of a queue
 	Latencies []time.Duration // per cycle, or per hand-over
-	Heap      float64         // bytes of heap per cached node (cache-load), 0 when unknown
+	Heap      float64         // bytes of heap per cached node (cache-load) or member or instance known, 0 when unknown
 	Failed    int             // adds that gave up (counter)
 	// A partition's measured changes, summed over them: items whose owner changed,
 	// the fewest that had to, items that paused and yet stayed with their owner, the
@@ -137,7 +147,7 @@ func (w workload) command() (string, error) {
 	case counting:
 		return fmt.Sprintf("semaphore %s %d %d %d", w.Path, w.Sessions, w.Leases, ms), nil
 	case handover:
-		return fmt.Sprintf("handover %s %d %d", w.Path, w.Rounds, w.Settle.Milliseconds()), nil
+		return fmt.Sprintf("handover %s %d %d %d %d", w.Path, w.Rounds, w.Settle.Milliseconds(), w.participants(), w.sessions()), nil
 	case queue:
 		return fmt.Sprintf("queue %s %d %d", w.Path, w.Waiters, w.Sessions), nil
 	case counterAdds:
