@@ -6,6 +6,7 @@ import (
 	"log/slog"
 	"math/rand/v2"
 	"slices"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -310,4 +311,32 @@ func closeAll[T interface{ Close(context.Context) error }](ctx context.Context, 
 
 func between(rng *rand.Rand, lo, hi time.Duration) time.Duration {
 	return lo + time.Duration(rng.Int64N(int64(hi-lo)))
+}
+
+// logModes tells say the servers' modes (srvr's) whenever they change, until ctx
+// ends: what each server was doing while a phase after the faults overstayed.
+func logModes(ctx context.Context, e *zktest.Ensemble, say func(modes string)) {
+	last := ""
+	for {
+		var modes []string
+		for i := range 3 {
+			mode := "not serving"
+			octx, cancel := context.WithTimeout(ctx, 2*time.Second)
+			srvr, err := e.FourLetter(octx, i, "srvr")
+			cancel()
+			if _, m, ok := strings.Cut(srvr, "Mode: "); ok {
+				mode, _, _ = strings.Cut(m, "\n")
+			} else if err != nil {
+				mode = "unreachable"
+			}
+			modes = append(modes, fmt.Sprintf("server%d %s", i+1, mode))
+		}
+		if now := strings.Join(modes, ", "); now != last {
+			say(now)
+			last = now
+		}
+		if !pause(ctx, 2*time.Second) {
+			return
+		}
+	}
 }

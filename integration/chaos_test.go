@@ -48,7 +48,7 @@ func TestChaos(t *testing.T) {
 		seed = rand.Uint64()
 	}
 	e := zktest.NewEnsemble(t, 3, zktest.WithContainerCheckInterval(500*time.Millisecond))
-	t.Logf("a three-server ensemble of ZooKeeper %s (as the servers say; ZKTEST_ZOOKEEPER chooses)", e.Version())
+	t.Logf("a three-server ensemble of ZooKeeper %s (as the servers say; ZKTEST_ZOOKEEPER chooses), seed %d", e.Version(), seed)
 	ignore := goleak.IgnoreCurrent()
 	ctx, cancel := context.WithTimeout(context.Background(), *chaosDuration+5*time.Minute)
 	defer cancel()
@@ -117,6 +117,7 @@ func TestChaos(t *testing.T) {
 	paused := startPausedProcess(t, e, ws[0]) // on the mutex's path
 
 	began := time.Now()
+	keepDir := runDir(*chaosKeep, began, seed)
 	// The faults run for the duration; the workloads until every fault is undone and
 	// the liveness limit has passed, so that the waiters caught by the last faults
 	// show whether they get through.
@@ -128,6 +129,17 @@ func TestChaos(t *testing.T) {
 		w.calm = runCtx.Done()
 	}
 	f := &faults{e: e, clients: clients}
+	kept := false
+	// A run that fails before its report (a final read that cannot be made) still
+	// keeps the servers' data and logs and its own records, for whoever reads it.
+	t.Cleanup(func() {
+		if keepDir == "" || kept || !t.Failed() {
+			return
+		}
+		if err := writeRecords(keepDir, e.Version(), f, witness); err == nil && e.CloseKeeping(keepDir) == nil {
+			t.Logf("the run failed early; the servers' data and logs, the fault log and the acknowledged writes are in %s", keepDir)
+		}
+	})
 	var wg, faulting sync.WaitGroup
 	faulting.Go(func() { f.run(runCtx, seed) })
 	faulting.Go(func() { paused.run(runCtx, f, rand.New(rand.NewPCG(seed, 5)), ids) })
@@ -145,6 +157,12 @@ func TestChaos(t *testing.T) {
 		faulting.Wait()
 		lastFault = time.Now()
 		phase("every fault undone")
+		// A phase that overstays may be the ensemble's doing: the servers' modes say.
+		watching, stopWatching := context.WithCancel(ctx)
+		var modes sync.WaitGroup
+		defer modes.Wait()
+		defer stopWatching()
+		modes.Go(func() { logModes(watching, e, func(m string) { phase("the servers: " + m) }) })
 		// The caches, the partition and the group settle while the locks' waiters
 		// show that they get through.
 		var settling sync.WaitGroup
@@ -204,7 +222,6 @@ func TestChaos(t *testing.T) {
 	require.NoError(t, shares.finish(ctx))
 	require.NoError(t, witness.finish(ctx))
 	phase("the counter's and the shared value's histories checked")
-	keepDir := runDir(*chaosKeep, began, seed)
 	if keepDir != "" {
 		require.NoError(t, writeRecords(keepDir, e.Version(), f, witness))
 	}
@@ -236,9 +253,11 @@ func TestChaos(t *testing.T) {
 	switch {
 	case keepDir == "":
 	case *chaosKeepAll || r.violations() > 0 || len(r.found.losses) > 0:
+		kept = true
 		require.NoError(t, r.keep(keepDir, e))
 		t.Logf("the servers' data, the fault log and the acknowledged writes are in %s (scripts/txnlog.sh %[1]s reads them)", keepDir)
 	default:
+		kept = true
 		require.NoError(t, os.RemoveAll(keepDir))
 	}
 	require.NoError(t, f.err)
