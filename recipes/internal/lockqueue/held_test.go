@@ -1,6 +1,8 @@
 package lockqueue
 
 import (
+	"context"
+	"fmt"
 	"testing"
 	"time"
 
@@ -53,7 +55,23 @@ func TestGrantAfterASuspendedWhileWaitingHolds(t *testing.T) {
 	ctx := zkrtest.Context(t)
 	c := zkrtest.Client(t, []string{srv.Addr()}, framework.WithErrorPolicy(framework.StandardErrorPolicy),
 		framework.WithSessionTimeout(10*time.Second))
-	q := New(c, "/waited", "lock-", Exclusive)
+	// A busy machine can drop the connection to the restarted server again after the
+	// grant; that later Suspended rightly loses the hold, and says nothing of the one
+	// before the listing, so such a try is made again.
+	for try := 1; ; try++ {
+		disturbed := grantAfterASuspended(t, ctx, srv, c, fmt.Sprintf("/waited-%d", try))
+		if !disturbed {
+			return
+		}
+		require.Less(t, try, 5, "every try was disturbed by a later Suspended")
+	}
+}
+
+// grantAfterASuspended is one try: a hold granted after a Suspended that is over
+// must hold until its release, unless the client is Suspended again after the grant
+// (disturbed).
+func grantAfterASuspended(t *testing.T, ctx context.Context, srv *zktest.Server, c *framework.Client, path string) (disturbed bool) {
+	q := New(c, path, "lock-", Exclusive)
 	tr := q.Track()
 	defer tr.Stop()
 	n, err := q.Join(ctx, nil)
@@ -71,12 +89,23 @@ func TestGrantAfterASuspendedWhileWaitingHolds(t *testing.T) {
 	case <-ctx.Done():
 		t.Fatal("never reconnected")
 	}
+	again, stopA := zkrtest.Hears(c, framework.Suspended)
+	defer stopA()
 
 	epoch := tr.epoch()
-	_, parent, err := c.Children(ctx, "/waited")
+	_, parent, err := c.Children(ctx, path)
 	require.NoError(t, err)
 	h, ok := tr.grant(epoch, n, parent)
+	if ok {
+		err = h.Release(ctx)
+	}
+	if isClosed(again) {
+		if !ok {
+			n.Delete(ctx, c)
+		}
+		return true
+	}
 	require.True(t, ok, "no error state since the listing")
-	require.False(t, isClosed(h.Lost()), "the Suspended heard while waiting does not lose the hold")
-	require.NoError(t, h.Release(ctx))
+	require.NoError(t, err, "the Suspended heard while waiting does not lose the hold")
+	return false
 }
