@@ -2,6 +2,7 @@ package integration
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"math/rand/v2"
 	"time"
@@ -33,14 +34,16 @@ func (f *faults) ensembleFault(ctx context.Context, rng *rand.Rand) bool {
 		f.e.Stop(j)
 		f.note("quorum lost: server%d and server%d killed", i+1, j+1)
 		pause(ctx, between(rng, 500*time.Millisecond, 4*time.Second))
-		// The first back restores the quorum; Start waits until it serves.
+		// The first back restores the quorum; Start waits until it serves. Both are
+		// started whatever happens to the first, so that a failed start leaves a
+		// quorum if it can.
 		for _, k := range []int{i, j} {
 			f.note("server%d starting", k+1)
-			if err := f.e.Start(k); err != nil {
+			if err := f.start(k); err != nil {
 				f.mu.Lock()
-				f.err = fmt.Errorf("server %d would not start again after a lost quorum: %w", k, err)
+				f.err = errors.Join(f.err, fmt.Errorf("server %d would not start again after a lost quorum: %w", k, err))
 				f.mu.Unlock()
-				return true
+				continue
 			}
 			f.note("server%d serving; leader: %s", k+1, f.leader())
 		}

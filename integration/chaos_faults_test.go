@@ -137,6 +137,32 @@ type faults struct {
 	elections  []time.Duration // from killing the leader to the next one serving
 	events     []faultEvent    // the fault log, for -chaos.keep
 	err        error           // a server that would not start again
+	// say prints at once what the report would otherwise say only at the end: a
+	// server that would not start holds up everything after it.
+	say func(format string, args ...any)
+}
+
+// startTries is how often a server that would not start is stopped and started
+// again before the run gives up on it.
+const startTries = 3
+
+// start starts member i again, and if it will not serve, says why at once, stops it
+// and tries again: the run is about the recipes, and a quorum left down by one
+// failed start would hold up every check after the faults.
+func (f *faults) start(i int) error {
+	var err error
+	for try := 1; try <= startTries; try++ {
+		if err = f.e.Start(i); err == nil {
+			return nil
+		}
+		first, _, _ := strings.Cut(err.Error(), "\n")
+		f.note("server%d would not start (try %d of %d): %s", i+1, try, startTries, first)
+		if f.say != nil {
+			f.say("server%d would not start (try %d of %d): %v", i+1, try, startTries, err)
+		}
+		f.e.Stop(i)
+	}
+	return err
 }
 
 func (f *faults) count(kind string) {
@@ -224,7 +250,7 @@ func (f *faults) serverFaults(ctx context.Context, rng *rand.Rand) {
 		}
 		pause(ctx, between(rng, 500*time.Millisecond, 2500*time.Millisecond))
 		f.note("server%d starting", i+1)
-		if err := f.e.Start(i); err != nil {
+		if err := f.start(i); err != nil {
 			f.mu.Lock()
 			f.err = fmt.Errorf("server %d would not start again: %w", i, err)
 			f.mu.Unlock()

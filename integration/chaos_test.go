@@ -128,7 +128,7 @@ func TestChaos(t *testing.T) {
 	for _, w := range ws {
 		w.calm = runCtx.Done()
 	}
-	f := &faults{e: e, clients: clients}
+	f := &faults{e: e, clients: clients, say: t.Logf}
 	kept := false
 	// A run that fails before its report (a final read that cannot be made) still
 	// keeps the servers' data and logs and its own records, for whoever reads it.
