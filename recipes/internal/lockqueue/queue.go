@@ -182,7 +182,7 @@ func (q *Queue) wait(ctx context.Context, n *Node, t *Tracker, wait bool) (*Held
 			}
 			return nil, ErrNodeGone
 		}
-		holds, watch, err := decide(children, q.names, n.Name, q.rule)
+		holds, watch, err := decide(children, q.names, n.Name(), q.rule)
 		if err != nil {
 			return nil, err
 		}
