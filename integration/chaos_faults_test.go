@@ -346,14 +346,14 @@ func logModes(ctx context.Context, e *zktest.Ensemble, say func(modes string)) {
 	for {
 		var modes []string
 		for i := range 3 {
-			mode := "not serving"
 			octx, cancel := context.WithTimeout(ctx, 2*time.Second)
-			srvr, err := e.FourLetter(octx, i, "srvr")
+			mode, err := e.Mode(octx, i)
 			cancel()
-			if _, m, ok := strings.Cut(srvr, "Mode: "); ok {
-				mode, _, _ = strings.Cut(m, "\n")
-			} else if err != nil {
+			switch {
+			case err != nil:
 				mode = "unreachable"
+			case mode == "":
+				mode = "not serving"
 			}
 			modes = append(modes, fmt.Sprintf("server%d %s", i+1, mode))
 		}

@@ -149,6 +149,11 @@ func (e *Ensemble) Isolate(i int) { _ = e.routes.setIsolated(i, true) } // closi
 // listen on it again all the same (out of file descriptors, say).
 func (e *Ensemble) Heal() error { return e.routes.heal() }
 
+// Mode is what member i says it is doing (srvr's Mode): "leader", "follower" or
+// "standalone" while it serves, "" while it does not; an error when it cannot be
+// reached.
+func (e *Ensemble) Mode(ctx context.Context, i int) (string, error) { return e.ms[i].mode(ctx) }
+
 // FourLetter sends a four-letter word to member i.
 func (e *Ensemble) FourLetter(ctx context.Context, i int, word string) (string, error) {
 	return fourLetter(ctx, e.ms[i].addr(), word)
