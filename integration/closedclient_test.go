@@ -434,6 +434,11 @@ var followers = []struct {
 		causes := make(chan error, 1)
 		pa, err := partition.New(c, p, func(ctx context.Context, _ partition.Item) error {
 			<-ctx.Done()
+			if c.ForRecipes().Context().Err() == nil {
+				// Ended before the close (a busy machine's connection blip: the lock
+				// may be lost); the work runs again, and its end at the close counts.
+				return nil
+			}
 			select {
 			case causes <- context.Cause(ctx):
 			default:

@@ -31,9 +31,10 @@
 //     members whose sessions are alive never run one item's work at once, whatever
 //     their views of the group. The ctx given to work ends at once when the lock may
 //     be lost (its Lost closes: with the default error policy, already when the
-//     connection is suspended), and when the item moves to another member or leaves
-//     the set. Item.FencingToken grows with every owner, for stores that can refuse
-//     a stale writer.
+//     connection is suspended; its context.Cause then wraps mutex.ErrLost), and when
+//     the item moves to another member or leaves the set (Close ends it with a cause
+//     wrapping ErrClosed). Item.FencingToken grows with every owner, for stores that
+//     can refuse a stale writer.
 //   - Handed over once work has returned: the lock is released only then. A work
 //     that ignores its ctx keeps its item, and nobody takes it until it returns or
 //     its member's session ends.

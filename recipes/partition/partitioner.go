@@ -50,16 +50,20 @@ type Partitioner struct {
 	published uint64
 
 	mu      sync.Mutex
-	runs    map[string]*run    // an item we own or are acquiring, until its goroutine ends
-	stop    context.CancelFunc // ends the reconciling loop
-	stopped chan struct{}      // closed when the loop has ended
-	endRuns context.CancelFunc // ends every run
+	runs    map[string]*run         // an item we own or are acquiring, until its goroutine ends
+	stop    context.CancelFunc      // ends the reconciling loop
+	stopped chan struct{}           // closed when the loop has ended
+	endRuns context.CancelCauseFunc // ends every run
 }
 
 // run is one item's goroutine: it acquires the item's lock, runs work while it
 // holds it, and releases it once work has returned.
+// errMoving is the cause of a work's ctx that ends because its item is moving to
+// another member or has left the set.
+var errMoving = errors.New("partition: the item is moving to another member, or has left the set")
+
 type run struct {
-	cancel context.CancelFunc // the item is moving, gone, or we are closing
+	cancel context.CancelCauseFunc // the item is moving, gone, or we are closing
 	done   chan struct{}
 
 	mu   sync.Mutex
@@ -147,7 +151,8 @@ func (p *Partitioner) Start(ctx context.Context) error {
 	}
 
 	loopCtx, stop := context.WithCancel(context.Background())
-	runsCtx, endRuns := lifecycle.Context(p.c) // a closed client ends every work: its cause says so
+	// A closed client ends every work, its cause saying so; Close ends them with ErrClosed.
+	runsCtx, endRuns := context.WithCancelCause(p.c.ForRecipes().Context())
 	p.mu.Lock()
 	p.stop, p.stopped, p.endRuns = stop, make(chan struct{}), endRuns
 	p.mu.Unlock()
@@ -192,19 +197,19 @@ func (p *Partitioner) reconcile(ctx context.Context, poke func()) {
 	target := Assign(items, members, owners)
 	for name, r := range p.runs {
 		if target[name] != p.o.id {
-			r.cancel()
+			r.cancel(errMoving)
 		}
 	}
 	for name, owner := range target {
 		if owner != p.o.id || p.runs[name] != nil {
 			continue
 		}
-		runCtx, cancel := context.WithCancel(ctx)
+		runCtx, cancel := context.WithCancelCause(ctx)
 		r := &run{cancel: cancel, done: make(chan struct{})}
 		p.runs[name] = r
 		go func() {
 			defer func() {
-				cancel()
+				cancel(nil)
 				p.mu.Lock()
 				delete(p.runs, name)
 				p.mu.Unlock()
@@ -328,15 +333,11 @@ func (p *Partitioner) runItem(ctx context.Context, name string, r *run) {
 // or the lock was lost. Work that returns while the item is still ours runs again
 // after the restart pause.
 func (p *Partitioner) hold(ctx context.Context, m *mutex.Mutex, name string, log *slog.Logger) {
-	workCtx, cancel := context.WithCancel(ctx)
+	// A lock that may be lost ends the work at once, its cause wrapping mutex.ErrLost.
+	// A closed client ends ctx before it loses the lock, so the cause then says
+	// framework.ErrClosed.
+	workCtx, cancel := m.Context(ctx)
 	defer cancel()
-	go func() { // a lock that may be lost ends the work at once
-		select {
-		case <-m.Lost():
-			cancel()
-		case <-workCtx.Done():
-		}
-	}()
 	it := Item{Name: name, FencingToken: m.FencingToken()}
 	for {
 		err := p.work(workCtx, it)
@@ -394,7 +395,7 @@ func (p *Partitioner) Close(ctx context.Context) error {
 	<-stopped // no new runs from here on
 	// Leave first, so that the others queue for our items while our works end.
 	err := p.member.Close(ctx)
-	endRuns()
+	endRuns(ErrClosed)
 	p.mu.Lock()
 	runs := slices.Collect(maps.Values(p.runs))
 	p.mu.Unlock()

@@ -361,3 +361,67 @@ func TestStartDoesNotWaitForItems(t *testing.T) {
 	require.NoError(t, other.Release(ctx))
 	settled(t, r, []string{"x"}, map[string]*Partitioner{"a": p})
 }
+
+// A work's ctx says why it ended (context.Cause): a lock that may be lost (a cut
+// connection, so Suspended), an item that moves to a member that joins, and Close.
+func TestWorkContextSaysWhyItEnded(t *testing.T) {
+	srv := zktest.NewServer(t)
+	proxy := zktest.NewProxy(t, srv.Addr())
+	ctx := testCtx(t)
+	type ended struct {
+		item  string
+		cause error
+	}
+	ends := make(chan ended, 16)
+	running := make(chan string, 16)
+	work := func(ctx context.Context, it Item) error {
+		running <- it.Name
+		<-ctx.Done()
+		ends <- ended{it.Name, context.Cause(ctx)}
+		return nil
+	}
+	a, err := New(newClient(t, []string{proxy.Addr()}), "/why", work, WithID("a"), Items("x", "y"))
+	require.NoError(t, err)
+	require.NoError(t, a.Start(ctx))
+	t.Cleanup(func() { _ = a.Close(context.Background()) })
+	nextRunning := func() string {
+		t.Helper()
+		select {
+		case name := <-running:
+			return name
+		case <-time.After(wait):
+			t.Fatal("no work started")
+			return ""
+		}
+	}
+	nextEnd := func() ended {
+		t.Helper()
+		select {
+		case e := <-ends:
+			return e
+		case <-time.After(wait):
+			t.Fatal("no work ended")
+			return ended{}
+		}
+	}
+	require.ElementsMatch(t, []string{"x", "y"}, []string{nextRunning(), nextRunning()})
+
+	proxy.Cut() // Suspended: both holds may be lost
+	for range 2 {
+		e := nextEnd()
+		require.ErrorIs(t, e.cause, mutex.ErrLost, e.item)
+	}
+	proxy.Restore()
+	require.ElementsMatch(t, []string{"x", "y"}, []string{nextRunning(), nextRunning()}, "both taken again")
+
+	r := newRegisters(t)
+	b := start(t, newClient(t, []string{srv.Addr()}), "/why", "b", r, Items("x", "y"))
+	moved := nextEnd()
+	require.ErrorIs(t, moved.cause, errMoving, moved.item)
+	require.Eventually(t, func() bool { return len(b.Owned()) == 1 }, wait, 10*time.Millisecond)
+
+	require.NoError(t, a.Close(ctx))
+	closed := nextEnd()
+	require.NotEqual(t, moved.item, closed.item)
+	require.ErrorIs(t, closed.cause, ErrClosed, closed.item)
+}
