@@ -64,7 +64,7 @@ type link struct {
 	connected   chan struct{} // closed while session.state.IsConnected()
 	lostTimer   *time.Timer
 	errorStates int64         // how many published states the error policy counts as errors, or Lost
-	nextChange  chan struct{} // closed when the next state is published
+	nextChange  chan struct{} // closed when the next state is published, or Close begins
 }
 
 // phases are the moments of Close, one signal each: a context whose Done is the
@@ -242,6 +242,9 @@ func (c *Client) Close() error {
 	c.once.Do(func() {
 		c.mu.Lock()
 		c.beginClose(ErrClosed)
+		// No state is published from now on: StateChanges' next stays closed, and
+		// wakes the waiters that read it to find the client closed.
+		close(c.link.nextChange)
 		c.mu.Unlock()
 
 		idle := make(chan struct{})

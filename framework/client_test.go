@@ -197,6 +197,24 @@ func TestStateChangesCountErrorsAndWakeOnAnyChange(t *testing.T) {
 	}
 }
 
+// StateChanges' channel closes when Close begins, and a closed client's stays
+// closed: a waiter that reads it is woken, and finds the client closed.
+func TestStateChangesWakeOnClose(t *testing.T) {
+	srv := zktest.NewServer(t)
+	c := newClient(t, []string{srv.Addr()})
+	errs0, next := c.ForRecipes().StateChanges()
+	select {
+	case <-next:
+		t.Fatal("closed with no change")
+	default:
+	}
+	require.NoError(t, c.Close())
+	<-next // closed by the close
+	errs, after := c.ForRecipes().StateChanges()
+	require.Equal(t, errs0, errs, "a close is no error state")
+	<-after // closed already
+}
+
 func TestNamespacesAreSeparate(t *testing.T) {
 	srv := zktest.NewServer(t)
 	a := newClient(t, []string{srv.Addr()}, WithNamespace("a"))

@@ -21,9 +21,10 @@ func (c *Client) ForRecipes() Plumbing { return Plumbing{c.core} }
 // StateChanges is for recipes whose participants wait on their own, many at once
 // (a lock's queued waiters): errorStates counts the states published so far that
 // the error policy counts as errors (and every Lost), and next closes when the next
-// state is published. Taken before a look at the server, they tell after it whether
-// an error came meanwhile, and wake the participant on any change, with no listener
-// of its own.
+// state is published, or when Close begins (then it is closed already). Taken
+// before a look at the server, they tell after it whether an error came meanwhile,
+// and wake the participant on any change and on the client's close, with no
+// listener of its own.
 func (p Plumbing) StateChanges() (errorStates int64, next <-chan struct{}) {
 	p.c.mu.Lock()
 	defer p.c.mu.Unlock()

@@ -157,7 +157,7 @@ func (d *Double) ensureNode(ctx context.Context, since *int64) error {
 		p := path.Join(d.path, uuid.NewString())
 		// Ours before the create is sent: a create that ends with ctx may still be
 		// applied, and the node must then be deleted with the others.
-		n = &lockqueue.Node{Path: p, Name: path.Base(p)}
+		n = &lockqueue.Node{Path: p}
 		d.mu.Lock()
 		d.node = n
 		d.mu.Unlock()
@@ -198,7 +198,7 @@ func (d *Double) ourName() string {
 	if d.node == nil {
 		return ""
 	}
-	return d.node.Name
+	return d.node.Name()
 }
 
 // memberNames lists the members' nodes, sorted as Curator sorts them.

@@ -132,9 +132,15 @@ func TestWaitersAcquireInQueueOrder(t *testing.T) {
 }
 
 // watches parses the server's wchs answer: how many paths are watched, how many watches.
-func watches(t *testing.T, srv *zktest.Server) (paths, total int) {
+func watches(t testing.TB, srv *zktest.Server) (paths, total int) {
 	t.Helper()
-	out, err := srv.FourLetter(testCtx(t), "wchs")
+	return watchesBy(t, testCtx(t), srv)
+}
+
+// watchesBy is watches, asking within ctx.
+func watchesBy(t testing.TB, ctx context.Context, srv *zktest.Server) (paths, total int) {
+	t.Helper()
+	out, err := srv.FourLetter(ctx, "wchs")
 	require.NoError(t, err)
 	m := regexp.MustCompile(`watching (\d+) paths\s+Total watches:(\d+)`).FindStringSubmatch(out)
 	require.NotNil(t, m, out)

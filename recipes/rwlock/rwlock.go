@@ -103,7 +103,7 @@ func New(c *framework.Client, path string, opts ...Option) (*RWLock, error) {
 // lock went meanwhile (released by another goroutine, or lost), the read node is
 // deleted and (nil, nil) says to queue as any reader.
 func (l *RWLock) downgrade(ctx context.Context, c *framework.Client, id []byte, names []string, w *lockqueue.Held) (*lockqueue.Held, error) {
-	seq, _ := lockqueue.Sequence(w.Node.Name, names)
+	seq, _ := lockqueue.Sequence(w.Node.Name(), names)
 	h, err := l.read.q.HoldAt(ctx, id, seq, w.FencingToken())
 	if err != nil {
 		return nil, err

@@ -20,15 +20,16 @@ var ErrLost = errors.New("the hold was lost before the release")
 // release (Curator's Revoker).
 const RevokeMessage = "__REVOKE__"
 
-// Tracker follows the client's connection states for one participant: it wakes the
-// waiting participant on every change, and once the participant holds, closes lost
-// on the first state the error policy counts as an error, or when the client closes.
-// Start one before the participant's node exists, so that no state change between
-// its listing and its grant goes unseen.
+// Tracker follows the client's connection states for one participant once it holds:
+// it closes lost on the first state the error policy counts as an error, or when the
+// client closes. grant refuses the hold if an error state came since the listing
+// that found it holding.
 //
-// A waiter reads the client's StateChanges, shared by every waiter; only a holder
-// registers a listener and follows the client's close. A listener and a channel per
-// waiter were a third of a queued waiter's memory.
+// A waiter needs none: it reads the client's StateChanges, shared by every waiter,
+// to be woken on every change and to count the error states around its listing.
+// Only a holder registers a listener and follows the client's close. A listener and
+// a channel per waiter were a third of a queued waiter's memory, and the Tracker
+// itself, kept while waiting, another tenth (112 bytes).
 type Tracker struct {
 	c         *framework.Client
 	stopState func()      // set by grant
@@ -37,7 +38,6 @@ type Tracker struct {
 	observer *Observer // what the hold reports to
 
 	mu      sync.Mutex
-	next    <-chan struct{} // closes on the first state change after the last epoch
 	holding bool
 	since   time.Time // when the hold was granted, if measured
 
@@ -45,13 +45,9 @@ type Tracker struct {
 	lostOnce sync.Once
 }
 
-// Track starts a Tracker of a participant in q, whose hold reports to q's observer;
+// Track makes a Tracker of a participant in q, whose hold reports to q's observer;
 // Stop it unless a Held took it over.
-func (q *Queue) Track() *Tracker {
-	t := &Tracker{c: q.client, observer: q.observer}
-	t.epoch()
-	return t
-}
+func (q *Queue) Track() *Tracker { return &Tracker{c: q.client, observer: q.observer} }
 
 // failed loses the hold, if there is one, to an error state or the client's close.
 func (t *Tracker) failed() {
@@ -79,20 +75,10 @@ func (t *Tracker) end() {
 	t.observer.ended(since)
 }
 
-// wake closes on the first connection state change after the last epoch (or Track).
-func (t *Tracker) wake() <-chan struct{} {
-	t.mu.Lock()
-	defer t.mu.Unlock()
-	return t.next
-}
-
 // epoch counts the error states the client has published; take it before a listing,
-// for grant. wake then closes on the next change.
+// for grant.
 func (t *Tracker) epoch() int64 {
-	errorStates, next := t.c.ForRecipes().StateChanges()
-	t.mu.Lock()
-	t.next = next
-	t.mu.Unlock()
+	errorStates, _ := t.c.ForRecipes().StateChanges()
 	return errorStates
 }
 

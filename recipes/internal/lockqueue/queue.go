@@ -82,7 +82,6 @@ type Options struct {
 func (q *Queue) Acquire(ctx context.Context, data []byte, o Options) (h *Held, err error) {
 	a := q.observer.Begin(ctx, q.path, o.Wait)
 	defer func() { a.End(h, err) }()
-	t := q.Track()
 	var restarts backoff.BackOff
 	for {
 		var n *Node
@@ -92,7 +91,7 @@ func (q *Queue) Acquire(ctx context.Context, data []byte, o Options) (h *Held, e
 				o.Queued()
 				o.Queued = nil
 			}
-			if h, err = q.wait(ctx, n, t, o.Wait); err == nil {
+			if h, err = q.wait(ctx, n, nil, o.Wait); err == nil {
 				if o.OnRevoke != nil {
 					h.watchRevocation(o.OnRevoke)
 				}
@@ -101,7 +100,6 @@ func (q *Queue) Acquire(ctx context.Context, data []byte, o Options) (h *Held, e
 			n.Delete(ctx, q.client)
 		}
 		if !errors.Is(err, ErrNodeGone) {
-			t.Stop()
 			return nil, err
 		}
 		// Our node went with its session: start again in the new one, as the client's
@@ -111,11 +109,9 @@ func (q *Queue) Acquire(ctx context.Context, data []byte, o Options) (h *Held, e
 		}
 		pause := restarts.NextBackOff()
 		if pause == backoff.Stop {
-			t.Stop()
 			return nil, err
 		}
 		if err = sleep(ctx, pause); err != nil {
-			t.Stop()
 			return nil, err
 		}
 	}
@@ -158,10 +154,13 @@ func (q *Queue) Await(ctx context.Context, n *Node, t *Tracker, wait bool) (h *H
 }
 
 // wait is the loop of the lock queue for node n: list, ask the rule, watch one node,
-// wait, until n holds.
+// wait, until n holds. The hold is granted through t, or, if t is nil, through a
+// Tracker made then: a queued waiter keeps none.
 func (q *Queue) wait(ctx context.Context, n *Node, t *Tracker, wait bool) (*Held, error) {
 	for {
-		epoch := t.epoch()
+		// Taken before the listing: an error state after it refuses the grant, and any
+		// change after it wakes the wait below.
+		epoch, changedState := q.client.ForRecipes().StateChanges()
 		var children []string
 		var stat *zk.Stat
 		var changed <-chan zk.Event
@@ -183,11 +182,14 @@ func (q *Queue) wait(ctx context.Context, n *Node, t *Tracker, wait bool) (*Held
 			}
 			return nil, ErrNodeGone
 		}
-		holds, watch, err := decide(children, q.names, n.Name, q.rule)
+		holds, watch, err := decide(children, q.names, n.Name(), q.rule)
 		if err != nil {
 			return nil, err
 		}
 		if holds {
+			if t == nil {
+				t = q.Track()
+			}
 			if h, ok := t.grant(epoch, n, stat); ok {
 				return h, nil
 			}
@@ -205,10 +207,12 @@ func (q *Queue) wait(ctx context.Context, n *Node, t *Tracker, wait bool) (*Held
 				return nil, err
 			}
 		}
+		// Each case costs the parked waiter a runtime record of its own (a sudog, 112
+		// bytes), so the client's close is not one: it closes changedState too, and the
+		// next listing says ErrClosed.
 		select {
 		case <-changed:
-		case <-t.wake():
-		case <-q.client.ForRecipes().Context().Done(): // the next listing says ErrClosed
+		case <-changedState:
 		case <-ctx.Done():
 			return nil, fmt.Errorf("waiting for %s: %w", q.path, ctx.Err())
 		}

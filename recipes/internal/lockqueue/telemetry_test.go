@@ -23,7 +23,7 @@ func TestUnmeasuredAllocatesNothing(t *testing.T) {
 		o := Observe(c, "mutex")
 		require.Nil(t, o, name)
 		require.Nil(t, ObserveElection(c, "latch").HoldsOnly(), name)
-		n := &Node{Path: "/l/lock-0000000000", Name: "lock-0000000000"}
+		n := &Node{Path: "/l/lock-0000000000"}
 		h := &Held{Node: n}
 		ctx := context.Background()
 		allocs := testing.AllocsPerRun(100, func() {
