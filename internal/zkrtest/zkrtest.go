@@ -94,3 +94,17 @@ func Closed(t testing.TB, servers []string) *framework.Client {
 	require.NoError(t, c.Close())
 	return c
 }
+
+// Receive is the next value from ch, or fails the test, saying what did not come,
+// after Wait.
+func Receive[T any](t testing.TB, ch <-chan T, what string) T {
+	t.Helper()
+	select {
+	case v := <-ch:
+		return v
+	case <-time.After(Wait):
+		t.Fatalf("%s did not come within %v", what, Wait)
+		var zero T
+		return zero
+	}
+}

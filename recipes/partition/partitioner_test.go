@@ -384,26 +384,8 @@ func TestWorkContextSaysWhyItEnded(t *testing.T) {
 	require.NoError(t, err)
 	require.NoError(t, a.Start(ctx))
 	t.Cleanup(func() { _ = a.Close(context.Background()) })
-	nextRunning := func() string {
-		t.Helper()
-		select {
-		case name := <-running:
-			return name
-		case <-time.After(wait):
-			t.Fatal("no work started")
-			return ""
-		}
-	}
-	nextEnd := func() ended {
-		t.Helper()
-		select {
-		case e := <-ends:
-			return e
-		case <-time.After(wait):
-			t.Fatal("no work ended")
-			return ended{}
-		}
-	}
+	nextRunning := func() string { return zkrtest.Receive(t, running, "a work's start") }
+	nextEnd := func() ended { return zkrtest.Receive(t, ends, "a work's end") }
 	require.ElementsMatch(t, []string{"x", "y"}, []string{nextRunning(), nextRunning()})
 
 	proxy.Cut() // Suspended: both holds may be lost

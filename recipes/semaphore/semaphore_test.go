@@ -14,6 +14,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/zkrecipes/zkrecipes/framework"
+	"github.com/zkrecipes/zkrecipes/internal/zkrtest"
 	"github.com/zkrecipes/zkrecipes/recipes/internal/args"
 	"github.com/zkrecipes/zkrecipes/zktest"
 )
@@ -35,13 +36,7 @@ func acquireAsync(ctx context.Context, s *Semaphore, n int) <-chan acquired {
 
 func await(t *testing.T, done <-chan acquired) acquired {
 	t.Helper()
-	select {
-	case r := <-done:
-		return r
-	case <-time.After(wait):
-		t.Fatal("the acquisition did not return")
-		return acquired{}
-	}
+	return zkrtest.Receive(t, done, "the acquisition's return")
 }
 
 func TestTenClientsShareThreeLeases(t *testing.T) {
