@@ -34,3 +34,26 @@ func TestCuratorGroupMember(t *testing.T) {
 	peer.Expect(t, "RELEASED")
 	sees(t, goMember, map[string]string{"go": "changed-in-go"})
 }
+
+// A FixedPayload member and Curator's GroupMember see each other: Curator's reader
+// needs only READ on our node, and ours watches Curator's node, whose payload may
+// change.
+func TestCuratorAndFixedPayloadMember(t *testing.T) {
+	srv := zktest.NewServer(t)
+	peer := zkrtest.StartCuratorPeer(t, "group", srv.Addr(), "/groups/interop", "java", "from-java")
+	peer.Expect(t, "READY")
+	goMember, _ := joinFixed(t, srv, "/groups/interop", "go", "from-go")
+
+	both := map[string]string{"go": "from-go", "java": "from-java"}
+	sees(t, goMember, both)
+	eventually(t, func() bool { return equal(peer.Members(t), both) })
+
+	peer.Send(t, "payload changed-in-java")
+	peer.Expect(t, "DONE")
+	both["java"] = "changed-in-java"
+	sees(t, goMember, both)
+
+	peer.Send(t, "release")
+	peer.Expect(t, "RELEASED")
+	sees(t, goMember, map[string]string{"go": "from-go"})
+}
