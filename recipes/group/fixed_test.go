@@ -126,15 +126,11 @@ func TestMixedGroup(t *testing.T) {
 	b := join(t, cb, "/groups/mixed", "b", "pb")
 	c, _ := joinFixed(t, srv, "/groups/mixed", "c", "pc")
 	all := map[string]string{"a": "pa", "b": "pb", "c": "pc"}
-	for _, m := range []*Member{a, b, c} {
-		sees(t, m, all)
-	}
+	allSee(t, all, a, b, c)
 
 	require.NoError(t, b.SetPayload(ctx, []byte("pb2")))
 	all["b"] = "pb2"
-	for _, m := range []*Member{a, b, c} {
-		sees(t, m, all)
-	}
+	allSee(t, all, a, b, c)
 	require.Equal(t, []string{"/groups/mixed", "/groups/mixed/a", "/groups/mixed/b"}, zkrtest.DataWatches(t, srv, ca.SessionID()))
 	require.Equal(t, []string{"/groups/mixed", "/groups/mixed/a", "/groups/mixed/b", "/groups/mixed/c"},
 		zkrtest.DataWatches(t, srv, cb.SessionID()), "without the option, every member is watched")
