@@ -23,7 +23,8 @@ type task struct {
 	watch bool  // set a watch with the read
 	probe bool  // the root is missing: check its existence
 	acl   bool  // TrustReadOnly: read the ACL first, and watch the data only if it may change
-	czxid int64 // with acl: the czxid of the read-only node the copy has, 0 if none
+	fixed bool  // with acl: the copy has the node as read-only, made at czxid
+	czxid int64 // (the server's own nodes, /zookeeper..., have czxid 0)
 	epoch int32 // the epoch when a reader took it, just before sending it
 }
 
@@ -121,10 +122,7 @@ func (en *engine) dispatch(e *entry, k readKind) {
 	rs.pending = true
 	t := task{e: e, kind: k, probe: k == dataRead && e.absent}
 	if en.o.trustReadOnly && k == dataRead && e != en.root && (e.fixed || !e.live) {
-		t.acl = true
-		if e.fixed {
-			t.czxid = e.stat.Czxid
-		}
+		t.acl, t.fixed, t.czxid = true, e.fixed, e.stat.Czxid
 	}
 	if en.holding {
 		en.held = append(en.held, t)
@@ -232,7 +230,7 @@ func (en *engine) readACLFirst(t task) (r result) {
 	case err != nil:
 		r.err = err
 		return r
-	case stat.Czxid == t.czxid:
+	case t.fixed && stat.Czxid == t.czxid:
 		r.stat, r.same = stat, true
 		return r
 	case readOnly(acl):
