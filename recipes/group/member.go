@@ -64,8 +64,8 @@ type Member struct {
 }
 
 // New makes a member of the group at path with id, which must be unique in the
-// group and a valid node name, and payload as its data. Nothing is sent to
-// ZooKeeper until Start.
+// group and a valid node name, and payload as its data; opts may add FixedPayload.
+// Nothing is sent to ZooKeeper until Start.
 func New(c *framework.Client, path, id string, payload []byte, opts ...Option) (*Member, error) {
 	if err := args.Check(c, path); err != nil {
 		return nil, fmt.Errorf("%w: %w", ErrInvalid, err)
