@@ -162,16 +162,16 @@ func (en *engine) gotChildren(e *entry, r result) (answered bool) {
 	for _, name := range r.names {
 		listed[name] = true
 	}
-	changes := 0 // children made or deleted that the names show
+	// Children made or deleted that the names show. Counting one too few costs a
+	// needless check; one too many would hide a node made again, so a kid kept
+	// below is not counted.
+	changes := 0
 	for _, name := range sortedKeys(e.kids) {
 		kid := e.kids[name]
-		if listed[name] {
-			continue
-		}
-		changes++
 		// A kid created after the listing was made is not in it, and stays.
-		if !kid.live || kid.stat.Czxid <= r.stat.Pzxid {
+		if !listed[name] && (!kid.live || kid.stat.Czxid <= r.stat.Pzxid) {
 			en.remove(kid)
+			changes++
 		}
 	}
 	slices.Sort(r.names)
