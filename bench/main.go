@@ -74,6 +74,8 @@ func parseFlags() (options, error) {
 		"instead of the locks' scenarios; -out names the report, its plots are written beside it")
 	flag.StringVar(&scaleRecipes, "curves-recipes", strings.Join(driver.ScaleRecipes, ","), "with -curves: the recipes to measure")
 	flag.BoolVar(&o.scaleCfg.Smallest, "smallest", false, "with -curves: only each recipe's smallest size (the smoke run)")
+	var scaleSizes string
+	flag.StringVar(&scaleSizes, "curves-sizes", "", "with -curves: only these sizes of the recipes sized by one number (lock, group, discovery, election), comma-separated (e.g. 10,100); default all")
 	flag.StringVar(&o.out, "out", "BENCHMARKS.md", "report to write (empty: none)")
 	flag.StringVar(&o.plot, "plot", "bench/benchmarks.png", "plot to write and embed in the report (empty: none)")
 	flag.StringVar(&o.analysis, "analysis", "bench/analysis.md", "hand-written analysis to include in the report, if the file exists")
@@ -89,6 +91,7 @@ func parseFlags() (options, error) {
 	}
 	o.Contenders = fields(contenders)
 	o.scaleCfg.Recipes, o.scaleCfg.Peer, o.scaleCfg.Kazoo = fields(scaleRecipes), o.Peer, o.Kazoo
+	o.scaleCfg.Sizes = fields(scaleSizes)
 	o.Only = fields(only)
 	set := map[string]bool{}
 	flag.Visit(func(f *flag.Flag) { set[f.Name] = true })

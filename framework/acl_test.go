@@ -1,6 +1,7 @@
 package framework
 
 import (
+	"strings"
 	"testing"
 
 	"github.com/go-zookeeper/zk"
@@ -61,4 +62,42 @@ func TestCreateWithNodeACLRefusesAnEmptyACL(t *testing.T) {
 	_, err = c.Create(testCtx(t), "/a", nil, WithNodeACL())
 	require.ErrorIs(t, err, ErrInvalidCreate)
 	require.ErrorContains(t, err, "empty node ACL")
+	_, err = c.Create(testCtx(t), "/a", nil, WithNodePerms(0))
+	require.ErrorIs(t, err, ErrInvalidCreate)
+}
+
+// WithNodePerms keeps each id of the node's ACL with only the permissions asked for,
+// and leaves out the ids left with none.
+func TestWithNodePermsCutsTheACL(t *testing.T) {
+	srv := zktest.NewServer(t)
+	ctx := testCtx(t)
+	owner := zk.DigestACL(zk.PermAll, "alice", "secret")
+	c := newClient(t, []string{srv.Addr()}, WithAuth("digest", []byte("alice:secret")),
+		WithACL(FixedACL(append(owner, zk.WorldACL(zk.PermCreate)...)...)))
+	_, err := c.Create(ctx, "/frozen", []byte("x"), WithNodePerms(zk.PermRead))
+	require.NoError(t, err)
+	acl, _, err := c.GetACL(ctx, "/frozen")
+	require.NoError(t, err)
+	// The owner keeps READ; world had no READ, and is left out. (The server hides
+	// the digest from a reader without ADMIN.)
+	readOnly := func(acl []zk.ACL) {
+		t.Helper()
+		require.Len(t, acl, 1, "%v", acl)
+		require.Equal(t, "digest", acl[0].Scheme)
+		require.True(t, strings.HasPrefix(acl[0].ID, "alice:"), acl[0].ID)
+		require.Equal(t, int32(zk.PermRead), acl[0].Perms)
+	}
+	readOnly(acl)
+	_, err = c.Set(ctx, "/frozen", []byte("y"), -1)
+	require.ErrorIs(t, err, zk.ErrNoAuth)
+	_, err = c.SetACL(ctx, "/frozen", owner, -1)
+	require.ErrorIs(t, err, zk.ErrNoAuth)
+	require.NoError(t, c.Delete(ctx, "/frozen", -1), "the root's ACL grants DELETE")
+
+	// In a transaction too.
+	_, err = c.Multi(ctx, CreateOp("/frozen", nil, WithNodePerms(zk.PermRead)))
+	require.NoError(t, err)
+	acl, _, err = c.GetACL(ctx, "/frozen")
+	require.NoError(t, err)
+	readOnly(acl)
 }

@@ -48,8 +48,10 @@ type createOptions struct {
 	ephemeral, sequential, container, protected bool
 	parents, parentContainers                   bool // create missing parents; as containers
 	ttl                                         time.Duration
-	orSetData, aclSet                           bool         // createorset.go
-	acl                                         []zk.ACL     // WithNodeACL's
+	orSetData, aclSet                           bool     // createorset.go
+	acl                                         []zk.ACL // WithNodeACL's
+	perms                                       int32    // WithNodePerms's, if permsSet
+	permsSet                                    bool
 	afterCreate                                 func() error // test seam: runs after the server applied a create
 	between                                     func()       // test seam: runs before each set and create of OrSetData's
 }

@@ -27,19 +27,45 @@ func WithNodeACL(acl ...zk.ACL) CreateOption {
 	return func(o *createOptions) { o.acl, o.aclSet = append([]zk.ACL(nil), acl...), true }
 }
 
+// WithNodePerms cuts each entry of the node's ACL (the ACL provider's for its path,
+// or WithNodeACL's) to the permissions in perms, a sum of zk.PermRead, zk.PermWrite,
+// ...; entries left with none are left out. The same ids keep only what perms
+// allows: WithNodePerms(zk.PermRead) makes a node whose data and ACL no one can change
+// for its whole life (but a super user, or any client of a server run with
+// skipACL=yes), while whoever the parent's ACL grants DELETE can still delete it.
+// Parents made by CreatingParents keep the provider's ACL. perms 0 is an error
+// wrapping ErrInvalidCreate. Default: the ACL as it is.
+func WithNodePerms(perms int32) CreateOption {
+	return func(o *createOptions) { o.perms, o.permsSet = perms, true }
+}
+
 func (o createOptions) check() error {
 	if o.aclSet && len(o.acl) == 0 {
 		return fmt.Errorf("%w: an empty node ACL", ErrInvalidCreate)
+	}
+	if o.permsSet && o.perms&zk.PermAll == 0 {
+		return fmt.Errorf("%w: no permission in node perms %#x", ErrInvalidCreate, o.perms)
 	}
 	return nil
 }
 
 // nodeACL is the ACL of the node a create makes at the server path full.
 func (c *Client) nodeACL(full string, o createOptions) []zk.ACL {
-	if o.aclSet {
-		return o.acl
+	acl := o.acl
+	if !o.aclSet {
+		acl = c.aclFor(full)
 	}
-	return c.aclFor(full)
+	if !o.permsSet {
+		return acl
+	}
+	cut := make([]zk.ACL, 0, len(acl))
+	for _, a := range acl {
+		if a.Perms&o.perms != 0 {
+			a.Perms &= o.perms
+			cut = append(cut, a)
+		}
+	}
+	return cut
 }
 
 // orSet turns a create that found the node into a set of its data. create is the

@@ -273,3 +273,38 @@ func ExampleDigestACL() {
 	// stranger refused: true
 	// owner reads: private <nil>
 }
+
+// A node made read-only for good: its data and its ACL can no longer be changed,
+// while it can still be deleted (the parent's ACL decides that).
+func ExampleWithNodePerms() {
+	ctx := context.Background()
+	srv, err := zktest.StartServer(ctx)
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	defer srv.Close()
+	client, err := framework.New([]string{srv.Addr()})
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	defer client.Close()
+
+	if _, err := client.Create(ctx, "/config", []byte("v1"), framework.WithNodePerms(framework.PermRead)); err != nil {
+		fmt.Println(err)
+		return
+	}
+	acl, _, _ := client.GetACL(ctx, "/config")
+	fmt.Println("acl:", acl[0].Scheme, acl[0].ID, acl[0].Perms == framework.PermRead)
+	_, err = client.Set(ctx, "/config", []byte("v2"), -1)
+	fmt.Println("set refused:", errors.Is(err, framework.ErrNoAuth))
+	_, err = client.SetACL(ctx, "/config", framework.WorldACL(framework.PermAll), -1)
+	fmt.Println("setACL refused:", errors.Is(err, framework.ErrNoAuth))
+	fmt.Println("delete:", client.Delete(ctx, "/config", -1))
+	// Output:
+	// acl: world anyone true
+	// set refused: true
+	// setACL refused: true
+	// delete: <nil>
+}

@@ -37,7 +37,8 @@ var opKindNames = [...]string{"invalid", "create", "delete", "set", "check"}
 
 func (o Op) String() string { return opKindNames[o.kind] + " " + o.path }
 
-// CreateOp creates a node, as Create does, with Ephemeral and Sequential allowed.
+// CreateOp creates a node, as Create does, with Ephemeral, Sequential, WithNodeACL
+// and WithNodePerms allowed.
 // Container, Protected, CreatingParents and CreatingParentContainers are not:
 // ZooKeeper's transactions carry neither a container create nor a lookup, so Multi
 // refuses them (ErrInvalidOp).
@@ -53,6 +54,9 @@ func CreateOp(path string, data []byte, opts ...CreateOption) Op {
 	o := op.create
 	if op.bad == nil && (o.container || o.protected || o.parents) {
 		op.bad = errors.New("Container, Protected, CreatingParents and CreatingParentContainers cannot be part of a transaction")
+	}
+	if err := o.check(); op.bad == nil && err != nil {
+		op.bad = err
 	}
 	return op
 }
@@ -179,7 +183,7 @@ func (c *Client) multiRequests(ops []Op) ([]any, error) {
 		size += len(full) + len(op.data)
 		switch op.kind {
 		case kindCreate:
-			reqs[i] = &zk.CreateRequest{Path: full, Data: op.data, Acl: c.aclFor(full), Flags: op.create.flags()}
+			reqs[i] = &zk.CreateRequest{Path: full, Data: op.data, Acl: c.nodeACL(full, op.create), Flags: op.create.flags()}
 		case kindDelete:
 			reqs[i] = &zk.DeleteRequest{Path: full, Version: op.version}
 		case kindSet:

@@ -2,7 +2,8 @@
 // subtree, and tells listeners how it changes: Apache Curator's CuratorCache,
 // TreeCache, PathChildrenCache and NodeCache in one type. Depth(0) follows one node,
 // Depth(1) a node and its children, and the default the whole subtree; WithoutData
-// keeps stats only; WithSelector leaves subtrees out.
+// keeps stats only; WithSelector leaves subtrees out; TrustReadOnly follows the nodes
+// no one may change (their ACL grants no WRITE or ADMIN) without a data watch.
 //
 // go-zookeeper has one-shot watches only, so the cache reads every node with a watch
 // and reads it again, with a new watch, each time the watch fires. That loop is easy

@@ -94,3 +94,52 @@ func ExampleStopped() {
 	// Stopped true
 	// cache: already started
 }
+
+// Releases published read-only are followed without a data watch each: only the
+// parent's children are watched, and a release deleted and made again is still seen.
+func ExampleTrustReadOnly() {
+	ctx := context.Background()
+	srv, err := zktest.StartServer(ctx)
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	defer srv.Close()
+	client, err := framework.New([]string{srv.Addr()})
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	defer client.Close()
+	readOnly := framework.WithNodePerms(framework.PermRead)
+	_, _ = client.Create(ctx, "/releases/v1", []byte("sha 1a2b"), framework.CreatingParents(), readOnly)
+
+	releases, err := cache.New(client, "/releases", cache.Depth(1), cache.TrustReadOnly())
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	defer releases.Close()
+	events := make(chan cache.Event, 10)
+	releases.Listen(func(ev cache.Event) {
+		if ev.Path != "/releases" && (ev.Type == cache.Created || ev.Type == cache.Deleted) {
+			events <- ev
+		}
+	})
+	if err := releases.Start(ctx); err != nil {
+		fmt.Println(err)
+		return
+	}
+	<-events // v1 loaded
+
+	// v1 withdrawn and published again with other contents, in one transaction.
+	_, _ = client.Multi(ctx, framework.DeleteOp("/releases/v1", -1),
+		framework.CreateOp("/releases/v1", []byte("sha 3c4d"), readOnly))
+	for range 2 {
+		ev := <-events
+		fmt.Println(ev.Type, ev.Path, string(ev.Old.Data)+string(ev.New.Data))
+	}
+	// Output:
+	// Deleted /releases/v1 sha 1a2b
+	// Created /releases/v1 sha 3c4d
+}

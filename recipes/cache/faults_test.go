@@ -13,6 +13,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/zkrecipes/zkrecipes/framework"
+	"github.com/zkrecipes/zkrecipes/internal/zkrtest"
 	"github.com/zkrecipes/zkrecipes/zktest"
 )
 
@@ -154,7 +155,7 @@ func TestCloseLeavesNoWatchAndNoGoroutine(t *testing.T) {
 	require.Equal(t, len(paths), ca.Len())
 	// No goroutine per node: 311 nodes and 622 watches, a few goroutines.
 	require.Less(t, runtime.NumGoroutine()-before, 40)
-	require.ElementsMatch(t, paths, watchesOf(t, srv, c.SessionID()), "watches on the cached nodes")
+	require.ElementsMatch(t, paths, zkrtest.DataWatches(t, srv, c.SessionID()), "watches on the cached nodes")
 	require.Equal(t, 2*len(paths), watchCount(t, srv), "a data and a child watch per node, on the whole server")
 
 	require.NoError(t, ca.Close())
@@ -166,7 +167,7 @@ func TestCloseLeavesNoWatchAndNoGoroutine(t *testing.T) {
 		create(t, writer, p+"/fire", "")
 		del(t, writer, p+"/fire")
 	}
-	require.Empty(t, watchesOf(t, srv, c.SessionID()), "no watch set again after Close")
+	require.Empty(t, zkrtest.DataWatches(t, srv, c.SessionID()), "no watch set again after Close")
 	require.Zero(t, watchCount(t, srv))
 	n, ok := ca.Get("/w/d0/n0")
 	require.True(t, ok, "the copy stays readable")
@@ -189,24 +190,6 @@ func watchCount(t *testing.T, srv *zktest.Server) int {
 	}
 	t.Fatalf("no zk_watch_count in mntr: %s", out)
 	return 0
-}
-
-// watchesOf lists the paths the server holds data watches on for session.
-func watchesOf(t *testing.T, srv *zktest.Server, session int64) []string {
-	t.Helper()
-	out, err := srv.FourLetter(testCtx(t), "wchc")
-	require.NoError(t, err)
-	var watches []string
-	mine := false
-	for _, line := range strings.Split(out, "\n") {
-		switch {
-		case strings.HasPrefix(line, "0x"):
-			mine = line == fmt.Sprintf("0x%x", session)
-		case mine && strings.TrimSpace(line) != "":
-			watches = append(watches, strings.TrimSpace(line))
-		}
-	}
-	return watches
 }
 
 func TestACLRefusalIsReportedOnce(t *testing.T) {

@@ -10,9 +10,10 @@ import (
 type Option func(*options) error
 
 type options struct {
-	depth    int
-	noData   bool
-	selector func(path string) bool
+	depth         int
+	noData        bool
+	trustReadOnly bool
+	selector      func(path string) bool
 }
 
 func defaultOptions() options { return options{depth: math.MaxInt} }
@@ -37,6 +38,25 @@ func Depth(n int) Option {
 func WithoutData() Option {
 	return func(o *options) error {
 		o.noData = true
+		return nil
+	}
+}
+
+// TrustReadOnly reads without a data watch every node below the path whose ACL
+// grants no one WRITE or ADMIN: ZooKeeper refuses every change of such a node's data
+// and ACL for its whole life (recipes/nodes' ReadOnly makes such nodes). The cache
+// reads the ACL of each node it has not seen yet (one getACL beside the getData),
+// and keeps a data watch on every other node. Where a data watch would have told it
+// that such a node was deleted and made again between two listings of its parent, it
+// counts instead: ZooKeeper adds one to the parent's cversion for each child made and
+// each deleted, so when a listing's cversion has grown by more than the names added
+// and removed, the cache checks each such node again (one getACL, whose stat says
+// whether it is still the node it read) and reports a new one as Deleted then
+// Created. A super user, or any client of a server run with skipACL=yes, can still
+// change such a node unseen. Default off: every node keeps its data watch.
+func TrustReadOnly() Option {
+	return func(o *options) error {
+		o.trustReadOnly = true
 		return nil
 	}
 }

@@ -22,6 +22,9 @@ type task struct {
 	kind  readKind
 	watch bool  // set a watch with the read
 	probe bool  // the root is missing: check its existence
+	acl   bool  // TrustReadOnly: read the ACL first, and watch the data only if it may change
+	fixed bool  // with acl: the copy has the node as read-only, made at czxid
+	czxid int64 // (the server's own nodes, /zookeeper..., have czxid 0)
 	epoch int32 // the epoch when a reader took it, just before sending it
 }
 
@@ -32,6 +35,8 @@ type result struct {
 	names []string
 	watch <-chan zk.Event
 	err   error
+	same  bool // an ACL read found the read-only node the copy has: nothing to read
+	fixed bool // the node's ACL lets no one change its data: read with no watch
 }
 
 // failure is a read to send again after a connection error.
@@ -116,6 +121,9 @@ func (en *engine) dispatch(e *entry, k readKind) {
 	rs := &e.reads[k]
 	rs.pending = true
 	t := task{e: e, kind: k, probe: k == dataRead && e.absent}
+	if en.o.trustReadOnly && k == dataRead && e != en.root && (e.fixed || !e.live) {
+		t.acl, t.fixed, t.czxid = true, e.fixed, e.stat.Czxid
+	}
 	if en.holding {
 		en.held = append(en.held, t)
 		return
@@ -201,6 +209,8 @@ func (en *engine) read(t task) (r result) {
 		ok, r.stat, r.watch, r.err = en.c.ExistsW(ctx, p)
 	case t.probe:
 		ok, r.stat, r.err = en.c.Exists(ctx, p)
+	case t.acl:
+		r = en.readACLFirst(t)
 	case t.watch:
 		r.data, r.stat, r.watch, r.err = en.c.GetW(ctx, p)
 	default:
@@ -210,6 +220,40 @@ func (en *engine) read(t task) (r result) {
 		r.err, r.stat = nil, nil
 	}
 	return r
+}
+
+// readACLFirst reads the ACL of a node the copy does not have, or has as read-only
+// (TrustReadOnly), then its data: with no watch if the ACL lets no one change it.
+func (en *engine) readACLFirst(t task) (r result) {
+	acl, stat, err := en.c.GetACL(en.ctx, t.e.path)
+	switch {
+	case err != nil:
+		r.err = err
+		return r
+	case t.fixed && stat.Czxid == t.czxid:
+		r.stat, r.same = stat, true
+		return r
+	case readOnly(acl):
+		r.data, r.stat, r.err = en.c.Get(en.ctx, t.e.path)
+		if r.err != nil || r.stat.Czxid == stat.Czxid {
+			r.fixed = r.err == nil
+			return r
+		}
+		// Made again between the two reads, with an ACL not read: read it as any node.
+	}
+	t.acl = false
+	return en.read(t)
+}
+
+// readOnly says whether acl grants no one WRITE or ADMIN: the node's data and ACL
+// can never change then.
+func readOnly(acl []zk.ACL) bool {
+	for _, a := range acl {
+		if a.Perms&(zk.PermWrite|zk.PermAdmin) != 0 {
+			return false
+		}
+	}
+	return true
 }
 
 // done applies a read's result, on the loop.

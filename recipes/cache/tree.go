@@ -11,19 +11,22 @@ import (
 // Its data, stat, kids and live are the copy's, and change under the store's mu
 // (the engine changes them; any goroutine reads them); the rest belongs to the
 // loop. There is one per cached node, so it keeps no copy of its path in a Node,
-// its name is its path's end, and its small fields sit together (160 bytes).
+// its name is its path's end, and its small fields sit together (168 bytes).
 type entry struct {
-	path    string
-	parent  *entry
-	data    []byte  // the node's, while live: Node without its Path, which is path
-	stat    zk.Stat // the node's, while live
-	kids    map[string]*entry
-	reads   [2]readState
-	depth   int32
-	live    bool
-	removed bool // no longer in the tree: its reads' results are dropped
-	absent  bool // the root is missing: its data read is an existence check
-	refused bool // an ACL refused a read: it is not read again
+	path   string
+	parent *entry
+	data   []byte  // the node's, while live: Node without its Path, which is path
+	stat   zk.Stat // the node's, while live
+	kids   map[string]*entry
+	reads  [2]readState
+	depth  int32
+	// listedAt is the cversion of the node's last listing applied (TrustReadOnly).
+	listedAt int32
+	live     bool
+	removed  bool // no longer in the tree: its reads' results are dropped
+	absent   bool // the root is missing: its data read is an existence check
+	refused  bool // an ACL refused a read: it is not read again
+	fixed    bool // TrustReadOnly: its ACL lets no one change its data; no data watch
 }
 
 // copy is the node as the copy has it.
@@ -64,6 +67,8 @@ func (en *engine) follows(e *entry) bool { return int(e.depth) < en.o.depth }
 // needs its existence checked).
 func (en *engine) gotData(e *entry, t task, r result) (answered bool) {
 	switch {
+	case r.same:
+		return true // still the read-only node the copy has
 	case t.probe && r.stat != nil:
 		e.absent = false // created meanwhile: read it
 		en.dispatch(e, dataRead)
@@ -118,6 +123,7 @@ func (en *engine) gotData(e *entry, t task, r result) (answered bool) {
 		// later incarnation of the parent: the listing its watch brings decides.
 		return true
 	}
+	e.fixed = r.fixed
 	en.appear(e, n)
 	return true
 }
@@ -156,11 +162,16 @@ func (en *engine) gotChildren(e *entry, r result) (answered bool) {
 	for _, name := range r.names {
 		listed[name] = true
 	}
+	// Children made or deleted that the names show. Counting one too few costs a
+	// needless check; one too many would hide a node made again, so a kid kept
+	// below is not counted.
+	changes := 0
 	for _, name := range sortedKeys(e.kids) {
 		kid := e.kids[name]
 		// A kid created after the listing was made is not in it, and stays.
 		if !listed[name] && (!kid.live || kid.stat.Czxid <= r.stat.Pzxid) {
 			en.remove(kid)
+			changes++
 		}
 	}
 	slices.Sort(r.names)
@@ -182,8 +193,28 @@ func (en *engine) gotChildren(e *entry, r result) (answered bool) {
 		e.kids[name] = kid
 		en.store.nodes[p] = kid
 		en.want(kid, dataRead)
+		changes++
 	}
+	en.recheckFixed(e, r.stat.Cversion, changes)
 	return true
+}
+
+// recheckFixed reads again the read-only kids of e, which have no data watch to say
+// that they were deleted and made again, when the listing's cversion has grown by
+// more than the changes its names show: ZooKeeper adds one to it for each child made
+// and each deleted, so a kid deleted and made again between two listings shows
+// there only. The check's stat tells the kid's incarnations apart (gotData).
+func (en *engine) recheckFixed(e *entry, cversion int32, changes int) {
+	last := e.listedAt
+	e.listedAt = cversion
+	if !en.o.trustReadOnly || int(cversion-last) <= changes {
+		return
+	}
+	for _, name := range sortedKeys(e.kids) {
+		if kid := e.kids[name]; kid.fixed && kid.live {
+			en.refresh(kid, dataRead)
+		}
+	}
 }
 
 // vanish takes e's subtree and e out of the copy, children first, and forgets e's
@@ -198,6 +229,7 @@ func (en *engine) vanish(e *entry) {
 		en.emit(Event{Type: Deleted, Path: e.path, Old: e.copy()})
 	}
 	e.set(Node{})
+	e.fixed = false
 	en.settled(e, childRead) // a node out of the copy has no children to list
 }
 

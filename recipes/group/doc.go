@@ -15,6 +15,22 @@
 // way back after a session loss. The parent path is made as a container, which the
 // server removes once the group is empty.
 //
+// Cost. go-zookeeper has one-shot watches only, so the view sets a data watch on
+// every member's node, to hear its payload change: M + 1 server watches per member
+// in a group of M, M² in all (Curator's GroupMember, with one persistent recursive
+// watch, holds 2). A member made with FixedPayload promises that its payload never
+// changes and makes ZooKeeper hold it to that: its node's ACL grants READ only (the
+// client's ACL for the path, cut to READ), so nobody can set its data or its ACL,
+// and SetPayload is refused (ErrFixedPayload). The views of FixedPayload members
+// read each new member's ACL once and watch no read-only node's data; a node deleted
+// and made again between two listings is found through the group node's cversion
+// instead (see cache.TrustReadOnly). A group of such members holds about 2 watches
+// per member, at one more read (the ACL) per member per join. Mixed groups stay
+// right: a member without the option, or Curator's, keeps its data watched, and
+// needs only READ on the others' nodes. Limits: a super user, or any client of a
+// server run with skipACL=yes, can still change a read-only node's data, and the
+// views that trust it would not see that change.
+//
 // A closed client ends the membership: Start and SetPayload return an error
 // wrapping framework.ErrClosed, Done is closed and Err says so. Close is still
 // needed to free what the member holds.

@@ -2,6 +2,7 @@ package group_test
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"maps"
 	"slices"
@@ -55,4 +56,39 @@ func ExampleMember() {
 	// replica-1 at replica-1.internal:8080
 	// replica-2 at replica-2.internal:8080
 	// replica-3 at replica-3.internal:8080
+}
+
+// A replica whose payload never changes promises so: the other members then need no
+// watch on its node, and nobody can change its payload.
+func ExampleFixedPayload() {
+	ctx := context.Background()
+	srv, err := zktest.StartServer(ctx)
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	defer srv.Close()
+	client, err := framework.New([]string{srv.Addr()})
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	defer client.Close()
+
+	m, err := group.New(client, "/services/api", "replica-1", []byte("replica-1.internal:8080"), group.FixedPayload())
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	if err := m.Start(ctx); err != nil {
+		fmt.Println(err)
+		return
+	}
+	defer m.Close(ctx)
+	fmt.Println(string(m.Members()["replica-1"]))
+	err = m.SetPayload(ctx, []byte("replica-1.internal:9090"))
+	fmt.Println("SetPayload refused:", errors.Is(err, group.ErrFixedPayload))
+	// Output:
+	// replica-1.internal:8080
+	// SetPayload refused: true
 }

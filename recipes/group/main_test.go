@@ -48,6 +48,14 @@ func sees(t *testing.T, m *Member, want map[string]string) {
 		"%s sees %v, not %v", m.id, seen(m), want)
 }
 
+// allSee waits until each of members sees exactly want.
+func allSee(t *testing.T, want map[string]string, members ...*Member) {
+	t.Helper()
+	for _, m := range members {
+		sees(t, m, want)
+	}
+}
+
 func equal(a, b map[string]string) bool {
 	if len(a) != len(b) {
 		return false

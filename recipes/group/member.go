@@ -25,12 +25,32 @@ var (
 	ErrStarted, ErrClosed = lifecycle.Errors("group")
 	// ErrInvalid is wrapped by the errors for bad arguments.
 	ErrInvalid = errors.New("group: invalid argument")
+	// ErrFixedPayload is returned by SetPayload on a member made with FixedPayload.
+	ErrFixedPayload = errors.New("group: the payload is fixed")
 )
+
+// Option configures a Member.
+type Option func(*options)
+
+type options struct{ fixed bool }
+
+// FixedPayload promises that this member's payload never changes, so that the other
+// members need no data watch on its node: a group of M such members holds about 2
+// server watches per member instead of M + 1. The node is made with the client's
+// ACL for its path cut to READ (nodes.ReadOnly), at every create: ZooKeeper then
+// refuses every change of its data and its ACL, by anyone, while its owner can still
+// delete it; SetPayload returns ErrFixedPayload without sending anything. The
+// member's own view reads each other member's ACL once (cache.TrustReadOnly) and
+// follows read-only nodes without a data watch. Other members, Curator's included,
+// need only READ on the node, and go on as before. Default off: the payload may
+// change.
+func FixedPayload() Option { return func(o *options) { o.fixed = true } }
 
 // Member is this process's membership of the group at a path, and its view of the
 // others.
 type Member struct {
 	path, id string
+	fixed    bool // FixedPayload
 	node     *nodes.PersistentNode
 	members  *cache.Cache
 	tel      *telemetry
@@ -44,24 +64,36 @@ type Member struct {
 }
 
 // New makes a member of the group at path with id, which must be unique in the
-// group and a valid node name, and payload as its data. Nothing is sent to
-// ZooKeeper until Start.
-func New(c *framework.Client, path, id string, payload []byte) (*Member, error) {
+// group and a valid node name, and payload as its data; opts may add FixedPayload.
+// Nothing is sent to ZooKeeper until Start.
+func New(c *framework.Client, path, id string, payload []byte, opts ...Option) (*Member, error) {
 	if err := args.Check(c, path); err != nil {
 		return nil, fmt.Errorf("%w: %w", ErrInvalid, err)
 	}
 	if err := args.CheckName(id); err != nil {
 		return nil, fmt.Errorf("%w: id: %w", ErrInvalid, err)
 	}
-	node, err := nodes.New(c, nodePath(path, id), payload, nodes.Ephemeral())
+	var o options
+	for _, opt := range opts {
+		if opt == nil {
+			return nil, fmt.Errorf("%w: nil Option", ErrInvalid)
+		}
+		opt(&o)
+	}
+	nodeOpts, cacheOpts := []nodes.Option{nodes.Ephemeral()}, []cache.Option{cache.Depth(1)}
+	if o.fixed {
+		nodeOpts = append(nodeOpts, nodes.ReadOnly())
+		cacheOpts = append(cacheOpts, cache.TrustReadOnly())
+	}
+	node, err := nodes.New(c, nodePath(path, id), payload, nodeOpts...)
 	if err != nil {
 		return nil, fmt.Errorf("%w: %w", ErrInvalid, err)
 	}
-	members, err := cache.New(c, path, cache.Depth(1))
+	members, err := cache.New(c, path, cacheOpts...)
 	if err != nil {
 		return nil, fmt.Errorf("%w: %w", ErrInvalid, err)
 	}
-	m := &Member{path: path, id: id, node: node, members: members, payload: bytes.Clone(payload), tel: newTelemetry(c), done: make(chan struct{})}
+	m := &Member{path: path, id: id, fixed: o.fixed, node: node, members: members, payload: bytes.Clone(payload), tel: newTelemetry(c), done: make(chan struct{})}
 	if m.tel != nil {
 		members.Listen(m.tel.heard(path))
 	}
@@ -142,8 +174,12 @@ func (m *Member) Listen(fn func(map[string][]byte)) (stop func()) {
 
 // SetPayload gives our node new data, and returns once the node holds it, or when
 // ctx ends (an error wrapping ctx's; the payload is kept and written once the node
-// can be reached).
+// can be reached). A member made with FixedPayload returns ErrFixedPayload, and
+// sends nothing.
 func (m *Member) SetPayload(ctx context.Context, payload []byte) error {
+	if m.fixed {
+		return fmt.Errorf("group: setting the payload of %q: %w", m.id, ErrFixedPayload)
+	}
 	m.mu.Lock()
 	if m.state.State() == lifecycle.Closed {
 		m.mu.Unlock()

@@ -21,15 +21,11 @@ func TestMembersSeeEachOther(t *testing.T) {
 	b := join(t, newClient(t, []string{srv.Addr()}), "/groups/g", "b", "pb")
 	c := join(t, newClient(t, []string{srv.Addr()}), "/groups/g", "c", "pc")
 	all := map[string]string{"a": "pa", "b": "pb", "c": "pc"}
-	for _, m := range []*Member{a, b, c} {
-		sees(t, m, all)
-	}
+	allSee(t, all, a, b, c)
 
 	require.NoError(t, b.SetPayload(ctx, []byte("pb2")))
 	all["b"] = "pb2"
-	for _, m := range []*Member{a, b, c} {
-		sees(t, m, all)
-	}
+	allSee(t, all, a, b, c)
 
 	require.NoError(t, c.Close(ctx))
 	delete(all, "c")

@@ -24,6 +24,9 @@
 // (a persistent node the server deletes when unused; the server must allow TTL nodes),
 // each optionally Protected (named _c_<uuid>-<name>, Curator's protected mode) and,
 // with Protected, Sequential. Parents are made as container nodes, as Curator does.
+// ReadOnly makes the node with its ACL cut to READ, so that nobody can change its
+// data or its ACL (but a super user, or any client of a server run with
+// skipACL=yes), and readers may trust it never to change.
 //
 // Close deletes the node. Without a connection the delete goes on in the background
 // as long as the node may still exist: for an ephemeral node, while its session may

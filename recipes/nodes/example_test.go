@@ -98,3 +98,39 @@ func ExamplePersistentNode_Listen() {
 	// /config/feature-x true false
 	// /config/feature-x false true
 }
+
+// A node whose data its readers may trust never to change: nobody can set it, and
+// SetData says so before sending anything.
+func ExampleReadOnly() {
+	ctx := context.Background()
+	srv, err := zktest.StartServer(ctx)
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	defer srv.Close()
+	client, err := framework.New([]string{srv.Addr()})
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	defer client.Close()
+
+	node, err := nodes.New(client, "/services/api/replica-1", []byte("10.0.0.7:8080"), nodes.ReadOnly())
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	if err := node.Start(ctx); err != nil {
+		fmt.Println(err)
+		return
+	}
+	defer node.Close(ctx)
+	err = node.SetData(ctx, []byte("10.0.0.7:8081"))
+	fmt.Println("SetData refused:", errors.Is(err, nodes.ErrReadOnly))
+	_, err = client.Set(ctx, node.Path(), []byte("10.0.0.7:8081"), -1)
+	fmt.Println("the server refuses a set:", errors.Is(err, framework.ErrNoAuth))
+	// Output:
+	// SetData refused: true
+	// the server refuses a set: true
+}

@@ -138,8 +138,12 @@ func (p *PersistentNode) Start(ctx context.Context) error {
 // SetData gives the node new data: every later re-create uses it. Before Start it
 // only replaces the data New was given. After Start it returns once the node holds
 // the data, or when ctx ends (an error wrapping ctx's; the data is kept, and written
-// once the node can be reached).
+// once the node can be reached). A ReadOnly node's data cannot change: SetData then
+// returns an error wrapping ErrReadOnly at once.
 func (p *PersistentNode) SetData(ctx context.Context, data []byte) error {
+	if p.o.readOnly {
+		return fmt.Errorf("%w: %s: its data cannot change", ErrReadOnly, p.base)
+	}
 	p.mu.Lock()
 	if p.state.State() == lifecycle.Closed {
 		p.mu.Unlock()

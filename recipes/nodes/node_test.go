@@ -73,6 +73,31 @@ func TestBackAfterSessionExpiry(t *testing.T) {
 	nodeIs(t, other, "/workers/w1", "v3", c.SessionID)
 }
 
+// A ReadOnly node is made again after its session expired with the same ACL, READ
+// only: nobody can set it, in the new session as in the first.
+func TestReadOnlyBackAfterSessionExpiry(t *testing.T) {
+	srv := zktest.NewServer(t)
+	proxy := zktest.NewProxy(t, srv.Addr())
+	c := newClient(t, []string{proxy.Addr()}, framework.WithSessionTimeout(2*time.Second))
+	other := newClient(t, []string{srv.Addr()})
+	ctx := testCtx(t)
+
+	p := newNode(t, c, "/workers/w1", []byte("v1"), ReadOnly())
+	require.NoError(t, p.Start(ctx))
+	require.ErrorIs(t, p.SetData(ctx, []byte("v2")), ErrReadOnly)
+	before := c.SessionID()
+	nodeIs(t, other, "/workers/w1", "v1", func() int64 { return before })
+	require.NoError(t, proxy.ExpireSession(ctx, 2*time.Second))
+	require.NoError(t, c.WaitConnected(ctx))
+	nodeIs(t, other, "/workers/w1", "v1", c.SessionID)
+
+	acl, _, err := other.GetACL(ctx, "/workers/w1")
+	require.NoError(t, err)
+	require.Equal(t, framework.WorldACL(framework.PermRead), acl)
+	_, err = other.Set(ctx, "/workers/w1", []byte("v2"), -1)
+	require.ErrorIs(t, err, framework.ErrNoAuth)
+}
+
 // A server restart keeps the session: the node stays, and data given while the
 // server was down reaches it. The session outlives the restart however long a busy
 // machine takes over it (the server's default cap would cut 10 s to 4).

@@ -21,6 +21,8 @@ var (
 	// session), or a persistent node this PersistentNode did not make. Such a node is
 	// never overwritten or deleted.
 	ErrNodeExists = errors.New("nodes: the path holds a node that is not ours")
+	// ErrReadOnly is wrapped by the error of SetData on a ReadOnly node.
+	ErrReadOnly = errors.New("nodes: the node is read-only")
 )
 
 // maxTTL is ZooKeeper's largest TTL: 40 bits of milliseconds.
@@ -31,6 +33,7 @@ type Option func(*options)
 
 type options struct {
 	ephemeral, persistent, sequential, protected bool
+	readOnly                                     bool
 	ttl                                          time.Duration
 	ttlSet                                       bool
 }
@@ -61,6 +64,13 @@ func Protected() Option { return func(o *options) { o.protected = true } }
 func TTL(d time.Duration) Option {
 	return func(o *options) { o.ttl, o.ttlSet = d, true }
 }
+
+// ReadOnly makes the node, at every create, with the client's ACL for its path cut
+// to READ (framework.WithNodePerms): ZooKeeper then refuses every change of its data
+// or its ACL for the node's whole life, so that readers may trust its data not to
+// change, while its owner can still delete it (the parent's ACL decides that).
+// SetData is refused with an error wrapping ErrReadOnly. Default off.
+func ReadOnly() Option { return func(o *options) { o.readOnly = true } }
 
 func newOptions(c *framework.Client, path string, opts []Option) (options, error) {
 	var o options

@@ -56,6 +56,9 @@ func (p *PersistentNode) place(ctx context.Context) error {
 	if p.o.ttlSet {
 		opts = append(opts, framework.TTL(p.o.ttl))
 	}
+	if p.o.readOnly {
+		opts = append(opts, framework.WithNodePerms(framework.PermRead))
+	}
 	p.noteSession()
 	created, err := p.c.Create(ctx, target, data, opts...)
 	p.noteSession()

@@ -40,7 +40,10 @@ const (
 	// Members > 1 the group has that many members before the joins, the watcher
 	// included, each on a session of its own (members sharing a session would share
 	// the server's watches on a path), and the trial's Heap is the heap the members
-	// took, per member known (Members², every member knowing every member).
+	// took, per member known (Members², every member knowing every member). Our
+	// members never change their payload, and say so (group.FixedPayload): the others
+	// then watch no member's node, as Curator's members, with one persistent
+	// recursive watch, watch none.
 	groupJoin kind = "group-join"
 )
 
@@ -217,7 +220,7 @@ func (t *recipeTrial) prepare(ctx context.Context, g *goContender) error {
 		}
 		return t.cache.Start(ctx)
 	case groupJoin:
-		if t.member, err = group.New(t.s.c, t.w.Path, "watcher", nil); err != nil {
+		if t.member, err = group.New(t.s.c, t.w.Path, "watcher", nil, group.FixedPayload()); err != nil {
 			return err
 		}
 		if err := t.member.Start(ctx); err != nil {
@@ -249,7 +252,7 @@ func (t *recipeTrial) formGroup(ctx context.Context, g *goContender) error {
 	errs := make([]error, n)
 	var wg sync.WaitGroup
 	for i, s := range t.group {
-		if t.others[i], errs[i] = group.New(s.(*recipesSession).c, t.w.Path, fmt.Sprintf("g%d", i), nil); errs[i] != nil {
+		if t.others[i], errs[i] = group.New(s.(*recipesSession).c, t.w.Path, fmt.Sprintf("g%d", i), nil, group.FixedPayload()); errs[i] != nil {
 			continue
 		}
 		wg.Go(func() { errs[i] = t.others[i].Start(ctx) })
@@ -428,7 +431,7 @@ func (t *recipeTrial) join(ctx context.Context) (result, error) {
 	for i := range lat {
 		id := fmt.Sprintf("m%d", i)
 		t0 := time.Now()
-		m, err := group.New(t.joiner.c, t.w.Path, id, nil)
+		m, err := group.New(t.joiner.c, t.w.Path, id, nil, group.FixedPayload())
 		if err != nil {
 			return result{}, err
 		}

@@ -24,6 +24,7 @@ type ScaleConfig struct {
 	Contenders []string // zkrecipes, Curator, kazoo; default all three
 	Recipes    []string // ScaleRecipes' names; default all
 	Smallest   bool     // only each recipe's smallest size: the smoke run
+	Sizes      []string // only these sizes, as the report labels them (10, 100); default all
 	Peer       string   // directory of CuratorPeer.class
 	Kazoo      string   // kazoo's peer script
 }
@@ -166,7 +167,7 @@ func RunScale(ctx context.Context, cfg ScaleConfig, args []string) (*ScaleReport
 	if err != nil {
 		return nil, err
 	}
-	s := &scaleRun{tg: tg, cs: cs, smallest: cfg.Smallest}
+	s := &scaleRun{tg: tg, cs: cs, smallest: cfg.Smallest, only: cfg.Sizes}
 	for _, r := range cfg.Recipes {
 		switch r {
 		case "lock":
@@ -202,15 +203,19 @@ type scaleRun struct {
 	tg       *target
 	cs       []contender
 	smallest bool
+	only     []string // ScaleConfig.Sizes
 	points   []ScalePoint
 	failures []string
 	n        int // trials so far, for their paths
 }
 
-// sizes is all of them, or the first only.
+// sizes is all of them, or the first only, or those ScaleConfig.Sizes names.
 func sizes[T any](s *scaleRun, all []T) []T {
-	if s.smallest {
+	switch {
+	case s.smallest:
 		return all[:1]
+	case len(s.only) > 0:
+		return slices.DeleteFunc(slices.Clone(all), func(v T) bool { return !slices.Contains(s.only, fmt.Sprint(v)) })
 	}
 	return all
 }
