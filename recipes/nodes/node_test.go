@@ -188,7 +188,10 @@ func TestNodeOfAnEarlierSession(t *testing.T) {
 func TestNodeOfASessionGivenUp(t *testing.T) {
 	srv := zktest.NewServer(t)
 	log := &messages{}
-	c := newClient(t, []string{srv.Addr()}, framework.WithSessionTimeout(4*time.Second), framework.WithLogger(slog.New(log)))
+	// The server keeps the restored session for a session timeout from its start: long
+	// enough for a starved machine's client to reconnect and look within it (4 s was
+	// not, once, in CI beside a soak).
+	c := newClient(t, []string{srv.Addr()}, framework.WithSessionTimeout(8*time.Second), framework.WithLogger(slog.New(log)))
 	ctx := testCtx(t)
 	p := newNode(t, c, "/given-up/node", []byte("v1"))
 	require.NoError(t, p.Start(ctx))
