@@ -17,16 +17,25 @@ func DataWatches(t testing.TB, srv *zktest.Server, session int64) []string {
 	t.Helper()
 	out, err := srv.FourLetter(Context(t), "wchc")
 	require.NoError(t, err)
-	var watches []string
-	mine := false
-	for _, line := range strings.Split(out, "\n") {
-		switch {
-		case strings.HasPrefix(line, "0x"):
-			mine = line == fmt.Sprintf("0x%x", session)
-		case mine && strings.TrimSpace(line) != "":
-			watches = append(watches, strings.TrimSpace(line))
-		}
-	}
+	watches := WatchesBySession(out)[fmt.Sprintf("0x%x", session)]
 	slices.Sort(watches)
 	return watches
+}
+
+// WatchesBySession reads wchc's answer: the paths each session ("0x…") watches, in
+// the order listed.
+func WatchesBySession(wchc string) map[string][]string {
+	bySession := map[string][]string{}
+	session := ""
+	for _, line := range strings.Split(wchc, "\n") {
+		p := strings.TrimSpace(line)
+		switch {
+		case strings.HasPrefix(line, "0x"):
+			session = p
+			bySession[session] = nil
+		case session != "" && strings.HasPrefix(p, "/"):
+			bySession[session] = append(bySession[session], p)
+		}
+	}
+	return bySession
 }

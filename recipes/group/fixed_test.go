@@ -31,17 +31,15 @@ func joinFixed(t *testing.T, srv *zktest.Server, path, id, payload string) (*Mem
 func TestFixedPayloadMembersWatchNoOtherMember(t *testing.T) {
 	srv := zktest.NewServer(t)
 	const size = 6
-	members := map[string]*Member{}
+	var members []*Member
 	sessions := map[string]int64{}
 	all := map[string]string{}
 	for i := range size {
 		id := fmt.Sprintf("m%d", i)
 		m, c := joinFixed(t, srv, "/groups/fixed", id, "at "+id)
-		members[id], sessions[id], all[id] = m, c.SessionID(), "at "+id
+		members, sessions[id], all[id] = append(members, m), c.SessionID(), "at "+id
 	}
-	for _, m := range members {
-		sees(t, m, all)
-	}
+	allSee(t, all, members...)
 	for id, session := range sessions {
 		require.Equal(t, []string{"/groups/fixed", "/groups/fixed/" + id}, zkrtest.DataWatches(t, srv, session), id)
 	}
@@ -137,6 +135,5 @@ func TestMixedGroup(t *testing.T) {
 
 	require.NoError(t, c.Close(ctx))
 	delete(all, "c")
-	sees(t, a, all)
-	sees(t, b, all)
+	allSee(t, all, a, b)
 }

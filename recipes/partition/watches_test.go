@@ -6,6 +6,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/zkrecipes/zkrecipes/internal/zkrtest"
 	"github.com/zkrecipes/zkrecipes/zktest"
 )
 
@@ -45,20 +46,18 @@ type watches struct{ group, queues, locks int }
 // watchesPerSession counts the paths wchc lists under each session, by kind.
 func watchesPerSession(wchc string) map[string]*watches {
 	counts := map[string]*watches{}
-	var w *watches
-	for _, line := range strings.Split(wchc, "\n") {
-		p := strings.TrimSpace(line)
-		switch {
-		case strings.HasPrefix(line, "0x"):
-			w = &watches{}
-			counts[p] = w
-		case w == nil || !strings.HasPrefix(p, "/"):
-		case strings.HasPrefix(p, "/work/members"):
-			w.group++
-		case strings.Count(p, "/") == 3: // /work/items/<item>
-			w.queues++
-		default:
-			w.locks++
+	for session, paths := range zkrtest.WatchesBySession(wchc) {
+		w := &watches{}
+		counts[session] = w
+		for _, p := range paths {
+			switch {
+			case strings.HasPrefix(p, "/work/members"):
+				w.group++
+			case strings.Count(p, "/") == 3: // /work/items/<item>
+				w.queues++
+			default:
+				w.locks++
+			}
 		}
 	}
 	return counts
