@@ -7,6 +7,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/go-zookeeper/zk"
 	sdkmetric "go.opentelemetry.io/otel/sdk/metric"
 	sdktrace "go.opentelemetry.io/otel/sdk/trace"
 	"go.opentelemetry.io/otel/sdk/trace/tracetest"
@@ -25,6 +26,7 @@ import (
 //	go test -run '^$' -bench ContendedAcquisition -benchtime 2000x -count 6 ./recipes/mutex/
 func BenchmarkContendedAcquisition(b *testing.B) {
 	srv := zktest.NewServer(b)
+	b.Run("zk.Lock", func(b *testing.B) { benchmarkContendedZKLock(b, srv) })
 	b.Run("off", func(b *testing.B) { benchmarkContended(b, srv) })
 	b.Run("metrics", func(b *testing.B) {
 		mp := sdkmetric.NewMeterProvider(sdkmetric.WithReader(sdkmetric.NewManualReader()))
@@ -44,7 +46,10 @@ func BenchmarkContendedAcquisition(b *testing.B) {
 
 func benchmarkContended(b *testing.B, srv *zktest.Server, opts ...framework.Option) {
 	ctx := context.Background()
-	var mutexes [2]*Mutex
+	var mutexes [2]interface {
+		Acquire(context.Context) error
+		Release(context.Context) error
+	}
 	for i := range mutexes {
 		c, err := framework.New([]string{srv.Addr()}, opts...)
 		if err != nil {
@@ -58,6 +63,45 @@ func benchmarkContended(b *testing.B, srv *zktest.Server, opts ...framework.Opti
 			b.Fatal(err)
 		}
 	}
+	runContended(b, mutexes[:])
+}
+
+// benchmarkContendedZKLock is the same with go-zookeeper's bare zk.Lock, the floor
+// our client CPU is measured against.
+func benchmarkContendedZKLock(b *testing.B, srv *zktest.Server) {
+	var mutexes [2]interface {
+		Acquire(context.Context) error
+		Release(context.Context) error
+	}
+	for i := range mutexes {
+		conn, events, err := zk.Connect([]string{srv.Addr()}, 10*time.Second, zk.WithLogInfo(false))
+		if err != nil {
+			b.Fatal(err)
+		}
+		defer conn.Close()
+		for e := range events {
+			if e.State == zk.StateHasSession {
+				break
+			}
+		}
+		if _, err := conn.Create("/bench", nil, 0, zk.WorldACL(zk.PermAll)); err != nil && err != zk.ErrNodeExists {
+			b.Fatal(err)
+		}
+		mutexes[i] = zkLock{zk.NewLock(conn, "/bench/zklock", zk.WorldACL(zk.PermAll))}
+	}
+	runContended(b, mutexes[:])
+}
+
+type zkLock struct{ l *zk.Lock }
+
+func (z zkLock) Acquire(context.Context) error { return z.l.Lock() }
+func (z zkLock) Release(context.Context) error { return z.l.Unlock() }
+
+func runContended(b *testing.B, mutexes []interface {
+	Acquire(context.Context) error
+	Release(context.Context) error
+}) {
+	ctx := context.Background()
 	b.ReportAllocs()
 	b.ResetTimer()
 	before := cpuTime()
