@@ -27,11 +27,16 @@ import (
 func BenchmarkContendedAcquisition(b *testing.B) {
 	srv := zktest.NewServer(b)
 	b.Run("zk.Lock", func(b *testing.B) { benchmarkContendedZKLock(b, srv) })
-	b.Run("off", func(b *testing.B) { benchmarkContended(b, srv) })
+	b.Run("off", func(b *testing.B) { benchmarkContended(b, srv, context.Background()) })
+	b.Run("off-deadline", func(b *testing.B) {
+		ctx, cancel := context.WithTimeout(context.Background(), time.Hour)
+		defer cancel()
+		benchmarkContended(b, srv, ctx)
+	})
 	b.Run("metrics", func(b *testing.B) {
 		mp := sdkmetric.NewMeterProvider(sdkmetric.WithReader(sdkmetric.NewManualReader()))
 		defer func() { _ = mp.Shutdown(context.Background()) }()
-		benchmarkContended(b, srv, framework.WithMeterProvider(mp))
+		benchmarkContended(b, srv, context.Background(), framework.WithMeterProvider(mp))
 	})
 	b.Run("on", func(b *testing.B) {
 		mp := sdkmetric.NewMeterProvider(sdkmetric.WithReader(sdkmetric.NewManualReader()))
@@ -40,12 +45,11 @@ func BenchmarkContendedAcquisition(b *testing.B) {
 			_ = mp.Shutdown(context.Background())
 			_ = tp.Shutdown(context.Background())
 		}()
-		benchmarkContended(b, srv, framework.WithMeterProvider(mp), framework.WithTracerProvider(tp))
+		benchmarkContended(b, srv, context.Background(), framework.WithMeterProvider(mp), framework.WithTracerProvider(tp))
 	})
 }
 
-func benchmarkContended(b *testing.B, srv *zktest.Server, opts ...framework.Option) {
-	ctx := context.Background()
+func benchmarkContended(b *testing.B, srv *zktest.Server, ctx context.Context, opts ...framework.Option) {
 	var mutexes [2]interface {
 		Acquire(context.Context) error
 		Release(context.Context) error
@@ -63,7 +67,7 @@ func benchmarkContended(b *testing.B, srv *zktest.Server, opts ...framework.Opti
 			b.Fatal(err)
 		}
 	}
-	runContended(b, mutexes[:])
+	runContended(b, ctx, mutexes[:])
 }
 
 // benchmarkContendedZKLock is the same with go-zookeeper's bare zk.Lock, the floor
@@ -89,7 +93,7 @@ func benchmarkContendedZKLock(b *testing.B, srv *zktest.Server) {
 		}
 		mutexes[i] = zkLock{zk.NewLock(conn, "/bench/zklock", zk.WorldACL(zk.PermAll))}
 	}
-	runContended(b, mutexes[:])
+	runContended(b, context.Background(), mutexes[:])
 }
 
 type zkLock struct{ l *zk.Lock }
@@ -97,11 +101,10 @@ type zkLock struct{ l *zk.Lock }
 func (z zkLock) Acquire(context.Context) error { return z.l.Lock() }
 func (z zkLock) Release(context.Context) error { return z.l.Unlock() }
 
-func runContended(b *testing.B, mutexes []interface {
+func runContended(b *testing.B, ctx context.Context, mutexes []interface {
 	Acquire(context.Context) error
 	Release(context.Context) error
 }) {
-	ctx := context.Background()
 	b.ReportAllocs()
 	b.ResetTimer()
 	before := cpuTime()
