@@ -24,7 +24,7 @@ var ErrDataTooLarge = errors.New("framework: data too large")
 func (c *Client) checkData(path string, protected bool, data []byte) error {
 	size := len(data) + len(joinNamespace(c.namespace, path))
 	if protected {
-		size += len(protectedName(newProtectedID(), ""))
+		size += protectedPrefixLen
 	}
 	if size > c.opts.maxData {
 		return fmt.Errorf("%w: %d bytes of data and path for %s, at most %d (WithMaxDataSize, for servers with a larger jute.maxbuffer)",

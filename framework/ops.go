@@ -31,6 +31,9 @@ func (c *Client) retry(ctx context.Context, name string, op func(ctx context.Con
 	// waited in all, not only its last wait: after retries, that is what the caller saw.
 	start := time.Now()
 	defer func() {
+		if err == nil {
+			return // ce below would be made on the heap for every call
+		}
 		if ce := (*ConnectError)(nil); errors.As(err, &ce) {
 			ce.Waited = time.Since(start)
 		}

@@ -1,10 +1,13 @@
 package integration
 
 import (
+	"runtime"
 	"testing"
 	"time"
 
 	"github.com/stretchr/testify/require"
+
+	"github.com/zkrecipes/zkrecipes/framework"
 )
 
 // The liveness and soak checks must be able to fail, as the others must.
@@ -44,5 +47,41 @@ func TestLivenessAndSoakChecksCatchViolations(t *testing.T) {
 		require.False(t, sampled(1, 2, 3).growing(), "too few samples to judge")
 		s := &sampler{series: []*series{leaking, flat}}
 		require.Len(t, s.problems(), 1)
+		leaking.unjudged = true
+		require.False(t, leaking.growing(), "the test's own heap is shown, not judged")
+	})
+
+	t.Run("heap split", func(t *testing.T) {
+		// The soak's heaps are hundreds of MiB, sampled well at the default rate (a
+		// sample per 512 KiB); these few MiB need a finer one. Both takes scale the
+		// records made before at the same rate, so the difference is the new ones.
+		rate := runtime.MemProfileRate
+		runtime.MemProfileRate = 4 << 10
+		t.Cleanup(func() { runtime.MemProfileRate = rate })
+		owners := heapOwners{}
+		before := owners.take()
+		// 16 MiB made by the test, and errors made by the library: fmt.Errorf in
+		// ValidatePath, which is fmt's code under the library's frame.
+		kept := make([][]byte, 1<<14)
+		for i := range kept {
+			kept[i] = make([]byte, 1<<10)
+		}
+		var was runtime.MemStats
+		runtime.GC()
+		runtime.ReadMemStats(&was)
+		errs := make([]error, 1<<17) // 2 MiB, the test's
+		for i := range errs {
+			errs[i] = framework.ValidatePath("no/leading/slash")
+		}
+		var now runtime.MemStats
+		runtime.GC()
+		runtime.ReadMemStats(&now)
+		after := owners.take()
+		library := float64(now.HeapAlloc-was.HeapAlloc) - 2<<20 // what the errors hold
+		require.Greater(t, library, float64(4<<20), "the errors are several MiB")
+		require.InDelta(t, 18<<20, after.test-before.test, 2<<20, "the test's 16 MiB and its 2 MiB slice")
+		require.InDelta(t, library, after.clients-before.clients, library/6, "the library's errors")
+		runtime.KeepAlive(kept)
+		runtime.KeepAlive(errs)
 	})
 }

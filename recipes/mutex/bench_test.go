@@ -7,6 +7,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/go-zookeeper/zk"
 	sdkmetric "go.opentelemetry.io/otel/sdk/metric"
 	sdktrace "go.opentelemetry.io/otel/sdk/trace"
 	"go.opentelemetry.io/otel/sdk/trace/tracetest"
@@ -18,18 +19,28 @@ import (
 // BenchmarkContendedAcquisition is two participants, each on a client of its own,
 // taking a lock in turn: each acquisition waits for the other's release. It reports
 // the process's CPU per acquisition (cpu-ns/op: the clients', since the server is a
-// process of its own) with the instrumentation off (no providers), with metrics only,
-// and on (the SDK, with a reader that is never collected and spans exported to
-// nowhere):
+// process of its own) for go-zookeeper's bare zk.Lock (the floor), and for ours with
+// the instrumentation off (no providers) under a context that cannot end and under
+// one that can (off-deadline: every request then runs on a request goroutine, so
+// that the caller can stop waiting), with metrics only, and on (the SDK, with a
+// reader that is never collected and spans exported to nowhere):
 //
 //	go test -run '^$' -bench ContendedAcquisition -benchtime 2000x -count 6 ./recipes/mutex/
+//
+// Add -cpuprofile to see where a contended acquisition's CPU goes (bench/analysis.md).
 func BenchmarkContendedAcquisition(b *testing.B) {
 	srv := zktest.NewServer(b)
-	b.Run("off", func(b *testing.B) { benchmarkContended(b, srv) })
+	b.Run("zk.Lock", func(b *testing.B) { benchmarkContendedZKLock(b, srv) })
+	b.Run("off", func(b *testing.B) { benchmarkContended(b, srv, context.Background()) })
+	b.Run("off-deadline", func(b *testing.B) {
+		ctx, cancel := context.WithTimeout(context.Background(), time.Hour)
+		defer cancel()
+		benchmarkContended(b, srv, ctx)
+	})
 	b.Run("metrics", func(b *testing.B) {
 		mp := sdkmetric.NewMeterProvider(sdkmetric.WithReader(sdkmetric.NewManualReader()))
 		defer func() { _ = mp.Shutdown(context.Background()) }()
-		benchmarkContended(b, srv, framework.WithMeterProvider(mp))
+		benchmarkContended(b, srv, context.Background(), framework.WithMeterProvider(mp))
 	})
 	b.Run("on", func(b *testing.B) {
 		mp := sdkmetric.NewMeterProvider(sdkmetric.WithReader(sdkmetric.NewManualReader()))
@@ -38,13 +49,15 @@ func BenchmarkContendedAcquisition(b *testing.B) {
 			_ = mp.Shutdown(context.Background())
 			_ = tp.Shutdown(context.Background())
 		}()
-		benchmarkContended(b, srv, framework.WithMeterProvider(mp), framework.WithTracerProvider(tp))
+		benchmarkContended(b, srv, context.Background(), framework.WithMeterProvider(mp), framework.WithTracerProvider(tp))
 	})
 }
 
-func benchmarkContended(b *testing.B, srv *zktest.Server, opts ...framework.Option) {
-	ctx := context.Background()
-	var mutexes [2]*Mutex
+func benchmarkContended(b *testing.B, srv *zktest.Server, ctx context.Context, opts ...framework.Option) {
+	var mutexes [2]interface {
+		Acquire(context.Context) error
+		Release(context.Context) error
+	}
 	for i := range mutexes {
 		c, err := framework.New([]string{srv.Addr()}, opts...)
 		if err != nil {
@@ -58,6 +71,44 @@ func benchmarkContended(b *testing.B, srv *zktest.Server, opts ...framework.Opti
 			b.Fatal(err)
 		}
 	}
+	runContended(b, ctx, mutexes[:])
+}
+
+// benchmarkContendedZKLock is the same with go-zookeeper's bare zk.Lock, the floor
+// our client CPU is measured against.
+func benchmarkContendedZKLock(b *testing.B, srv *zktest.Server) {
+	var mutexes [2]interface {
+		Acquire(context.Context) error
+		Release(context.Context) error
+	}
+	for i := range mutexes {
+		conn, events, err := zk.Connect([]string{srv.Addr()}, 10*time.Second, zk.WithLogInfo(false))
+		if err != nil {
+			b.Fatal(err)
+		}
+		defer conn.Close()
+		for e := range events {
+			if e.State == zk.StateHasSession {
+				break
+			}
+		}
+		if _, err := conn.Create("/bench", nil, 0, zk.WorldACL(zk.PermAll)); err != nil && err != zk.ErrNodeExists {
+			b.Fatal(err)
+		}
+		mutexes[i] = zkLock{zk.NewLock(conn, "/bench/zklock", zk.WorldACL(zk.PermAll))}
+	}
+	runContended(b, context.Background(), mutexes[:])
+}
+
+type zkLock struct{ l *zk.Lock }
+
+func (z zkLock) Acquire(context.Context) error { return z.l.Lock() }
+func (z zkLock) Release(context.Context) error { return z.l.Unlock() }
+
+func runContended(b *testing.B, ctx context.Context, mutexes []interface {
+	Acquire(context.Context) error
+	Release(context.Context) error
+}) {
 	b.ReportAllocs()
 	b.ResetTimer()
 	before := cpuTime()

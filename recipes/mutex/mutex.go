@@ -100,8 +100,12 @@ func (m *Mutex) Release(ctx context.Context) error {
 	return m.wrap("release", m.r.Release(ctx))
 }
 
-// wrap gives lockqueue's errors this package's names.
+// wrap gives lockqueue's errors this package's names. The name of the call is
+// built only for an error: every Acquire and Release comes through here.
 func (m *Mutex) wrap(op string, err error) error {
+	if err == nil {
+		return nil
+	}
 	return lockqueue.Rename(err, ErrNotHeld, ErrLost, "mutex: "+op+" "+m.q.Path())
 }
 

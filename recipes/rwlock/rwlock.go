@@ -143,7 +143,7 @@ func (l *Lock) TryAcquire(ctx context.Context) (bool, error) {
 func (l *Lock) Release(ctx context.Context) error { return l.wrap("release", l.r.Release(ctx)) }
 
 func (l *Lock) wrap(op string, err error) error {
-	if errors.Is(err, ErrUpgrade) {
+	if err == nil || errors.Is(err, ErrUpgrade) {
 		return err
 	}
 	return lockqueue.Rename(err, ErrNotHeld, ErrLost, "rwlock: "+op+" "+l.q.Path()+"/"+l.name)
