@@ -130,7 +130,8 @@ chaos: deps
 		-chaos.keep=$(KEEPDIR) $(if $(filter all,$(KEEP)),-chaos.keepall) $(if $(SEED),-chaos.seed=$(SEED)) $(CHAOS_FLAGS)
 
 # The chaos run as a soak: faults throughout, and every 10 s a sample of the clients'
-# goroutines and live heap and the servers' watches (wchs) and nodes. Fails on a curve
+# goroutines and live heap (the heap the test's own record of the run holds is shown
+# apart, not judged) and the servers' watches (wchs) and nodes. Fails on a curve
 # that grows from the run's first third to its second and again to its last; prints
 # each curve as a sparkline and draws them in build/soak.svg. make soak DURATION=1h.
 # On ZooKeeper 3.9 by default (the newest that make deps brings); ZKTEST_ZOOKEEPER=3.8
