@@ -54,10 +54,7 @@ func BenchmarkContendedAcquisition(b *testing.B) {
 }
 
 func benchmarkContended(b *testing.B, srv *zktest.Server, ctx context.Context, opts ...framework.Option) {
-	var mutexes [2]interface {
-		Acquire(context.Context) error
-		Release(context.Context) error
-	}
+	var mutexes [2]locker
 	for i := range mutexes {
 		c, err := framework.New([]string{srv.Addr()}, opts...)
 		if err != nil {
@@ -77,10 +74,7 @@ func benchmarkContended(b *testing.B, srv *zktest.Server, ctx context.Context, o
 // benchmarkContendedZKLock is the same with go-zookeeper's bare zk.Lock, the floor
 // our client CPU is measured against.
 func benchmarkContendedZKLock(b *testing.B, srv *zktest.Server) {
-	var mutexes [2]interface {
-		Acquire(context.Context) error
-		Release(context.Context) error
-	}
+	var mutexes [2]locker
 	for i := range mutexes {
 		conn, events, err := zk.Connect([]string{srv.Addr()}, 10*time.Second, zk.WithLogInfo(false))
 		if err != nil {
@@ -100,15 +94,18 @@ func benchmarkContendedZKLock(b *testing.B, srv *zktest.Server) {
 	runContended(b, context.Background(), mutexes[:])
 }
 
+// locker is what the benchmark takes and releases: a Mutex, or zk.Lock through zkLock.
+type locker interface {
+	Acquire(context.Context) error
+	Release(context.Context) error
+}
+
 type zkLock struct{ l *zk.Lock }
 
 func (z zkLock) Acquire(context.Context) error { return z.l.Lock() }
 func (z zkLock) Release(context.Context) error { return z.l.Unlock() }
 
-func runContended(b *testing.B, ctx context.Context, mutexes []interface {
-	Acquire(context.Context) error
-	Release(context.Context) error
-}) {
+func runContended(b *testing.B, ctx context.Context, mutexes []locker) {
 	b.ReportAllocs()
 	b.ResetTimer()
 	before := cpuTime()
