@@ -145,12 +145,23 @@ func New(servers []string, opts ...Option) (*Client, error) {
 	return c, nil
 }
 
-// WaitConnected blocks until the client has a session, however long that takes: it
-// returns nil, ErrClosed, or, when ctx ends first, a *ConnectError wrapping the
-// context's error that says how long it waited and why the last attempt to reach a
-// server failed (refused, an untrusted certificate, no answer), if one did.
+// WaitConnected blocks until the client has a session. Before the client's first
+// session it waits one connection timeout at most (WithConnectionTimeout), as an
+// operation does, unless the client was made WithRetryBeforeFirstConnection: a wrong
+// address or an ensemble that is down ends the wait with a *ConnectError wrapping
+// zk.ErrNoServer, even for a ctx that never ends. Once the client has had a session,
+// it waits as long as ctx allows, through any outage. It returns nil, ErrClosed, or a
+// *ConnectError that says what ended the wait (the connection timeout, or the
+// context's error), how long it waited and why the last attempt to reach a server
+// failed (refused, an untrusted certificate, no answer), if one did.
 func (c *Client) WaitConnected(ctx context.Context) error {
 	start := time.Now()
+	var timer *time.Timer // the connection timeout, before a first session
+	defer func() {
+		if timer != nil {
+			timer.Stop()
+		}
+	}()
 	for {
 		c.mu.Lock()
 		state, ch := c.link.session.state, c.link.connected
@@ -161,12 +172,21 @@ func (c *Client) WaitConnected(ctx context.Context) error {
 		case state.IsConnected():
 			return nil
 		}
+		var timeout <-chan time.Time
+		if state == Latent && !c.opts.retryFirst {
+			if timer == nil {
+				timer = time.NewTimer(c.opts.connectionTimeout)
+			}
+			timeout = timer.C
+		}
 		select {
 		case <-ch:
 		case <-ctx.Done():
 			return fmt.Errorf("framework: %w", c.noConnection(ctx.Err(), start))
 		case <-c.closing.Done():
 			return ErrClosed
+		case <-timeout:
+			return fmt.Errorf("framework: %w", c.noConnection(c.connectionTimedOut(), start))
 		}
 	}
 }

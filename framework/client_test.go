@@ -418,12 +418,15 @@ func TestCloseFromAListener(t *testing.T) {
 func TestASilentServerDoesNotHoldTheClient(t *testing.T) {
 	// Servers that accept a connection and never answer, as a ZooKeeper caught in
 	// its start-up can: the client must move on to a server that answers, within its
-	// connection timeout, not go-zookeeper's ten receive timeouts.
+	// connection timeout, not go-zookeeper's ten receive timeouts. (It retries before
+	// its first connection, so that WaitConnected waits past each silent server's
+	// connection timeout, for as long as ctx allows.)
 	silent1, _ := silentServer(t)
 	silent2, _ := silentServer(t)
 	silent := []string{silent1, silent2}
 	srv := zktest.NewServer(t)
-	c, err := New(append(silent, srv.Addr()), WithSessionTimeout(20*time.Second), WithConnectionTimeout(time.Second))
+	c, err := New(append(silent, srv.Addr()), WithSessionTimeout(20*time.Second), WithConnectionTimeout(time.Second),
+		WithRetryBeforeFirstConnection())
 	require.NoError(t, err)
 	defer c.Close()
 	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second) // under 10 receive timeouts (133 s)

@@ -221,3 +221,81 @@ func (r *records) waitForWarning(t *testing.T) {
 	t.Helper()
 	require.Eventually(t, func() bool { return len(r.warnings()) > 0 }, wait, 10*time.Millisecond)
 }
+
+// Before the client's first session, WaitConnected ends as an operation does: with a
+// wrong address and a context that never ends, after one connection timeout, with
+// the *ConnectError a Get gives. The client's own connection timeout must be what
+// ends it; the test only bounds how long it looks.
+func TestWaitConnectedBeforeAFirstSessionEndsWithinOneConnectionTimeout(t *testing.T) {
+	t.Run("never connected", func(t *testing.T) {
+		addr := closedPort(t)
+		logs := &records{}
+		c, err := New([]string{addr}, WithConnectionTimeout(5*time.Second), WithLogger(slog.New(logs)))
+		require.NoError(t, err)
+		defer c.Close()
+		logs.waitForWarning(t) // an attempt has failed: its cause is known
+
+		got := make(chan error, 1) // Get's, for the same wait
+		go func() {
+			_, _, err := c.Get(context.Background(), "/")
+			got <- err
+		}()
+		err = returns(t, func() error { return c.WaitConnected(context.Background()) })
+		var ce *ConnectError
+		require.ErrorAs(t, err, &ce)
+		require.ErrorIs(t, err, zk.ErrNoServer, "the connection timeout ended the wait: %v", err)
+		require.ErrorIs(t, err, syscall.ECONNREFUSED, "the last attempt's cause is in the chain")
+		require.GreaterOrEqual(t, ce.Waited, 5*time.Second)
+		require.ErrorContains(t, err, "framework: no connection after "+ce.Waited.Round(time.Millisecond).String()+
+			": connection timeout 5s: "+zk.ErrNoServer.Error()+"; last connection attempt: dial tcp "+addr)
+
+		// Get's error is the same but for the path it names.
+		err = returns(t, func() error { return <-got })
+		var gce *ConnectError
+		require.ErrorAs(t, err, &gce)
+		require.ErrorIs(t, err, zk.ErrNoServer)
+		require.Equal(t, ce.Err.Error(), gce.Err.Error())
+		require.Equal(t, ce.Last.Error(), gce.Last.Error())
+	})
+	t.Run("WithRetryBeforeFirstConnection waits as long as ctx allows", func(t *testing.T) {
+		c, err := New([]string{closedPort(t)}, WithConnectionTimeout(200*time.Millisecond), WithRetryBeforeFirstConnection())
+		require.NoError(t, err)
+		defer c.Close()
+		ctx, cancel := context.WithTimeout(context.Background(), time.Second) // five connection timeouts
+		defer cancel()
+		err = c.WaitConnected(ctx)
+		var ce *ConnectError
+		require.ErrorAs(t, err, &ce)
+		require.ErrorIs(t, err, context.DeadlineExceeded, "only ctx ended the wait")
+		require.NotErrorIs(t, err, zk.ErrNoServer)
+	})
+	t.Run("after a session, as long as ctx allows", func(t *testing.T) {
+		// A recipe's loop that waits for its server through an outage.
+		srv := zktest.NewServer(t, longSessions)
+		c := newClient(t, []string{srv.Addr()}, WithSessionTimeout(longSession), WithConnectionTimeout(200*time.Millisecond))
+		log := listen(c)
+		srv.Stop()
+		log.waitFor(t, Suspended)
+		ctx, cancel := context.WithTimeout(context.Background(), time.Second)
+		defer cancel()
+		err := c.WaitConnected(ctx)
+		require.ErrorIs(t, err, context.DeadlineExceeded, "only ctx ended the wait")
+		require.NotErrorIs(t, err, zk.ErrNoServer)
+	})
+}
+
+// returns runs fn and returns its error, failing the test if fn has not returned
+// after wait: a call that waits for a connection with a context that never ends must
+// end by itself. (The test's deferred Close then releases it.)
+func returns(t *testing.T, fn func() error) error {
+	t.Helper()
+	res := make(chan error, 1)
+	go func() { res <- fn() }()
+	select {
+	case err := <-res:
+		return err
+	case <-time.After(wait):
+		require.FailNow(t, "the call did not return")
+		return nil
+	}
+}

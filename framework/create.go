@@ -69,7 +69,8 @@ func Container() CreateOption { return func(o *createOptions) { o.container = tr
 // whose reply was lost with the connection can be found again: the retry looks for
 // the uuid among the parent's children and accepts a node found only if its
 // ephemeral owner is the current session. A create that fails for good deletes what
-// it may have made, in the background.
+// it may have made: before it returns when its ctx ended (see Create), in the
+// background when the retry policy gave up or the client closed.
 func Protected() CreateOption { return func(o *createOptions) { o.protected = true } }
 
 // TTL makes a persistent node that the server deletes once it has had no children
@@ -120,8 +121,18 @@ func (o createOptions) flags() int32 {
 // without the namespace). Retried on connection errors like every operation; only a
 // protected create is safe to retry when sequential, since a lost reply would
 // otherwise leave a second node, and a plain create whose reply was lost gets
-// ErrNodeExists from its retry, for the node it made itself. When ctx ends while the request is in flight, a
-// node it turns out to have made is deleted in the background.
+// ErrNodeExists from its retry, for the node it made itself.
+//
+// When ctx ends while the request is in flight, Create waits for the request's answer
+// and deletes the node it turns out to have made (not a node whose data OrSetData
+// overwrote) before it returns ctx's error. A protected create whose attempt failed
+// on a connection error, leaving the node's fate unknown, and whose ctx then ended
+// does the same: it looks for the node by its protection id and deletes it before it
+// returns. Another client that looks once Create has returned finds no node of it.
+// That cleanup waits 5 s at most (cleanupTimeout), and not once Close begins: a
+// server that cannot be reached in that time has the delete go on in the background
+// until it succeeds, the session ends or the client closes (Close waits a second for
+// it).
 func (c *Client) Create(ctx context.Context, path string, data []byte, opts ...CreateOption) (string, error) {
 	var o createOptions
 	for _, opt := range opts {
@@ -178,7 +189,7 @@ func (c *Client) createProtected(ctx context.Context, full string, data []byte, 
 	parent := parentPath(full)
 	target := joinPath(parent, protectedName(id, baseName(full)))
 	var created string
-	unknown := false // the last attempt may have made the node without our knowing
+	unknown := false // an attempt may have made the node without our knowing
 	err := c.retry(ctx, opCreate, func(ctx context.Context) error {
 		if unknown {
 			found, err := c.findProtected(ctx, parent, id, o.ephemeral)
@@ -189,28 +200,45 @@ func (c *Client) createProtected(ctx context.Context, full string, data []byte, 
 				created = found
 				return nil
 			}
+			unknown = false // none did
 		}
 		p, err := c.createAttempt(ctx, target, data, o, id)
-		unknown = err != nil && (IsRetryable(err) || errors.Is(err, ErrClosed))
+		unknown = mayHaveCreated(err)
 		created = p
 		return err
 	})
-	if err != nil && unknown {
+	switch {
+	case err == nil || !unknown:
+	case ctx.Err() != nil: // the caller gave up: delete what we may have made before returning
+		c.cleanUp(func(ctx context.Context) { c.deleteProtectedUntilDone(ctx, parent, id) })
+	default:
 		c.deleteProtectedInBackground(parent, id)
 	}
 	return created, err
+}
+
+// mayHaveCreated says whether a create attempt that failed with err may have made
+// its node: its request was sent and its answer lost (a connection error, or the
+// client's close). A wait for a connection that ended without one sent nothing; a
+// cancelled attempt has deleted what it made (attempt's undo).
+func mayHaveCreated(err error) bool {
+	if ce := (*ConnectError)(nil); err == nil || errors.As(err, &ce) {
+		return false
+	}
+	return IsRetryable(err) || errors.Is(err, ErrClosed)
 }
 
 // createAttempt sends one create, and creates missing parents when asked. id is the
 // protection id, "" for an unprotected create.
 func (c *Client) createAttempt(ctx context.Context, full string, data []byte, o createOptions, id string) (string, error) {
 	var overwrote atomic.Bool // OrSetData set an existing node's data: not ours to delete
-	abandoned := func(p string, err error) {
+	// What a create that ctx's end cut short made.
+	undo := func(ctx context.Context, p string, err error) {
 		switch {
 		case err == nil && !overwrote.Load():
-			c.deleteInBackground(p, -1)
+			c.deleteUntilDone(ctx, p, -1)
 		case id != "" && IsRetryable(err):
-			c.deleteProtectedInBackground(parentPath(full), id)
+			c.deleteProtectedUntilDone(ctx, parentPath(full), id)
 		}
 	}
 	return attempt(c, ctx, func(conn *zk.Conn) (string, error) {
@@ -239,7 +267,7 @@ func (c *Client) createAttempt(ctx context.Context, full string, data []byte, o 
 			}
 		}
 		return p, err
-	}, abandoned)
+	}, undo)
 }
 
 // findProtected looks among parent's children for the node of protection id. An

@@ -2,10 +2,12 @@ package framework
 
 import (
 	"context"
+	"fmt"
 	"sync/atomic"
 	"testing"
 	"time"
 
+	"github.com/cenkalti/backoff/v4"
 	"github.com/go-zookeeper/zk"
 	"github.com/stretchr/testify/require"
 
@@ -108,6 +110,8 @@ func TestFailedProtectedCreateDeletesWhatItMade(t *testing.T) {
 	}, wait, 20*time.Millisecond, "the node the server made was found and deleted")
 }
 
+// A reply that never comes in time: Create waits for it cleanupTimeout at most, then
+// returns, and the node is deleted in the background once the reply comes.
 func TestCancelledCreateLeavesNoNode(t *testing.T) {
 	srv := zktest.NewServer(t)
 	c := newClient(t, []string{srv.Addr()})
@@ -136,6 +140,120 @@ func TestCancelledCreateLeavesNoNode(t *testing.T) {
 	}
 	cancel()
 }
+
+// slowReply is how long after the cancel the reply of a create cancelled in flight
+// comes, in the tests below, unless the test has looked already: a slow server's. A
+// Create that returned at once, leaving the delete to the background, is caught with
+// its node still there; one that waits for the reply passes however long it takes.
+const slowReply = 100 * time.Millisecond
+
+// What a cancelled Create promises is true when it returns: when its ctx ends while
+// the request is in flight, it waits for the answer and deletes the node made before
+// it returns ctx's error. Another client looks right after it returns, without
+// waiting, and finds nothing.
+func TestACancelledCreateIsGoneWhenItReturns(t *testing.T) {
+	srv := zktest.NewServer(t)
+	c := newClient(t, []string{srv.Addr()})
+	other := newClient(t, []string{srv.Addr()})
+
+	// inFlight cancels the create's ctx once the server has applied it; the reply
+	// comes slowReply later, or as soon as the test has looked.
+	inFlight := func(cancel context.CancelFunc, looked <-chan struct{}) CreateOption {
+		return afterCreate(func() error {
+			cancel()
+			slow := time.NewTimer(slowReply)
+			defer slow.Stop()
+			select {
+			case <-looked:
+			case <-slow.C:
+			}
+			return nil
+		})
+	}
+	for i, tt := range []struct {
+		name string
+		opts []CreateOption
+	}{
+		{"plain", nil},
+		{"ephemeral sequential", []CreateOption{Ephemeral(), Sequential()}},
+		{"protected ephemeral sequential", []CreateOption{Protected(), Ephemeral(), Sequential()}},
+		{"protected", []CreateOption{Protected()}},
+		{"OrSetData of a new node", []CreateOption{OrSetData()}},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			parent := fmt.Sprintf("/cancelled-%d", i)
+			ctx, cancel := context.WithCancel(context.Background())
+			defer cancel()
+			looked := make(chan struct{})
+			opts := append([]CreateOption{CreatingParents(), inFlight(cancel, looked)}, tt.opts...)
+			_, err := c.Create(ctx, parent+"/node-", []byte("x"), opts...)
+			left := children(t, other, parent)
+			close(looked)
+			require.ErrorIs(t, err, context.Canceled)
+			require.Empty(t, left, "the node made is gone when Create returns")
+		})
+	}
+
+	t.Run("OrSetData of an existing node", func(t *testing.T) {
+		// Not the call's node: it stays, with the data written.
+		_, err := other.Create(testCtx(t), "/cancelled-set", []byte("old"))
+		require.NoError(t, err)
+		ctx, cancel := context.WithCancel(context.Background())
+		defer cancel()
+		looked := make(chan struct{})
+		_, err = c.Create(ctx, "/cancelled-set", []byte("new"), OrSetData(), inFlight(cancel, looked))
+		data, _, getErr := other.Get(testCtx(t), "/cancelled-set")
+		close(looked)
+		require.ErrorIs(t, err, context.Canceled)
+		require.NoError(t, getErr)
+		require.Equal(t, "new", string(data))
+	})
+
+	t.Run("protected, its reply lost, then cancelled", func(t *testing.T) {
+		// The attempt fails on a connection error, after the server made the node;
+		// ctx ends before the retry. Create finds the node by its protection id, and
+		// deletes it, before it returns.
+		ctx, cancel := context.WithCancel(context.Background())
+		defer cancel()
+		c := newClient(t, []string{srv.Addr()}, WithRetryPolicy(cancelInPause{cancel}))
+		lost := afterCreate(func() error { return zk.ErrConnectionClosed })
+		_, err := c.Create(ctx, "/cancelled-lost/node-", nil, CreatingParents(), Protected(), Ephemeral(), Sequential(), lost)
+		left := children(t, other, "/cancelled-lost")
+		require.ErrorIs(t, err, context.Canceled)
+		require.ErrorContains(t, err, "last error: "+zk.ErrConnectionClosed.Error())
+		require.Empty(t, left, "the node made is gone when Create returns")
+	})
+
+	t.Run("Close ends the wait", func(t *testing.T) {
+		// The reply comes only once Close has begun: Create and Close both return.
+		c := newClient(t, []string{srv.Addr()})
+		ctx, cancel := context.WithCancel(context.Background())
+		defer cancel()
+		closing := c.ForRecipes().Context()
+		untilClose := afterCreate(func() error {
+			cancel()
+			<-closing.Done()
+			return nil
+		})
+		res := make(chan error, 1)
+		go func() {
+			_, err := c.Create(ctx, "/cancelled-close/node-", nil, CreatingParents(), Ephemeral(), Sequential(), untilClose)
+			res <- err
+		}()
+		<-ctx.Done()
+		require.NoError(t, c.Close())
+		require.ErrorIs(t, <-res, context.Canceled)
+		require.Empty(t, children(t, other, "/cancelled-close"), "the session's node went with it")
+	})
+}
+
+// cancelInPause is a retry policy whose pauses cancel the operation's ctx: the ctx
+// ends after an attempt failed on a connection error, before its retry.
+type cancelInPause struct{ cancel context.CancelFunc }
+
+func (p cancelInPause) NewBackOff() backoff.BackOff { return p }
+func (p cancelInPause) NextBackOff() time.Duration  { p.cancel(); return time.Hour }
+func (p cancelInPause) Reset()                      {}
 
 func TestTTLNodes(t *testing.T) {
 	ctx := testCtx(t)

@@ -57,39 +57,47 @@ func (c *Client) Delete(ctx context.Context, path string, version int32, opts ..
 // deleteInBackground deletes the server path p until done. It reports whether the
 // delete was queued (not once the client is closing).
 func (c *Client) deleteInBackground(p string, version int32) bool {
-	return c.goBackground(func(ctx context.Context) {
-		c.untilDone(ctx, "delete "+p, func(conn *zk.Conn) error {
-			err := conn.Delete(p, version)
-			if errors.Is(err, zk.ErrNoNode) {
-				return nil
-			}
-			return err
-		})
+	return c.goBackground(func(ctx context.Context) { c.deleteUntilDone(ctx, p, version) })
+}
+
+// deleteUntilDone deletes the server path p, again after connection errors, until
+// done or ctx ends (background work's ctx: until Close gives up on it).
+func (c *Client) deleteUntilDone(ctx context.Context, p string, version int32) {
+	c.untilDone(ctx, "delete "+p, func(conn *zk.Conn) error {
+		err := conn.Delete(p, version)
+		if errors.Is(err, zk.ErrNoNode) {
+			return nil
+		}
+		return err
 	})
 }
 
 // deleteProtectedInBackground finds and deletes the node of a protected create that
 // failed, in case the server made it after all.
 func (c *Client) deleteProtectedInBackground(parent, id string) {
+	c.goBackground(func(ctx context.Context) { c.deleteProtectedUntilDone(ctx, parent, id) })
+}
+
+// deleteProtectedUntilDone finds the node of protection id among parent's children
+// and deletes it, again after connection errors, until done or ctx ends.
+func (c *Client) deleteProtectedUntilDone(ctx context.Context, parent, id string) {
 	prefix := protectedName(id, "")
-	c.goBackground(func(ctx context.Context) {
-		c.untilDone(ctx, "clean up protected create "+prefix+" in "+parent, func(conn *zk.Conn) error {
-			names, _, err := conn.Children(parent)
-			if errors.Is(err, zk.ErrNoNode) {
-				return nil
-			}
-			if err != nil {
-				return err
-			}
-			for _, name := range names {
-				if strings.HasPrefix(name, prefix) {
-					if err := conn.Delete(joinPath(parent, name), -1); err != nil && !errors.Is(err, zk.ErrNoNode) {
-						return err
-					}
+	c.untilDone(ctx, "clean up protected create "+prefix+" in "+parent, func(conn *zk.Conn) error {
+		names, _, err := conn.Children(parent)
+		if errors.Is(err, zk.ErrNoNode) {
+			return nil
+		}
+		if err != nil {
+			return err
+		}
+		for _, name := range names {
+			if strings.HasPrefix(name, prefix) {
+				if err := conn.Delete(joinPath(parent, name), -1); err != nil && !errors.Is(err, zk.ErrNoNode) {
+					return err
 				}
 			}
-			return nil
-		})
+		}
+		return nil
 	})
 }
 

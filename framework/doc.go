@@ -25,7 +25,13 @@
 //     connection ends (the context's deadline or cancellation, the timeout, the
 //     retries spent), its error is a *ConnectError that says how long the operation
 //     waited and why the last attempt to reach a server failed, for example
-//     "dial tcp 127.0.0.1:1: connect: connection refused".
+//     "dial tcp 127.0.0.1:1: connect: connection refused". WaitConnected waits as an
+//     operation does before the first session (one connection timeout, or as long
+//     as ctx allows WithRetryBeforeFirstConnection), and as long as ctx allows after
+//     it.
+//   - A Create (or Multi) whose context ends while its request is in flight waits
+//     for the answer and deletes the node it made before it returns, up to 5 s
+//     without a server; past that the delete goes on in the background.
 //   - The client logs through WithLogger's logger, and is silent without one, but
 //     for one warning: the first failed attempt to reach a server after the client
 //     starts or loses its server is logged at Warn, once until a server answers,

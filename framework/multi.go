@@ -118,21 +118,22 @@ func (e *MultiError) Unwrap() error { return e.Err }
 // for what its first attempt did (MultiError.AfterRetry says so). No ops: no request,
 // no results.
 //
-// If ctx ends while the transaction is in flight, Multi returns ctx's error; the
-// server may still apply it, and if it does, the nodes it created are deleted in the
-// background, as Create does (its other effects stay).
+// If ctx ends while the transaction is in flight, Multi waits for its answer, as
+// Create does: if the server applied it, the nodes it created are deleted (its other
+// effects stay) before Multi returns ctx's error; a server that cannot be reached
+// within 5 s has the deletes go on in the background.
 func (c *Client) Multi(ctx context.Context, ops ...Op) ([]OpResult, error) {
 	reqs, err := c.multiRequests(ops)
 	if err != nil || len(ops) == 0 {
 		return nil, err
 	}
-	abandoned := func(res []zk.MultiResponse, err error) {
+	undo := func(ctx context.Context, res []zk.MultiResponse, err error) {
 		if err != nil {
 			return
 		}
-		for i, r := range res {
-			if ops[i].kind == kindCreate {
-				c.deleteInBackground(r.String, -1)
+		for i := len(res) - 1; i >= 0; i-- { // children before the parents made before them
+			if i < len(ops) && ops[i].kind == kindCreate {
+				c.deleteUntilDone(ctx, res[i].String, -1)
 			}
 		}
 	}
@@ -143,7 +144,7 @@ func (c *Client) Multi(ctx context.Context, ops ...Op) ([]OpResult, error) {
 		var err error
 		res, err = attempt(c, ctx, func(conn *zk.Conn) ([]zk.MultiResponse, error) {
 			return conn.Multi(reqs...)
-		}, abandoned)
+		}, undo)
 		if IsRetryable(err) {
 			retried = true
 		}

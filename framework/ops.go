@@ -134,16 +134,24 @@ func (c *Client) connection(ctx context.Context, internal bool) (*handle, error)
 		case <-stop:
 			return nil, ErrClosed
 		case <-timer.C:
-			return nil, c.noConnection(fmt.Errorf("connection timeout %v: %w", c.opts.connectionTimeout, zk.ErrNoServer), start)
+			return nil, c.noConnection(c.connectionTimedOut(), start)
 		}
 	}
 }
 
+// connectionTimedOut is what ends a wait for a connection that lasted the whole
+// connection timeout.
+func (c *Client) connectionTimedOut() error {
+	return fmt.Errorf("connection timeout %v: %w", c.opts.connectionTimeout, zk.ErrNoServer)
+}
+
 // attempt sends one request once connected. A request cannot be taken back once
 // sent, and go-zookeeper takes no context, so when ctx ends first the request is
-// left to finish on its own (go-zookeeper bounds it by its receive timeout) and
-// abandoned, if given, is told its outcome in the background.
-func attempt[T any](c *Client, ctx context.Context, req func(*zk.Conn) (T, error), abandoned func(T, error)) (T, error) {
+// left to finish on its own (go-zookeeper bounds it by its receive timeout). undo,
+// if given, is for a request that may make nodes: it is handed the request's outcome
+// and deletes what the request made, and attempt waits for both (see cleanUp) before
+// it returns ctx's error, so that nothing the call made is left when it returns.
+func attempt[T any](c *Client, ctx context.Context, req func(*zk.Conn) (T, error), undo func(ctx context.Context, v T, err error)) (T, error) {
 	var zero T
 	h, err := c.connection(ctx, false)
 	if err != nil {
@@ -171,13 +179,41 @@ func attempt[T any](c *Client, ctx context.Context, req func(*zk.Conn) (T, error
 	case r := <-res:
 		return r.v, c.closedErr(r.err)
 	case <-ctx.Done():
-		if abandoned != nil {
-			c.goBackground(func(context.Context) {
+		if undo != nil {
+			c.cleanUp(func(ctx context.Context) {
 				r := <-res
-				abandoned(r.v, r.err)
+				undo(ctx, r.v, r.err)
 			})
 		}
 		return zero, ctx.Err()
+	}
+}
+
+// cleanupTimeout bounds how long a call whose ctx ended waits to undo what it may
+// have made (a create's node): for its request's answer, and for the delete. Past
+// it, the undoing goes on in the background. As the recipes' own bound on undoing
+// a failed attempt (recipes/internal/attempt).
+const cleanupTimeout = 5 * time.Second
+
+// cleanUp runs undo, which deletes what a call that gave up may have made, as
+// background work (Close waits for it, up to closeWait, and then ends undo's
+// context), and waits for it to end: at most cleanupTimeout, and not once Close
+// begins. What undo has not finished by then goes on in the background.
+func (c *Client) cleanUp(undo func(ctx context.Context)) {
+	done := make(chan struct{})
+	if !c.goBackground(func(ctx context.Context) {
+		defer close(done)
+		undo(ctx)
+	}) {
+		return // Close has begun: no work starts (an ephemeral node goes with the session)
+	}
+	t := time.NewTimer(cleanupTimeout)
+	defer t.Stop()
+	select {
+	case <-done:
+	case <-t.C:
+		c.log.Debug("zkrecipes: undoing a cancelled call goes on in the background")
+	case <-c.closing.Done():
 	}
 }
 

@@ -18,7 +18,10 @@ import (
 )
 
 // failWithin is how long a client that cannot connect is given before WaitConnected
-// gives up: enough for several attempts, each about a second apart.
+// gives up: enough for several attempts, each about a second apart. A client whose
+// connection timeout is shorter retries before its first connection
+// (WithRetryBeforeFirstConnection), so that its WaitConnected, like the others', ends
+// only with ctx.
 const failWithin = 3 * time.Second
 
 // waitFailing returns what WaitConnected says when it gives up on c.
@@ -68,7 +71,7 @@ func TestTLS(t *testing.T) {
 		c, err := New([]string{srv.SecureAddr()},
 			WithTLS(&tls.Config{RootCAs: x509.NewCertPool()}),
 			WithLogger(slog.New(slog.NewTextHandler(&logs, nil))),
-			WithConnectionTimeout(time.Second), WithRetryPolicy(RetryNTimes(0, 0)))
+			WithConnectionTimeout(time.Second), WithRetryPolicy(RetryNTimes(0, 0)), WithRetryBeforeFirstConnection())
 		require.NoError(t, err)
 		defer c.Close()
 		err = waitFailing(t, c)
@@ -116,7 +119,8 @@ func TestTLS(t *testing.T) {
 func TestTLSHandshakeIsBounded(t *testing.T) {
 	// A server that accepts and never answers the ClientHello.
 	silent, _ := silentServer(t)
-	c, err := New([]string{silent}, WithTLS(&tls.Config{}), WithConnectionTimeout(500*time.Millisecond))
+	c, err := New([]string{silent}, WithTLS(&tls.Config{}), WithConnectionTimeout(500*time.Millisecond),
+		WithRetryBeforeFirstConnection())
 	require.NoError(t, err)
 	defer c.Close()
 	require.ErrorContains(t, waitFailing(t, c), "no answer within 500ms")

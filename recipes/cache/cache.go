@@ -2,6 +2,7 @@ package cache
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"sync"
 
@@ -70,15 +71,33 @@ func (ca *Cache) Path() string { return ca.path }
 // Start begins watching, and returns once the first complete copy is loaded and
 // Initialized delivered to the listeners registered by then. If ctx ends first,
 // Start returns its error and the cache goes on loading in the background (Close
-// stops it). A second Start returns ErrStarted; Start after Close, ErrClosed. A
-// cache started before its client has a session waits for one. When the client is
-// closed, before or during Start, Start returns an error wrapping
+// stops it). A second Start returns ErrStarted; Start after Close, ErrClosed. When
+// the client is closed, before or during Start, Start returns an error wrapping
 // framework.ErrClosed, and the listeners hear Stopped.
+//
+// A cache started before its client's first session waits for one as the client's
+// operations do (framework.Client.WaitConnected): one connection timeout at most,
+// unless the client was made WithRetryBeforeFirstConnection. When none comes in
+// time, Start returns the client's *framework.ConnectError (wrapping
+// zk.ErrNoServer, and saying why the last attempt to reach a server failed), and
+// the cache is as before Start: nothing was read or told, nothing goes on in the
+// background, and Start may be called again, as a Curator program calls
+// blockUntilConnected again. Once the client has had a session, Start waits
+// through an outage for as long as ctx allows.
 func (ca *Cache) Start(ctx context.Context) error {
 	ca.life.Lock()
 	if err := ca.state.Start(ErrStarted, ErrClosed); err != nil {
 		ca.life.Unlock()
 		return err
+	}
+	ca.life.Unlock()
+	if err := ca.firstSession(ctx); err != nil {
+		return err
+	}
+	ca.life.Lock()
+	if ca.state.State() == lifecycle.Closed { // Close came meanwhile
+		ca.life.Unlock()
+		return ErrClosed
 	}
 	en := ca.en
 	ca.stopWatch = ca.c.OnWatchEvent(en.heard)
@@ -102,6 +121,33 @@ func (ca *Cache) Start(ctx context.Context) error {
 	case <-en.ctx.Done():
 		return ErrClosed
 	}
+}
+
+// firstSession waits for the client's first session, if it has never had one, for
+// as long as the client's operations would. A wait that runs out undoes Start, and
+// its error is Start's; one that ends otherwise lets Start go on, which then reports
+// the end as it always does (ctx's error, with the cache loading in the background;
+// the client's close, with Stopped told).
+func (ca *Cache) firstSession(ctx context.Context) error {
+	if ca.c.State() != framework.Latent {
+		return nil
+	}
+	wctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	defer context.AfterFunc(ca.en.ctx, cancel)() // Close ends the wait
+	err := ca.c.WaitConnected(wctx)
+	switch {
+	case err == nil, errors.Is(err, framework.ErrClosed), ctx.Err() != nil:
+		return nil
+	case ca.en.ctx.Err() != nil:
+		return ErrClosed
+	}
+	ca.life.Lock()
+	defer ca.life.Unlock()
+	if !ca.state.Unstart() {
+		return ErrClosed
+	}
+	return fmt.Errorf("cache: start %s: %w", ca.path, err)
 }
 
 // Close stops watching: no read is sent and no event delivered after it returns

@@ -38,6 +38,10 @@
 //     session ends (go-zookeeper cannot remove them).
 //   - A node an ACL refuses is reported once (an Error event wrapping ErrRefused)
 //     and left out, not asked for again in a loop.
+//   - Before its client's first session, Start waits for one as the client's
+//     operations do, one connection timeout at most, and then returns the client's
+//     *framework.ConnectError: the cache is left unstarted, and Start may be tried
+//     again.
 //   - A closed client ends the cache: Start returns an error wrapping
 //     framework.ErrClosed, and the listeners hear Stopped (its Err wraps it too),
 //     once and last. Close is still needed to free what the cache holds.
