@@ -42,6 +42,8 @@ var (
 type Participant struct {
 	ID, Node string
 	IsLeader bool
+	// FencingToken is the participant's node's czxid: its token while it leads.
+	FencingToken int64
 }
 
 // Option configures a Latch or a Selector.
@@ -67,7 +69,7 @@ func NotifyOnClose() Option { return func(o *options) { o.notifyOnClose = true }
 func participants(ps []lockqueue.Participant) []Participant {
 	out := make([]Participant, len(ps))
 	for i, p := range ps {
-		out[i] = Participant{ID: p.ID, Node: p.Node, IsLeader: p.Holder}
+		out[i] = Participant{ID: p.ID, Node: p.Node, IsLeader: p.Holder, FencingToken: p.FencingToken}
 	}
 	return out
 }
@@ -75,7 +77,7 @@ func participants(ps []lockqueue.Participant) []Participant {
 func leader(ps []lockqueue.Participant) (Participant, error) {
 	for _, p := range ps {
 		if p.Holder {
-			return Participant{ID: p.ID, Node: p.Node, IsLeader: true}, nil
+			return Participant{ID: p.ID, Node: p.Node, IsLeader: true, FencingToken: p.FencingToken}, nil
 		}
 	}
 	return Participant{}, ErrNoLeader

@@ -105,6 +105,7 @@ func (l *Latch) run(ctx context.Context, n *lockqueue.Node) {
 	go l.listeners.Run(nil)
 	defer l.listeners.End() // after the last change, the loop's own end of leadership
 	pauses := &attempt.Pauses{Client: l.c}
+	rejoin := false // our node went after a term or a join: join again at once, once
 	for ctx.Err() == nil {
 		t := l.q.Track()
 		if n == nil {
@@ -124,10 +125,18 @@ func (l *Latch) run(ctx context.Context, n *lockqueue.Node) {
 			if errors.Is(err, lockqueue.ErrNodeGone) {
 				n.Delete(ctx, l.c) // an earlier session's node is nobody's: let it go now
 				n = nil
+				l.mu.Lock()
+				l.node = nil
+				l.mu.Unlock()
+				if rejoin {
+					rejoin = false
+					continue
+				}
 			}
 			l.pause(ctx, pauses, err)
 			continue
 		}
+		rejoin = true
 		pauses.Reset()
 		l.setLeader(h)
 		select {
@@ -261,18 +270,23 @@ func (l *Latch) Node() string {
 
 // Context returns a copy of parent that ends when this latch's current term of
 // leadership ends: leadership may have been lost (the error policy counted a
-// connection state as an error), or Close. Its context.Cause is then ErrNotLeader;
-// if the latch does not lead at the call, it has ended already. Run the leader's
+// connection state as an error, or our node was deleted), or Close. Its
+// context.Cause then wraps ErrNotLeader and says why; if the latch does not lead at
+// the call, it has ended already when Context returns. Run the leader's
 // work under it; a Selector does this for you. Call the CancelFunc when the work is
 // over.
 func (l *Latch) Context(parent context.Context) (context.Context, context.CancelFunc) {
 	l.mu.Lock()
-	term := hold.Closed
+	var term *lockqueue.Held
 	if l.leader && l.state.State() != lifecycle.Closed {
-		term = l.hold.Lost()
+		term = l.hold
 	}
 	l.mu.Unlock()
-	return hold.Context(parent, fmt.Errorf("%w: %s", ErrNotLeader, l.q.Path()), term)
+	cause := fmt.Errorf("%w: %s", ErrNotLeader, l.q.Path())
+	if term == nil {
+		return hold.Context(parent, cause, hold.Closed)
+	}
+	return term.Context(parent, cause)
 }
 
 // FencingToken grows with every term of leadership of this election, while this

@@ -11,6 +11,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/zkrecipes/zkrecipes/framework"
+	"github.com/zkrecipes/zkrecipes/internal/zkrtest"
 	"github.com/zkrecipes/zkrecipes/recipes/internal/lifecycle"
 	"github.com/zkrecipes/zkrecipes/recipes/internal/lockqueue"
 	"github.com/zkrecipes/zkrecipes/zktest"
@@ -493,4 +494,57 @@ func TestAGrantAsCloseBeginsMakesNoTerm(t *testing.T) {
 	default:
 	}
 	require.False(t, a.IsLeader())
+}
+
+// A leader whose node another client deletes stops leading as soon as the deletion
+// is heard: the next latch, on the same connection, leads only once the old leader
+// knows (the referee fails the test if two ever lead). The old leader joins again
+// with a new node, so the election comes back to three participants and one leader.
+func TestLatchWhoseNodeIsDeletedJoinsAgain(t *testing.T) {
+	srv := zktest.NewServer(t)
+	ctx := testCtx(t)
+	c, op := newClient(t, []string{srv.Addr()}), newClient(t, []string{srv.Addr()})
+	ref := newReferee(t)
+	var latches []*Latch
+	for i := range 3 {
+		l := newLatch(t, c, "/election/deleted", WithID(fmt.Sprint(i)), NotifyOnClose())
+		ref.watch(fmt.Sprint(i), l)
+		require.NoError(t, l.Start(ctx))
+		latches = append(latches, l)
+	}
+	require.NoError(t, latches[0].Await(ctx))
+	term, cancel := latches[0].Context(ctx)
+	defer cancel()
+	old := latches[0].Node()
+
+	zkrtest.DeleteHolder(t, op, old)
+	require.NoError(t, latches[1].Await(ctx))
+	require.False(t, latches[0].IsLeader(), "the old leader knew before the next one led")
+	zkrtest.RequireLostToDeletion(t, term, ErrNotLeader)
+	require.Eventually(t, func() bool {
+		n := latches[0].Node()
+		return n != "" && n != old && len(children(t, op, "/election/deleted")) == 3
+	}, wait, 10*time.Millisecond, "the old leader joins again with a new node")
+	n, which := leaders(latches)
+	require.Equal(t, 1, n)
+	require.Equal(t, 1, which)
+}
+
+// Context of a latch that does not lead has ended when it returns, so the docs'
+// `for term.Err() == nil { poll(term, token) }` never polls without leadership.
+func TestLatchContextWithoutLeadershipHasEnded(t *testing.T) {
+	srv := zktest.NewServer(t)
+	ctx := testCtx(t)
+	c := newClient(t, []string{srv.Addr()})
+	leader := newLatch(t, c, "/election/ended")
+	require.NoError(t, leader.Start(ctx))
+	require.NoError(t, leader.Await(ctx))
+	follower := newLatch(t, c, "/election/ended")
+	require.NoError(t, follower.Start(ctx))
+	for range 1000 {
+		term, cancel := follower.Context(ctx)
+		require.Error(t, term.Err())
+		require.ErrorIs(t, context.Cause(term), ErrNotLeader)
+		cancel()
+	}
 }

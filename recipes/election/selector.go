@@ -8,7 +8,6 @@ import (
 	"time"
 
 	"github.com/zkrecipes/zkrecipes/framework"
-	"github.com/zkrecipes/zkrecipes/recipes/internal/hold"
 	"github.com/zkrecipes/zkrecipes/recipes/internal/lifecycle"
 	"github.com/zkrecipes/zkrecipes/recipes/internal/lockqueue"
 )
@@ -33,6 +32,7 @@ type Selector struct {
 	granted   bool                    // the queued term has won the election: lead runs or ran
 	again     bool                    // Requeue was called after the term had won
 	leading   bool                    // lead is running
+	held      *lockqueue.Held         // the running term's hold
 	token     int64                   // the fencing token of the running term
 	interrupt context.CancelCauseFunc // ends the current term's ctx
 	ctx       context.Context         // ends on Close
@@ -188,10 +188,10 @@ func (s *Selector) term(start context.Context, joined chan<- error) error {
 	// Three layers, so that context.Cause tells the endings apart: Close ends s.ctx,
 	// InterruptLeadership the term, and a loss the hold's context.
 	termCtx, interrupt := context.WithCancelCause(s.ctx)
-	leadCtx, cancel := hold.Context(termCtx, fmt.Errorf("%w: %s", ErrLeadershipLost, s.path), h.Lost())
+	leadCtx, cancel := h.Context(termCtx, fmt.Errorf("%w: %s", ErrLeadershipLost, s.path))
 	term := Term{ID: s.id, FencingToken: h.FencingToken()}
 	s.mu.Lock()
-	s.leading, s.granted, s.interrupt, s.token = true, true, interrupt, term.FencingToken
+	s.leading, s.granted, s.interrupt, s.token, s.held = true, true, interrupt, term.FencingToken, h
 	s.mu.Unlock()
 	if err := s.lead(leadCtx, term); err != nil && !errors.Is(err, context.Canceled) {
 		s.c.ForRecipes().Logger().Warn("zkrecipes: lead returned an error", "path", s.path, "error", err)
@@ -199,7 +199,7 @@ func (s *Selector) term(start context.Context, joined chan<- error) error {
 	cancel()
 	interrupt(nil)
 	s.mu.Lock()
-	s.leading, s.interrupt, s.token = false, nil, 0
+	s.leading, s.interrupt, s.token, s.held = false, nil, 0, nil
 	s.mu.Unlock()
 	err = h.Release(context.WithoutCancel(s.ctx))
 	if err != nil && !errors.Is(err, lockqueue.ErrLost) && !errors.Is(err, framework.ErrDeleteInBackground) {
@@ -227,18 +227,36 @@ func (s *Selector) InterruptLeadership() {
 	}
 }
 
-// IsLeader reports whether lead is running.
+// IsLeader reports whether lead is running in a term that has not been lost: from
+// the moment leadership may be lost (lead's ctx ends), it is false, even while lead
+// is still returning.
 func (s *Selector) IsLeader() bool {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	return s.leading
+	return s.leadingNow()
 }
 
-// FencingToken grows with every term of leadership of this election: while lead runs,
-// its term's token, for lead to hand to what it writes; else 0.
+// leadingNow is IsLeader with s.mu held.
+func (s *Selector) leadingNow() bool {
+	if !s.leading {
+		return false
+	}
+	select {
+	case <-s.held.Lost():
+		return false
+	default:
+		return true
+	}
+}
+
+// FencingToken grows with every term of leadership of this election: while it leads
+// (IsLeader), its term's token, for lead to hand to what it writes; else 0.
 func (s *Selector) FencingToken() int64 {
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	if !s.leadingNow() {
+		return 0
+	}
 	return s.token
 }
 

@@ -11,6 +11,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/zkrecipes/zkrecipes/framework"
+	"github.com/zkrecipes/zkrecipes/internal/zkrtest"
 	"github.com/zkrecipes/zkrecipes/zktest"
 )
 
@@ -249,4 +250,64 @@ func TestLeadContextCause(t *testing.T) {
 			require.ErrorContains(t, cause, "/election/cause", "the cause names the election")
 		})
 	}
+}
+
+// A leader whose node another client deletes stops leading as soon as the deletion
+// is heard: its lead's ctx ends saying so, and the next selector, on the same
+// connection, leads only once the old one's IsLeader is false (the referee fails the
+// test if two ever lead). With AutoRequeue the old one queues again with a new node:
+// three participants, one lead running.
+func TestSelectorWhoseNodeIsDeletedRequeues(t *testing.T) {
+	srv := zktest.NewServer(t)
+	ctx := testCtx(t)
+	c, op := newClient(t, []string{srv.Addr()}), newClient(t, []string{srv.Addr()})
+	ref := newReferee(t)
+	const p = "/election/deleted-selector"
+	ended := make(chan error, 10)
+	lead := func(ctx context.Context, _ Term) error {
+		<-ctx.Done()
+		ended <- context.Cause(ctx)
+		return nil
+	}
+	var selectors []*Selector
+	for i := range 3 {
+		s := newSelector(t, c, p, fmt.Sprint(i), ref, lead, AutoRequeue())
+		require.NoError(t, s.Start(ctx))
+		selectors = append(selectors, s)
+	}
+	var leader Participant
+	require.Eventually(t, func() bool {
+		var err error
+		leader, err = selectors[0].Leader(ctx)
+		return err == nil && leading(selectors) == 1
+	}, wait, 10*time.Millisecond)
+	first := leaderIndex(selectors)
+
+	zkrtest.DeleteHolder(t, op, leader.Node)
+	cause := zkrtest.Receive(t, ended, "the old lead's end")
+	require.ErrorIs(t, cause, ErrLeadershipLost)
+	require.ErrorIs(t, cause, framework.ErrNoNode, "%v", cause)
+	require.Eventually(t, func() bool {
+		i := leaderIndex(selectors)
+		return i >= 0 && i != first && leading(selectors) == 1 && len(children(t, op, p)) == 3
+	}, wait, 10*time.Millisecond, "another leads, and the old one queues again")
+	require.Equal(t, 2, ref.termsOf(fmt.Sprint(first))+ref.termsOf(fmt.Sprint(leaderIndex(selectors))), "two terms in all")
+}
+
+func leading(selectors []*Selector) (n int) {
+	for _, s := range selectors {
+		if s.IsLeader() {
+			n++
+		}
+	}
+	return n
+}
+
+func leaderIndex(selectors []*Selector) int {
+	for i, s := range selectors {
+		if s.IsLeader() {
+			return i
+		}
+	}
+	return -1
 }

@@ -134,9 +134,10 @@ func (m *MultiLock) IsAcquired() bool {
 	return true
 }
 
-// Context returns a copy of parent that ends, with ErrLost as its context.Cause,
-// when any of the locks that can say so (a Lost method, as every lock of this
-// module has) may have been lost or is released. Without a hold it has ended
+// Context returns a copy of parent that ends when any of the locks that can say so
+// (a Lost method, as every lock of this module has) may have been lost or is
+// released, with a context.Cause that wraps ErrLost and, where that lock's own
+// Context says why, the reason (a node deleted, a session expired). Without a hold it has ended
 // already, with ErrNotHeld. Call the CancelFunc when the work is over.
 func (m *MultiLock) Context(parent context.Context) (context.Context, context.CancelFunc) {
 	m.mu.Lock()
@@ -151,7 +152,37 @@ func (m *MultiLock) Context(parent context.Context) (context.Context, context.Ca
 			lost = append(lost, l.Lost())
 		}
 	}
-	return hold.Context(parent, ErrLost, lost...)
+	return hold.ContextFunc(parent, m.lostCause, lost...)
+}
+
+// lostCause wraps ErrLost with the first lock that says it was lost, and why, as its
+// own Context says (ended already, since its Lost has closed).
+func (m *MultiLock) lostCause() error {
+	for i, l := range m.locks {
+		l, ok := l.(interface {
+			Lost() <-chan struct{}
+			Context(context.Context) (context.Context, context.CancelFunc)
+		})
+		if !ok || !isClosed(l.Lost()) {
+			continue
+		}
+		ctx, cancel := l.Context(context.Background())
+		cause := context.Cause(ctx)
+		cancel()
+		if cause != nil {
+			return fmt.Errorf("%w: lock %d: %w", ErrLost, i+1, cause)
+		}
+	}
+	return ErrLost
+}
+
+func isClosed(c <-chan struct{}) bool {
+	select {
+	case <-c:
+		return true
+	default:
+		return false
+	}
 }
 
 // Do acquires every lock (see Acquire), runs fn under Context, and releases them

@@ -116,3 +116,37 @@ func TestReentrantThroughItsMutexes(t *testing.T) {
 	require.NoError(t, m.Release(ctx))
 	require.False(t, m.IsAcquired())
 }
+
+// When another client deletes the node of one of its locks, the multi-lock no longer
+// holds, its Context ends saying which lock and why, and a multi-lock waiting for
+// the same locks is granted once the old one lets the others go.
+func TestADeletedNodeEndsTheHold(t *testing.T) {
+	srv := zktest.NewServer(t)
+	ctx := testCtx(t)
+	c, op := newClient(t, srv), newClient(t, srv)
+	paths := []string{"/locks/deleted-a", "/locks/deleted-b"}
+	a, err := NewMutexes(c, paths)
+	require.NoError(t, err)
+	b, err := NewMutexes(c, paths)
+	require.NoError(t, err)
+	second, err := mutex.New(op, paths[1])
+	require.NoError(t, err)
+	require.NoError(t, a.Acquire(ctx))
+	work, cancel := a.Context(ctx)
+	defer cancel()
+	granted := make(chan error, 1)
+	go func() { granted <- b.Acquire(ctx) }()
+	zkrtest.QueueLen(t, op, paths[0], 2)
+	parts, err := second.Participants(ctx)
+	require.NoError(t, err)
+
+	zkrtest.DeleteHolder(t, op, parts[0].Node)
+	<-work.Done()
+	require.False(t, a.IsAcquired())
+	zkrtest.RequireLostToDeletion(t, work, ErrLost)
+	require.ErrorContains(t, context.Cause(work), "lock 2")
+	require.ErrorIs(t, a.Release(ctx), mutex.ErrLost)
+	require.NoError(t, <-granted)
+	require.True(t, b.IsAcquired())
+	require.NoError(t, b.Release(ctx))
+}

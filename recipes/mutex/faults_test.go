@@ -15,6 +15,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/zkrecipes/zkrecipes/framework"
+	"github.com/zkrecipes/zkrecipes/internal/zkrtest"
 	"github.com/zkrecipes/zkrecipes/zktest"
 )
 
@@ -261,21 +262,20 @@ func TestClientCloseLosesTheHold(t *testing.T) {
 	require.ErrorIs(t, m.Release(ctx), ErrLost)
 }
 
-func TestRevocationWatchGivesUpOnAnUnreadableNode(t *testing.T) {
+// A holder watches its node and takes its czxid as its token: an ACL that refuses
+// us READ on our own node refuses both, so the acquisition fails, says why, and
+// leaves no node.
+func TestAnUnreadableNodeIsRefusedAtTheGrant(t *testing.T) {
 	srv := zktest.NewServer(t)
 	ctx := testCtx(t)
-	warned := &warnings{}
-	// Our lock nodes are made writable and not readable, so the watch cannot follow
-	// ours: it must say so and stop instead of asking again and again. (Changing the
-	// ACL under a watch already set would not do: a server with the fix for
-	// CVE-2024-23944, Debian's 3.8.0 among them, drops the notification for a watcher
-	// that may no longer read the node, and no client can tell.)
-	c := newClient(t, []string{srv.Addr()}, framework.WithLogger(slog.New(warned)), framework.WithACL(unreadableLockNodes{}))
-	m := newMutex(t, c, "/locks/unreadable", WithRevocationListener(func() {}))
-	require.NoError(t, m.Acquire(ctx))
-	require.Eventually(t, func() bool { return warned.n.Load() > 0 }, wait, 10*time.Millisecond)
-	require.True(t, m.IsAcquired(), "still held")
-	require.NoError(t, m.Release(ctx))
+	c := newClient(t, []string{srv.Addr()}, framework.WithACL(unreadableLockNodes{}))
+	m := newMutex(t, c, "/locks/unreadable")
+	err := m.Acquire(ctx)
+	require.ErrorIs(t, err, framework.ErrNoAuth)
+	require.False(t, m.IsAcquired())
+	kids, _, err := c.Children(ctx, "/locks/unreadable")
+	require.NoError(t, err)
+	require.Empty(t, kids, "no node left")
 }
 
 // unreadableLockNodes gives lock participants' nodes an ACL without read, and every
@@ -297,3 +297,62 @@ func (w *warnings) Enabled(_ context.Context, l slog.Level) bool { return l >= s
 func (w *warnings) Handle(context.Context, slog.Record) error    { w.n.Add(1); return nil }
 func (w *warnings) WithAttrs([]slog.Attr) slog.Handler           { return w }
 func (w *warnings) WithGroup(string) slog.Handler                { return w }
+
+// A holder whose node another client deletes loses the hold as soon as the deletion
+// is heard: the waiter behind it, on the same connection, is granted the lock only
+// once the old holder knows it lost it (the notification comes before the listing
+// that grants). Two holders never believe they hold, and the tokens tell them apart.
+func TestADeletedNodeEndsTheHold(t *testing.T) {
+	srv := zktest.NewServer(t)
+	ctx := testCtx(t)
+	c := newClient(t, []string{srv.Addr()})
+	op := newClient(t, []string{srv.Addr()})
+	a := newMutex(t, c, "/locks/deleted", WithID("a"))
+	b := newMutex(t, c, "/locks/deleted", WithID("b"))
+	require.NoError(t, a.Acquire(ctx))
+	work, cancel := a.Context(ctx)
+	defer cancel()
+	token := a.FencingToken()
+	granted := make(chan error, 1)
+	go func() { granted <- b.Acquire(ctx) }()
+	zkrtest.QueueLen(t, op, "/locks/deleted", 2)
+
+	zkrtest.DeleteHolder(t, op, a.Node())
+	require.NoError(t, <-granted)
+	require.False(t, a.IsAcquired(), "the old holder knew before the new one held")
+	zkrtest.RequireLostToDeletion(t, work, ErrLost)
+	require.Greater(t, b.FencingToken(), token)
+	err := a.Release(ctx)
+	require.ErrorIs(t, err, ErrLost)
+	require.ErrorContains(t, err, "our node was deleted while our session lived")
+	require.True(t, b.IsAcquired(), "one holder again")
+	require.NoError(t, b.Release(ctx))
+}
+
+// A holder whose session expired (a process paused past its session timeout, here a
+// connection held silent) is told that the session expired, not that someone
+// deleted its node, by its Context and by Release.
+func TestAHoldLostToAnExpirySaysSo(t *testing.T) {
+	srv := zktest.NewServer(t)
+	proxy := zktest.NewProxy(t, srv.Addr())
+	ctx := testCtx(t)
+	c := newClient(t, []string{proxy.Addr()}, framework.WithSessionTimeout(2*time.Second))
+	m := newMutex(t, c, "/locks/expired")
+	require.NoError(t, m.Acquire(ctx))
+	work, cancel := m.Context(ctx)
+	defer cancel()
+	session := c.SessionID()
+
+	require.NoError(t, proxy.ExpireSession(ctx, 2*time.Second))
+	require.NoError(t, c.WaitConnected(ctx))
+	require.Eventually(t, func() bool { return c.SessionID() != session }, wait, 10*time.Millisecond)
+	<-work.Done()
+	err := m.Release(ctx)
+	for _, err := range []error{err, context.Cause(work)} {
+		require.ErrorIs(t, err, ErrLost)
+		require.NotErrorIs(t, err, framework.ErrNoNode, "%v", err)
+		require.NotContains(t, err.Error(), "deleted")
+	}
+	require.ErrorIs(t, err, framework.ErrSessionExpired, "%v", err)
+	require.ErrorContains(t, err, "our session expired")
+}

@@ -46,8 +46,9 @@ func WithID(id string) Option { return func(o *options) { o.id = id } }
 
 // WithRevocationListener calls fn, on a goroutine of its own, when another client
 // asks the holder to release (Revoke). What to do is up to fn, typically to finish
-// the work at hand and Release. Watching for it costs one more request per
-// acquisition; it also lets Lost close when someone deletes our node. Default none.
+// the work at hand and Release. Reading the request costs one more request per
+// acquisition (every holder already watches its node, for its deletion). Default
+// none.
 func WithRevocationListener(fn func()) Option { return func(o *options) { o.onRevoke = fn } }
 
 // Mutex is one participant in the lock at a path.
@@ -113,15 +114,17 @@ func (m *Mutex) wrap(op string, err error) error {
 func (m *Mutex) IsAcquired() bool { return m.r.IsAcquired() }
 
 // Lost closes when the hold may have been lost: the client's error policy counted a
-// connection state as an error (StandardErrorPolicy: Suspended or Lost), or, with a
-// revocation listener, our node was deleted. Stop using what the lock protects when
-// it closes. Without a hold it is closed.
+// connection state as an error (StandardErrorPolicy: Suspended or Lost), the client
+// closed, or our node was deleted (by another client, or by a server that lost it).
+// Stop using what the lock protects when it closes. Without a hold it is closed.
 func (m *Mutex) Lost() <-chan struct{} { return m.r.Lost() }
 
 // Context returns a copy of parent that ends when the hold may have been lost (Lost
-// closes) or is released, with ErrLost as its context.Cause: run the work that the
-// lock protects under it. Without a hold it has ended already, with ErrNotHeld. Call
-// the CancelFunc when the work is over.
+// closes) or is released, with a context.Cause that wraps ErrLost and says why
+// (lockqueue's reasons: the node was deleted, the session expired, the connection was
+// suspended): run the work that the lock protects under it. Without a hold it has
+// ended already when Context returns, with ErrNotHeld. Call the CancelFunc when the
+// work is over.
 func (m *Mutex) Context(parent context.Context) (context.Context, context.CancelFunc) {
 	return m.r.Context(parent, ErrNotHeld, fmt.Errorf("%w: %s", ErrLost, m.q.Path()))
 }
@@ -136,9 +139,10 @@ func (m *Mutex) Do(ctx context.Context, fn func(ctx context.Context) error) erro
 
 // FencingToken is a number that grows with every holder of the lock, while it is
 // held, else 0: pass it to a store that refuses writes with a token lower than one it
-// has seen. It is a zxid of the ensemble (the lock path's last child change when the
-// lock was granted, at least our node's czxid), so tokens of one lock increase across
-// holders, sessions and the removal of the lock's container parent.
+// has seen. It is our node's czxid, the zxid of its creation, which Participants,
+// `zkr inspect` and `zkr ui` show too: holders are granted in their nodes' order, so tokens of
+// one lock increase across holders, sessions and the removal of the lock's container
+// parent.
 func (m *Mutex) FencingToken() int64 { return m.r.FencingToken() }
 
 // Node is our node's path while the lock is held, else "".

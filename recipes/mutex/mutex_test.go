@@ -172,13 +172,15 @@ func TestNoHerd(t *testing.T) {
 			}
 		}()
 	}
+	// One watch per waiter, on its predecessor, and the holder's on its own node (for
+	// its deletion), which the first waiter watches too.
 	require.Eventually(t, func() bool {
 		_, total := watches(t, srv)
-		return total == waiters
+		return total == waiters+1
 	}, wait, 10*time.Millisecond)
 	paths, total := watches(t, srv)
 	require.Equal(t, waiters, paths, "each waiter watches a different node: its predecessor")
-	require.Equal(t, waiters, total, "one watch per waiter")
+	require.Equal(t, waiters+1, total, "one watch per waiter, one for the holder")
 
 	queue, err := holder.Participants(ctx) // the waiters queued in whatever order they ran
 	require.NoError(t, err)
@@ -188,8 +190,8 @@ func TestNoHerd(t *testing.T) {
 	require.Equal(t, queue[1].ID, strconv.Itoa(first), "the first in line")
 	require.Eventually(t, func() bool {
 		_, total := watches(t, srv)
-		return total == waiters-1
-	}, wait, 10*time.Millisecond, "only the first waiter's watch fired")
+		return total == waiters
+	}, wait, 10*time.Millisecond, "only the first waiter's watch fired (and the old holder's), and the new holder watches its node")
 	select {
 	case i := <-acquired:
 		t.Fatalf("waiter %d acquired too: a release woke more than one", i)
@@ -261,4 +263,16 @@ func TestHolderSessionExpiry(t *testing.T) {
 	require.NoError(t, next.Release(ctx))
 	require.NoError(t, victim.Acquire(ctx), "the value is ready to acquire again")
 	require.NoError(t, victim.Release(ctx))
+}
+
+// Context of a mutex that is not held has ended when it returns.
+func TestContextWithoutAHoldHasEnded(t *testing.T) {
+	srv := zktest.NewServer(t)
+	m := newMutex(t, newClient(t, []string{srv.Addr()}), "/locks/ended")
+	for range 1000 {
+		ctx, cancel := m.Context(context.Background())
+		require.Error(t, ctx.Err())
+		require.ErrorIs(t, context.Cause(ctx), ErrNotHeld)
+		cancel()
+	}
 }

@@ -407,3 +407,32 @@ func TestWorkContextSaysWhyItEnded(t *testing.T) {
 	require.NotEqual(t, moved.item, closed.item)
 	require.ErrorIs(t, closed.cause, ErrClosed, closed.item)
 }
+
+// When another client deletes the node of an item's lock, the owner's work ends at
+// once, saying the node was deleted, and the owner takes the item again with a new
+// node and a greater token: one work per item throughout (the registers), and every
+// item run again.
+func TestAnItemWhoseNodeIsDeletedIsTakenAgain(t *testing.T) {
+	srv := zktest.NewServer(t)
+	c, op := newClient(t, []string{srv.Addr()}), newClient(t, []string{srv.Addr()})
+	r := newRegisters(t)
+	items := []string{"w", "x", "y", "z"}
+	members := map[string]*Partitioner{
+		"a": start(t, c, "/deleted", "a", r, Items(items...)),
+		"b": start(t, c, "/deleted", "b", r, Items(items...)),
+	}
+	owner := settled(t, r, items, members)["x"]
+	_, runs := r.snapshot()
+	held := children(t, op, "/deleted/items/x")
+	require.Len(t, held, 1)
+
+	zkrtest.DeleteHolder(t, op, "/deleted/items/x/"+held[0])
+	require.Eventually(t, func() bool {
+		inside, now := r.snapshot()
+		return now["x"] == runs["x"]+1 && inside["x"] == owner
+	}, wait, 10*time.Millisecond, "x's owner runs it again")
+	again := children(t, op, "/deleted/items/x")
+	require.Len(t, again, 1)
+	require.NotEqual(t, held[0], again[0], "with a new node")
+	settled(t, r, items, members)
+}

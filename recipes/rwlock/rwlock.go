@@ -104,7 +104,7 @@ func New(c *framework.Client, path string, opts ...Option) (*RWLock, error) {
 // deleted and (nil, nil) says to queue as any reader.
 func (l *RWLock) downgrade(ctx context.Context, c *framework.Client, id []byte, names []string, w *lockqueue.Held) (*lockqueue.Held, error) {
 	seq, _ := lockqueue.Sequence(w.Node.Name(), names)
-	h, err := l.read.q.HoldAt(ctx, id, seq, w.FencingToken())
+	h, err := l.read.q.HoldAt(ctx, id, seq)
 	if err != nil {
 		return nil, err
 	}
@@ -157,8 +157,8 @@ func (l *Lock) IsAcquired() bool { return l.r.IsAcquired() }
 func (l *Lock) Lost() <-chan struct{} { return l.r.Lost() }
 
 // Context returns a copy of parent that ends when this side's hold may have been
-// lost or is released, with ErrLost as its context.Cause; without a hold it has ended
-// already, with ErrNotHeld (see mutex.Mutex.Context).
+// lost or is released, with a context.Cause that wraps ErrLost and says why; without
+// a hold it has ended already, with ErrNotHeld (see mutex.Mutex.Context).
 func (l *Lock) Context(parent context.Context) (context.Context, context.CancelFunc) {
 	return l.r.Context(parent, ErrNotHeld, fmt.Errorf("%w: %s/%s", ErrLost, l.q.Path(), l.name))
 }
@@ -171,8 +171,12 @@ func (l *Lock) Do(ctx context.Context, fn func(ctx context.Context) error) error
 	return hold.Do(ctx, l, fn, ErrInvalid)
 }
 
-// FencingToken grows with every writer and with every reader after a writer; 0
-// without a hold.
+// FencingToken is our node's czxid while held (as `zkr inspect` shows it), else 0.
+// It grows with every writer, and with every reader after a writer: holders are
+// granted in their nodes' order. One exception: a read lock taken by downgrading
+// (under our own write lock) stands in the write lock's place with a node made at the
+// downgrade, so a writer queued before the downgrade gets a lower token than that
+// reader. Fence writes with writers' tokens.
 func (l *Lock) FencingToken() int64 { return l.r.FencingToken() }
 
 // Node is our node's path while held, else "".

@@ -14,6 +14,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/zkrecipes/zkrecipes/framework"
+	"github.com/zkrecipes/zkrecipes/internal/zkrtest"
 	"github.com/zkrecipes/zkrecipes/zktest"
 )
 
@@ -285,4 +286,41 @@ func TestNoDowngradeFromALostWriteLock(t *testing.T) {
 	require.False(t, ok, "a lost write lock downgrades to nothing while another writer holds")
 	require.True(t, writer.WriteLock().IsAcquired())
 	require.NoError(t, writer.WriteLock().Release(ctx))
+}
+
+// A holder whose node another client deletes loses its hold as soon as the deletion
+// is heard, whichever side it holds: the participant behind it, on the same
+// connection, is granted only once the old holder knows. A writer deleted lets a
+// reader in; a reader deleted lets a writer in.
+func TestADeletedNodeEndsTheHold(t *testing.T) {
+	srv := zktest.NewServer(t)
+	ctx := testCtx(t)
+	c := newClient(t, []string{srv.Addr()})
+	op := newClient(t, []string{srv.Addr()})
+	for _, tc := range []struct {
+		name          string
+		holder, after func(*RWLock) *Lock
+	}{
+		{"writer", (*RWLock).WriteLock, (*RWLock).ReadLock},
+		{"reader", (*RWLock).ReadLock, (*RWLock).WriteLock},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			p := "/rw/deleted-" + tc.name
+			holder, after := tc.holder(newRW(t, c, p)), tc.after(newRW(t, c, p))
+			require.NoError(t, holder.Acquire(ctx))
+			work, cancel := holder.Context(ctx)
+			defer cancel()
+			granted := make(chan error, 1)
+			go func() { granted <- after.Acquire(ctx) }()
+			queued(t, op, p, 2)
+
+			zkrtest.DeleteHolder(t, op, holder.Node())
+			require.NoError(t, <-granted)
+			require.False(t, holder.IsAcquired(), "the old holder knew before the next was granted")
+			zkrtest.RequireLostToDeletion(t, work, ErrLost)
+			require.ErrorIs(t, holder.Release(ctx), ErrLost)
+			require.True(t, after.IsAcquired())
+			require.NoError(t, after.Release(ctx))
+		})
+	}
 }

@@ -100,7 +100,8 @@ func (m *Mutex) IsAcquired() bool {
 }
 
 // Lost closes when the hold may have been lost: the client's error policy counted
-// a connection state as an error (StandardErrorPolicy: Suspended or Lost). Stop
+// a connection state as an error (StandardErrorPolicy: Suspended or Lost), the
+// client closed, or our lease node was deleted. Stop
 // using what the lock protects when it closes. Without a hold it is closed.
 func (m *Mutex) Lost() <-chan struct{} {
 	m.mu.Lock()
@@ -109,8 +110,8 @@ func (m *Mutex) Lost() <-chan struct{} {
 }
 
 // Context returns a copy of parent that ends when the hold may have been lost (Lost
-// closes) or is released, with ErrLost as its context.Cause; without a hold it has
-// ended already, with ErrNotHeld. Call the CancelFunc when the work is over.
+// closes) or is released, with a context.Cause that wraps ErrLost and says why;
+// without a hold it has ended already when Context returns, with ErrNotHeld. Call the CancelFunc when the work is over.
 func (m *Mutex) Context(parent context.Context) (context.Context, context.CancelFunc) {
 	m.mu.Lock()
 	l := m.lease

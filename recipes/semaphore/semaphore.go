@@ -250,7 +250,14 @@ func (h *leaseSet) Context(parent context.Context) (context.Context, context.Can
 	for i, l := range h.leases {
 		lost[i] = l.Lost()
 	}
-	return hold.Context(parent, fmt.Errorf("%w: a lease of %s", ErrLost, h.s.path), lost...)
+	return hold.ContextFunc(parent, func() error {
+		for _, l := range h.leases {
+			if cause := l.h.Cause(); cause != nil {
+				return fmt.Errorf("%w: %s: %w", ErrLost, l.Node(), cause)
+			}
+		}
+		return fmt.Errorf("%w: a lease of %s", ErrLost, h.s.path)
+	}, lost...)
 }
 
 // Participants lists the lease nodes in sequence order, with each one's id. Holder
@@ -305,8 +312,8 @@ func (l *Lease) Node() string {
 }
 
 // Lost closes when the lease may have been lost: the client's error policy counted
-// a connection state as an error (StandardErrorPolicy: Suspended or Lost). It also
-// closes on Release. Stop using what the lease protects when it closes.
+// a connection state as an error (StandardErrorPolicy: Suspended or Lost), the
+// client closed, or its node was deleted. It also closes on Release. Stop using what the lease protects when it closes.
 func (l *Lease) Lost() <-chan struct{} {
 	if l == nil || l.h == nil {
 		return hold.Closed
@@ -315,16 +322,22 @@ func (l *Lease) Lost() <-chan struct{} {
 }
 
 // Context returns a copy of parent that ends when the lease may have been lost
-// (Lost closes) or is released, with ErrLost as its context.Cause: run the work that
+// (Lost closes) or is released, with a context.Cause that wraps ErrLost and says
+// why: run the work that
 // the lease allows under it. Call the CancelFunc when the work is over.
 func (l *Lease) Context(parent context.Context) (context.Context, context.CancelFunc) {
-	return hold.Context(parent, fmt.Errorf("%w: %s", ErrLost, l.Node()), l.Lost())
+	if l == nil || l.h == nil {
+		return hold.Context(parent, fmt.Errorf("%w: nil lease", ErrNotHeld), hold.Closed)
+	}
+	return l.h.Context(parent, fmt.Errorf("%w: %s", ErrLost, l.Node()))
 }
 
-// FencingToken is a zxid of the ensemble taken when the lease was granted (the last
-// change among the lease nodes then, at least our node's czxid). A lease granted
-// after another was released or lost has a greater token, so a store can refuse a
-// writer whose lease is over.
+// FencingToken is the lease node's czxid, the zxid of its creation, as `zkr
+// inspect` shows it. Leases are granted in their nodes' order, so with one lease
+// (the semaphore's Mutex) it grows from one holder to the next and a store can refuse
+// a writer whose lease is over. With several, leases run side by side: a token then
+// orders the leases' queueing, and a lease taken by TryAcquire while an Acquire
+// waited may have a greater token than the waiter's, granted later.
 func (l *Lease) FencingToken() int64 {
 	if l == nil || l.h == nil {
 		return 0

@@ -274,8 +274,8 @@ func TestCuratorLayoutAndParticipants(t *testing.T) {
 	ps, err := semA.Participants(ctx)
 	require.NoError(t, err)
 	require.Len(t, ps, 3)
-	require.Equal(t, Participant{Node: la[0].Node(), ID: "a", Holder: true}, ps[0])
-	require.Equal(t, Participant{Node: lb[0].Node(), ID: "b", Holder: true}, ps[1])
+	require.Equal(t, Participant{Node: la[0].Node(), ID: "a", Holder: true, FencingToken: la[0].FencingToken()}, ps[0])
+	require.Equal(t, Participant{Node: lb[0].Node(), ID: "b", Holder: true, FencingToken: lb[0].FencingToken()}, ps[1])
 	require.Equal(t, "c", ps[2].ID)
 	require.False(t, ps[2].Holder)
 
@@ -307,7 +307,7 @@ func TestMutexIsNotReentrant(t *testing.T) {
 	eventuallyChildren(t, c, "/mx/locks")
 	ps, err := other.Participants(ctx)
 	require.NoError(t, err)
-	require.Equal(t, []Participant{{Node: m.Node(), ID: args.DefaultID(), Holder: true}}, ps)
+	require.Equal(t, []Participant{{Node: m.Node(), ID: args.DefaultID(), Holder: true, FencingToken: m.FencingToken()}}, ps)
 
 	// Any goroutine may release it.
 	released := make(chan error, 1)
@@ -370,4 +370,55 @@ func TestMutexExcludes(t *testing.T) {
 	require.EqualValues(t, clients*cycles, total.Load())
 	require.True(t, slices.IsSorted(tokens), "fencing tokens grow with every holder")
 	require.Len(t, slices.Compact(tokens), clients*cycles)
+}
+
+// A holder whose lease node another client deletes loses it as soon as the deletion
+// is heard: the waiter, on the same connection, is granted only once the old holder
+// knows, so no more holders believe they hold than there are leases.
+func TestADeletedNodeEndsTheHold(t *testing.T) {
+	srv := zktest.NewServer(t)
+	ctx := testCtx(t)
+	c := newClient(t, []string{srv.Addr()})
+	op := newClient(t, []string{srv.Addr()})
+
+	t.Run("mutex", func(t *testing.T) {
+		a, b := newMutex(t, c, "/sem/deleted-mutex"), newMutex(t, c, "/sem/deleted-mutex")
+		require.NoError(t, a.Acquire(ctx))
+		work, cancel := a.Context(ctx)
+		defer cancel()
+		granted := make(chan error, 1)
+		go func() { granted <- b.Acquire(ctx) }()
+		zkrtest.QueueLen(t, op, "/sem/deleted-mutex/leases", 2)
+
+		zkrtest.DeleteHolder(t, op, a.Node())
+		require.NoError(t, <-granted)
+		require.False(t, a.IsAcquired(), "the old holder knew before the new one held")
+		zkrtest.RequireLostToDeletion(t, work, ErrLost)
+		require.ErrorIs(t, a.Release(ctx), ErrLost)
+		require.NoError(t, b.Release(ctx))
+	})
+	t.Run("leases", func(t *testing.T) {
+		const p = "/sem/deleted-leases"
+		s1, s2 := newSemaphore(t, c, p, 2), newSemaphore(t, c, p, 2)
+		held, err := s1.Acquire(ctx, 2)
+		require.NoError(t, err)
+		work, cancel := held[0].Context(ctx)
+		defer cancel()
+		granted := make(chan []*Lease, 1)
+		go func() {
+			l, _ := s2.Acquire(ctx, 1) // nil on an error, which Len below reports
+			granted <- l
+		}()
+		zkrtest.QueueLen(t, op, p+"/leases", 3)
+
+		zkrtest.DeleteHolder(t, op, held[0].Node())
+		got := <-granted
+		require.Len(t, got, 1)
+		require.True(t, zkrtest.Ended(held[0].Lost()), "the lost lease knew before another was granted")
+		require.False(t, zkrtest.Ended(held[1].Lost()), "the other lease holds on")
+		zkrtest.RequireLostToDeletion(t, work, ErrLost)
+		require.ErrorIs(t, held[0].Release(ctx), ErrLost)
+		require.NoError(t, held[1].Release(ctx))
+		require.NoError(t, got[0].Release(ctx))
+	})
 }

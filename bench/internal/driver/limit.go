@@ -14,7 +14,9 @@ import (
 // The limit: the ZooKeeper operations each recipe needs and nothing else, sent
 // straight through go-zookeeper. A lock is: create an ephemeral-sequential node,
 // list the children, and while the rule says we do not hold, watch the one node it
-// names (GetW) and list again when it fires; release is one delete. No protection,
+// names (GetW) and list again when it fires; once it holds, watch our own node
+// (ExistsW), which lets a holder hear its node's deletion and reads its czxid, the
+// fencing token; release is one delete. No protection,
 // no container parents (the driver makes the lock's path beforehand), no session
 // checks, no retries: what the recipes add on top of this is what the other
 // contenders are measured against.
@@ -133,7 +135,8 @@ func (l *rawLock) await(ctx context.Context) error {
 		}
 		holds, watch := l.rule(children, i)
 		if holds {
-			return nil
+			_, _, _, err := l.conn.ExistsW(l.node)
+			return err
 		}
 		_, _, ch, err := l.conn.GetW(path.Join(l.dir, children[watch]))
 		if errors.Is(err, zk.ErrNoNode) {
@@ -181,7 +184,8 @@ func (s *rawSemaphore) Acquire(ctx context.Context) error {
 		}
 		sortBySequence(children)
 		if i := indexOf(children, path.Base(p)); i >= 0 && i < s.max {
-			return nil
+			_, _, _, err := s.conn.ExistsW(p)
+			return err
 		}
 		select {
 		case ev := <-ch:

@@ -14,12 +14,27 @@ var Closed <-chan struct{} = func() chan struct{} { c := make(chan struct{}); cl
 // the hold may be gone. The CancelFunc ends it too, with context.Canceled, and stops
 // watching lost; call it when the work is over.
 func Context(parent context.Context, cause error, lost ...<-chan struct{}) (context.Context, context.CancelFunc) {
+	return ContextFunc(parent, func() error { return cause }, lost...)
+}
+
+// ContextFunc is Context with a cause known only once a channel has closed (why a
+// hold was lost). If any of lost has closed already, the context returned has ended
+// already: a caller that checks its Err at once never sees a hold it does not have.
+func ContextFunc(parent context.Context, cause func() error, lost ...<-chan struct{}) (context.Context, context.CancelFunc) {
 	ctx, cancel := context.WithCancelCause(parent)
+	for _, ch := range lost {
+		select {
+		case <-ch:
+			cancel(cause())
+			return ctx, func() { cancel(context.Canceled) }
+		default:
+		}
+	}
 	for _, ch := range lost {
 		go func() {
 			select {
 			case <-ch:
-				cancel(cause)
+				cancel(cause())
 			case <-ctx.Done():
 			}
 		}()

@@ -35,3 +35,17 @@ func TestContext(t *testing.T) {
 	require.ErrorIs(t, context.Cause(ctx), context.Canceled)
 	// goleak (TestMain) checks that cancel stopped the watching goroutines.
 }
+
+// A context of a hold that has gone already has ended when Context returns: a caller
+// that checks its Err at once never works without the hold.
+func TestContextOfAHoldGoneHasEndedAtOnce(t *testing.T) {
+	lost := errors.New("lost")
+	open, closed := make(chan struct{}), make(chan struct{})
+	close(closed)
+	for range 1000 {
+		ctx, cancel := Context(context.Background(), lost, open, closed)
+		require.Error(t, ctx.Err())
+		require.ErrorIs(t, context.Cause(ctx), lost)
+		cancel()
+	}
+}

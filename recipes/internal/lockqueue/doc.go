@@ -12,7 +12,10 @@
 // a new one, as the client's retry policy allows; every failure and cancellation
 // deletes our node (guaranteed, so even with the connection down); a held node comes
 // with a Lost channel that closes when the client's error policy says the session may
-// be gone, and a fencing token that grows with every holder.
+// be gone and as soon as the node is deleted (its holder's one watch, heard on the
+// client's receiving goroutine: nodewatch.go), with the reason (Held.Cause), and a
+// fencing token that grows with every holder: the node's czxid, which anyone reading
+// the server sees.
 //
 // Metrics and traces, through the client's OpenTelemetry providers, are measured
 // here once for every recipe, by the queue's Observer, each under the recipe name it
@@ -33,6 +36,8 @@
 // providers are off. Recipe names and attribute values must stay a small fixed set:
 // never a path, a node or a session as a metric attribute.
 //
-// Round trips: an uncontended acquisition costs a create and a list, and the release
-// a delete; a contended one adds a data watch and a list per wake-up.
+// Round trips: an uncontended acquisition costs a create, a list and an exists that
+// watches our node and reads its czxid, and the release a delete; a contended one adds
+// a data watch and a list per wake-up. The exists is the price of a holder that stops
+// holding when its node is deleted; go-zookeeper's bare Lock, without it, holds on.
 package lockqueue

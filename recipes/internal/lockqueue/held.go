@@ -7,39 +7,62 @@ import (
 	"sync"
 	"time"
 
-	"github.com/go-zookeeper/zk"
-
 	"github.com/zkrecipes/zkrecipes/framework"
+	"github.com/zkrecipes/zkrecipes/recipes/internal/hold"
 )
 
 // ErrLost is returned by Release when the hold had been lost before it: the node
-// went with its session, or someone deleted it.
+// went with its session, or someone deleted it. The error says which (ErrNodeDeleted,
+// ErrSessionExpired, ErrSuspended, framework.ErrClosed).
 var ErrLost = errors.New("the hold was lost before the release")
+
+// Why a hold was lost, as the hold's Cause and its release's error say. Users tell
+// them apart through the framework's errors they wrap.
+var (
+	// ErrNodeDeleted: our node was deleted while our session lived: by another
+	// client (an operator's delete, a script's clean-up) or by a server that lost it.
+	// It wraps framework.ErrNoNode.
+	ErrNodeDeleted = fmt.Errorf("our node was deleted while our session lived (%w)", framework.ErrNoNode)
+	// ErrSessionExpired: our session ended (the server expired it, or the client gave
+	// it up after a whole session timeout without a server), and its ephemeral node
+	// with it. It wraps framework.ErrSessionExpired.
+	ErrSessionExpired = fmt.Errorf("our session expired (%w)", framework.ErrSessionExpired)
+	// ErrSuspended: the connection dropped, and the client's error policy counts that
+	// as a loss (StandardErrorPolicy).
+	ErrSuspended = errors.New("the connection was suspended, which the error policy counts as a loss")
+)
 
 // RevokeMessage is what another client writes into a holder's node to ask it to
 // release (Curator's Revoker).
 const RevokeMessage = "__REVOKE__"
 
-// Tracker follows the client's connection states for one participant once it holds:
-// it closes lost on the first state the error policy counts as an error, or when the
-// client closes. grant refuses the hold if an error state came since the listing
-// that found it holding.
+// Tracker follows one participant once it holds: it closes lost on the first
+// connection state the error policy counts as an error, when the client closes, and
+// when the node is deleted (its one data watch, see nodewatch.go). grant refuses the
+// hold if an error state came since the listing that found it holding.
 //
 // A waiter needs none: it reads the client's StateChanges, shared by every waiter,
 // to be woken on every change and to count the error states around its listing.
-// Only a holder registers a listener and follows the client's close. A listener and
-// a channel per waiter were a third of a queued waiter's memory, and the Tracker
-// itself, kept while waiting, another tenth (112 bytes).
+// Only a holder registers a listener, follows the client's close and watches its
+// node. A listener and a channel per waiter were a third of a queued waiter's memory,
+// and the Tracker itself, kept while waiting, another tenth (112 bytes).
 type Tracker struct {
 	c         *framework.Client
 	stopState func()      // set by grant
 	stopClose func() bool // set by grant
+	stopWatch func()      // set by grant
+	cancel    context.CancelFunc
 
 	observer *Observer // what the hold reports to
+	onRevoke func()    // called when another client asks us to release; nil: none
 
 	mu      sync.Mutex
 	holding bool
-	since   time.Time // when the hold was granted, if measured
+	deleted bool            // our node's deletion was heard
+	node    *Node           // set by grant
+	ctx     context.Context // ends with the hold's Stop: the rearm's requests
+	since   time.Time       // when the hold was granted, if measured
+	cause   error           // why the hold was lost
 
 	lost     chan struct{} // made by grant: a waiter that never holds needs none
 	lostOnce sync.Once
@@ -49,26 +72,42 @@ type Tracker struct {
 // Stop it unless a Held took it over.
 func (q *Queue) Track() *Tracker { return &Tracker{c: q.client, observer: q.observer} }
 
-// failed loses the hold, if there is one, to an error state or the client's close.
-func (t *Tracker) failed() {
+// failed loses the hold, if there is one, for cause: an error state or the client's
+// close.
+func (t *Tracker) failed(cause error) {
 	t.mu.Lock()
+	holding := t.holding
+	if holding && errors.Is(cause, ErrSessionExpired) && errors.Is(t.cause, ErrSuspended) {
+		t.cause = cause // the suspension that lost it turned out to be the session's end
+	}
+	t.mu.Unlock()
+	if holding {
+		t.lose(cause)
+	}
+}
+
+// nodeDeleted is told that our node's deletion was heard (on the client's receiving
+// goroutine): a hold ends at once, and a grant under way is refused.
+func (t *Tracker) nodeDeleted() {
+	t.mu.Lock()
+	t.deleted = true
 	holding := t.holding
 	t.mu.Unlock()
 	if holding {
-		t.lose()
+		t.lose(ErrNodeDeleted)
 	}
 }
 
 // lose loses the hold, and counts it lost unless it had already ended.
-func (t *Tracker) lose() {
-	if t.markLost() {
+func (t *Tracker) lose(cause error) {
+	if t.markLost(cause) {
 		t.observer.lost()
 	}
 }
 
 // end ends the hold for its holder: Lost closes, and its time is recorded.
 func (t *Tracker) end() {
-	t.markLost()
+	t.markLost(nil)
 	t.mu.Lock()
 	since := t.since
 	t.mu.Unlock()
@@ -82,13 +121,17 @@ func (t *Tracker) epoch() int64 {
 	return errorStates
 }
 
-// Stop stops following the client's states.
+// Stop stops following the client's states and our node.
 func (t *Tracker) Stop() {
 	t.mu.Lock()
-	stopState, stopClose := t.stopState, t.stopClose
+	stops := []func(){t.stopState, t.stopWatch, t.cancel}
+	stopClose := t.stopClose
+	t.stopState, t.stopWatch, t.cancel, t.stopClose = nil, nil, nil, nil
 	t.mu.Unlock()
-	if stopState != nil {
-		stopState()
+	for _, stop := range stops {
+		if stop != nil {
+			stop()
+		}
 	}
 	if stopClose != nil {
 		stopClose()
@@ -96,36 +139,69 @@ func (t *Tracker) Stop() {
 }
 
 // beforeHolding, if set, runs in grant once the holder's listener is registered and
-// before the hold is recorded: a test's way to publish a state in that window.
+// its node read, before the hold is recorded: a test's way to publish a state in
+// that window.
 var beforeHolding func()
 
-// grant makes node n a holder, unless an error state came since the listing that
-// found it holding (taken at epoch), or the client has closed: then the participant
-// must look again (and a closed client's listing says ErrClosed). parent is that
-// listing's stat of the lock path, whose pzxid becomes the fencing token. The Held
-// takes the Tracker over.
-func (t *Tracker) grant(epoch int64, n *Node, parent *zk.Stat) (*Held, bool) {
+// stateCause is why a connection state loses a hold.
+func stateCause(s framework.ConnectionState) error {
+	if s == framework.Lost {
+		return ErrSessionExpired
+	}
+	return fmt.Errorf("%w (%s)", ErrSuspended, s)
+}
+
+// grant makes node n a holder, once a listing (taken at epoch) found it holding. It
+// reads n with a data watch: the hold's one watch, and its czxid, the fencing token.
+// It reports false, and grants nothing, if an error state came since that listing
+// or the client has closed: the participant must look again (and a closed client's
+// listing says ErrClosed). A node found gone is ErrNodeGone. The Held takes the
+// Tracker over; on any other outcome the Tracker is stopped.
+func (t *Tracker) grant(ctx context.Context, epoch int64, n *Node) (h *Held, ok bool, err error) {
 	// The listener first, then the count: an error state published before the
 	// listener hears nothing is in the count, and refuses the grant.
 	policy := t.c.ForRecipes().ErrorPolicy()
 	stopState := t.c.Listen(func(s framework.ConnectionState) {
 		if policy.IsError(s) || s == framework.Lost {
-			t.failed()
+			t.failed(stateCause(s))
 		}
 	})
+	// The node's notifications before its read: a deletion after the read's answer is
+	// heard, one before it is the read's ErrNoNode.
+	watchCtx, cancel := context.WithCancel(context.Background())
+	t.mu.Lock()
+	t.stopState, t.cancel, t.node, t.ctx = stopState, cancel, n, watchCtx
+	t.stopWatch = watchNode(t.c, n.Path, t)
+	t.mu.Unlock()
+	// ExistsW: a GetW would read data we need not (a watch it leaves on a missing node
+	// is on a protected name nobody makes again). An ACL that refuses us READ on our
+	// own node refuses this too, and with it the hold: it could be neither watched
+	// nor given its token.
+	ok, stat, _, err := t.c.ExistsW(ctx, n.Path)
+	if err == nil && (!ok || stat.EphemeralOwner != n.Session) {
+		err = ErrNodeGone // or not the node of the session that made it: see createNode
+	}
+	if err != nil {
+		t.Stop()
+		return nil, false, err
+	}
 	if beforeHolding != nil {
 		beforeHolding()
 	}
 	// The count is compared under t.mu, as failed reads holding: the listener's
 	// failed ran before (its state is in the count), or runs once the hold is recorded.
 	t.mu.Lock()
+	if t.deleted {
+		t.mu.Unlock()
+		t.Stop()
+		return nil, false, ErrNodeGone
+	}
 	if errorStates, _ := t.c.ForRecipes().StateChanges(); errorStates != epoch || t.c.ForRecipes().Context().Err() != nil {
 		t.mu.Unlock()
-		stopState()
-		return nil, false
+		t.Stop()
+		return nil, false, nil
 	}
 	defer t.mu.Unlock()
-	t.stopState = stopState
 	t.lost = make(chan struct{})
 	t.holding = true
 	// A closed client says nothing more, but its session is gone with our node. Only
@@ -133,14 +209,64 @@ func (t *Tracker) grant(epoch int64, n *Node, parent *zk.Stat) (*Held, bool) {
 	// ErrClosed, and a context.AfterFunc per waiter cost each waiter its registration
 	// in the client's context (a thousand queued waiters, a thousand of them). A
 	// close from now on, or already under way, runs failed at once and loses the hold.
-	t.stopClose = context.AfterFunc(t.c.ForRecipes().Context(), t.failed)
+	t.stopClose = context.AfterFunc(t.c.ForRecipes().Context(), func() { t.failed(framework.ErrClosed) })
 	t.since = t.observer.granted()
-	return &Held{Node: n, token: parent.Pzxid, c: t.c, t: t}, true
+	if t.onRevoke != nil {
+		go t.rearm() // reads the node's data for a revocation request
+	}
+	return &Held{Node: n, token: stat.Czxid, c: t.c, t: t}, true, nil
 }
 
-// markLost closes lost, and reports whether this call did.
-func (t *Tracker) markLost() (closed bool) {
-	t.lostOnce.Do(func() { close(t.lost); closed = true })
+// rearm sets our node's data watch again once it has fired for a change of data,
+// and, for a holder that hears revocation requests, reads the data for one. A
+// deletion it finds is a deletion heard.
+func (t *Tracker) rearm() {
+	t.mu.Lock()
+	ctx, n := t.ctx, t.node
+	t.mu.Unlock()
+	for ctx.Err() == nil {
+		var data []byte
+		ok := true
+		var err error
+		if t.onRevoke != nil {
+			data, _, _, err = t.c.GetW(ctx, n.Path)
+		} else {
+			ok, _, _, err = t.c.ExistsW(ctx, n.Path)
+		}
+		switch {
+		case errors.Is(err, framework.ErrNoNode), err == nil && !ok:
+			t.nodeDeleted()
+			return
+		case ctx.Err() != nil, errors.Is(err, framework.ErrClosed):
+			return
+		case err != nil && !framework.IsRetryable(err):
+			// Refused (our node's ACL was changed) or our session ended: asking again
+			// would get the same answer at once, in a busy loop.
+			t.c.ForRecipes().Logger().Warn("zkrecipes: cannot watch our node any more", "node", n.Path, "error", err)
+			return
+		case err != nil: // a long outage: watch again once it is over
+			if t.c.WaitConnected(ctx) != nil {
+				return
+			}
+			continue
+		}
+		if t.onRevoke != nil && string(data) == RevokeMessage {
+			go t.onRevoke() // it may well Release
+		}
+		return
+	}
+}
+
+// markLost closes lost with cause (nil: the hold's own end), and reports whether
+// this call did.
+func (t *Tracker) markLost(cause error) (closed bool) {
+	t.lostOnce.Do(func() {
+		t.mu.Lock()
+		t.cause = cause
+		t.mu.Unlock()
+		close(t.lost)
+		closed = true
+	})
 	return closed
 }
 
@@ -153,26 +279,46 @@ type Held struct {
 	c     *framework.Client
 	t     *Tracker
 
-	stopRevocation context.CancelFunc
-	revocation     sync.WaitGroup
-	releaseOnce    sync.Once
+	releaseOnce sync.Once
 }
 
-// Lost closes when the hold may have been lost: the client's error policy counted a
-// connection state as an error, or the node was seen deleted. It never reopens.
+// Lost closes when the hold may have been lost (the client's error policy counted a
+// connection state as an error, the client closed, or our node was deleted), and on
+// the hold's end. It never reopens; Cause says why it closed.
 func (h *Held) Lost() <-chan struct{} { return h.t.lost }
 
+// Cause says why the hold was lost: an error wrapping ErrNodeDeleted,
+// ErrSessionExpired, ErrSuspended or framework.ErrClosed; nil while it holds, and
+// after a release or Forget that came before any loss.
+func (h *Held) Cause() error {
+	h.t.mu.Lock()
+	defer h.t.mu.Unlock()
+	return h.t.cause
+}
+
 // FencingToken grows with every holder, so a store can refuse a writer whose token is
-// lower than one it has seen. It is the zxid of the last change among the lock path's
-// children, as seen by the listing that granted the hold: at least our node's czxid,
-// and below the token of any later holder, whose grant can only come after a later
-// change (our node's deletion, at the latest). Unlike our czxid, which go-zookeeper
-// would only give us for one more request, it comes with the listing.
+// lower than one it has seen. It is our node's czxid, the zxid of its creation: what
+// anyone who reads the server sees (zkr inspect, the participants reader). Under an
+// exclusive rule holders are granted in their nodes' creation order, so it grows from
+// one holder to the next, across a container parent made again too (a zxid never
+// goes back, unlike a sequence number).
 func (h *Held) FencingToken() int64 { return h.token }
 
+// Context returns a copy of parent that ends as soon as the hold may be lost or ends,
+// with a cause that wraps lost and says why (Cause): the one-call way for a holder to
+// stop its work.
+func (h *Held) Context(parent context.Context, lost error) (context.Context, context.CancelFunc) {
+	return hold.ContextFunc(parent, func() error {
+		if cause := h.Cause(); cause != nil {
+			return fmt.Errorf("%w: %w", lost, cause)
+		}
+		return lost
+	}, h.Lost())
+}
+
 // Release deletes the node. It returns an error wrapping ErrLost if the hold had been
-// lost, and one wrapping framework.ErrDeleteInBackground if the delete goes on in the
-// background; the hold is over either way. A second Release does nothing.
+// lost (and why), and one wrapping framework.ErrDeleteInBackground if the delete goes
+// on in the background; the hold is over either way. A second Release does nothing.
 func (h *Held) Release(ctx context.Context) error {
 	err := ErrLost
 	h.releaseOnce.Do(func() { err = h.release(ctx) })
@@ -181,22 +327,19 @@ func (h *Held) Release(ctx context.Context) error {
 
 func (h *Held) release(ctx context.Context) error {
 	h.t.Stop()
-	if h.stopRevocation != nil {
-		h.stopRevocation()
-		h.revocation.Wait()
+	// A new session, or none after a Lost: ours ended, perhaps unheard (a process
+	// paused past its session timeout), whatever the hold heard first.
+	if sid := h.c.SessionID(); (sid != 0 && sid != h.Node.Session) || (sid == 0 && h.c.State() == framework.Lost) {
+		h.t.failed(ErrSessionExpired)
 	}
-	lost := h.t.isLost()
-	if !lost && h.c.SessionID() != h.Node.Session {
-		h.t.lose()
-		lost = true
-	}
+	lost := h.Cause()
 	h.t.end()
 	err := h.Node.Delete(ctx, h.c)
 	switch {
-	case lost:
-		return fmt.Errorf("%w: %s", ErrLost, h.Node)
-	case errors.Is(err, zk.ErrNoNode):
-		return fmt.Errorf("%w: %s was deleted by someone else", ErrLost, h.Node)
+	case lost != nil:
+		return fmt.Errorf("%w: %s: %w", ErrLost, h.Node, lost)
+	case errors.Is(err, framework.ErrNoNode):
+		return fmt.Errorf("%w: %s: %w", ErrLost, h.Node, ErrNodeDeleted)
 	}
 	return err
 }
@@ -208,47 +351,4 @@ func (h *Held) Forget() {
 		h.t.Stop()
 		h.t.end()
 	})
-}
-
-// watchRevocation watches our node's data for Curator's revocation message, and
-// for its deletion, which loses the hold.
-func (h *Held) watchRevocation(onRevoke func()) {
-	ctx, cancel := context.WithCancel(context.Background())
-	h.stopRevocation = cancel
-	h.revocation.Add(1)
-	go func() {
-		defer h.revocation.Done()
-		for {
-			data, _, ev, err := h.c.GetW(ctx, h.Node.Path)
-			switch {
-			case errors.Is(err, zk.ErrNoNode):
-				h.t.lose()
-				return
-			case ctx.Err() != nil, errors.Is(err, framework.ErrClosed):
-				return
-			case err != nil && !framework.IsRetryable(err):
-				// Refused (our node's ACL was changed) or our session ended: asking again
-				// would get the same answer at once, in a busy loop.
-				h.c.ForRecipes().Logger().Warn("zkrecipes: cannot watch our node for revocation any more", "node", h.Node.Path, "error", err)
-				return
-			case err != nil: // a long outage: keep watching once it is over
-				if h.c.WaitConnected(ctx) != nil {
-					return
-				}
-				continue
-			}
-			if string(data) == RevokeMessage {
-				go onRevoke() // it may well Release, which waits for this goroutine
-			}
-			select {
-			case e := <-ev:
-				if e.Type == zk.EventNodeDeleted {
-					h.t.lose()
-					return
-				}
-			case <-ctx.Done():
-				return
-			}
-		}
-	}()
 }

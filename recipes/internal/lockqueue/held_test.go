@@ -25,8 +25,6 @@ func TestGrantMissesNoErrorStateWhileItRecordsTheHold(t *testing.T) {
 	epoch := tr.epoch()
 	n, err := q.Join(ctx, nil)
 	require.NoError(t, err)
-	_, parent, err := c.Children(ctx, "/grant")
-	require.NoError(t, err)
 
 	beforeHolding = func() {
 		// Registered after the holder's listener, so it hears the state after it.
@@ -39,7 +37,8 @@ func TestGrantMissesNoErrorStateWhileItRecordsTheHold(t *testing.T) {
 		}
 	}
 	defer func() { beforeHolding = nil }()
-	h, ok := tr.grant(epoch, n, parent)
+	h, ok, err := tr.grant(ctx, epoch, n)
+	require.NoError(t, err)
 	require.NoError(t, ctx.Err(), "Suspended heard")
 	if ok {
 		defer h.Forget()
@@ -90,9 +89,10 @@ func grantAfterASuspended(t *testing.T, ctx context.Context, srv *zktest.Server,
 		t.Fatal("never reconnected")
 	}
 	epoch := tr.epoch()
-	_, parent, err := c.Children(ctx, path)
+	_, _, err = c.Children(ctx, path) // the listing that would find it holding
 	require.NoError(t, err)
-	h, ok := tr.grant(epoch, n, parent)
+	h, ok, err := tr.grant(ctx, epoch, n)
+	require.NoError(t, err)
 	if ok {
 		err = h.Release(ctx)
 	}

@@ -8,7 +8,6 @@ import (
 	"time"
 
 	"github.com/cenkalti/backoff/v4"
-	"github.com/go-zookeeper/zk"
 
 	"github.com/zkrecipes/zkrecipes/framework"
 )
@@ -91,10 +90,7 @@ func (q *Queue) Acquire(ctx context.Context, data []byte, o Options) (h *Held, e
 				o.Queued()
 				o.Queued = nil
 			}
-			if h, err = q.wait(ctx, n, nil, o.Wait); err == nil {
-				if o.OnRevoke != nil {
-					h.watchRevocation(o.OnRevoke)
-				}
+			if h, err = q.wait(ctx, n, nil, o.Wait, o.OnRevoke); err == nil {
 				return h, nil
 			}
 			n.Delete(ctx, q.client)
@@ -121,22 +117,23 @@ func (q *Queue) Acquire(ctx context.Context, data []byte, o Options) (h *Held, e
 // in the place of an existing node of ours with sequence seq. That is Curator's
 // downgrade: a read lock taken under its own write lock stands where the write lock
 // stood, and writers queued behind stay behind when the write lock goes (CURATOR-621).
-// token is the fencing token of the hold it stands in for.
-func (q *Queue) HoldAt(ctx context.Context, data []byte, seq string, token int64) (h *Held, err error) {
+// Its fencing token is its own node's czxid, like every hold's.
+func (q *Queue) HoldAt(ctx context.Context, data []byte, seq string) (h *Held, err error) {
 	a := q.observer.Begin(ctx, q.path, false)
 	defer func() { a.End(h, err) }()
 	t := q.Track()
 	epoch := t.epoch()
 	n, err := createNode(ctx, q.client, path.Join(q.path, q.name+seq), data)
 	if err != nil {
-		t.Stop()
 		return nil, err
 	}
-	h, ok := t.grant(epoch, n, &zk.Stat{Pzxid: token})
-	if !ok {
-		t.Stop()
+	h, ok, err := t.grant(ctx, epoch, n)
+	if err == nil && !ok {
+		err = ErrLost
+	}
+	if err != nil {
 		n.Delete(ctx, q.client)
-		return nil, ErrLost
+		return nil, err
 	}
 	return h, nil
 }
@@ -150,27 +147,26 @@ func (q *Queue) Await(ctx context.Context, n *Node, t *Tracker, wait bool) (h *H
 	a := q.observer.Begin(ctx, q.path, wait)
 	defer func() { a.End(h, err) }()
 	a.queued(n)
-	return q.wait(ctx, n, t, wait)
+	return q.wait(ctx, n, t, wait, nil)
 }
 
 // wait is the loop of the lock queue for node n: list, ask the rule, watch one node,
 // wait, until n holds. The hold is granted through t, or, if t is nil, through a
-// Tracker made then: a queued waiter keeps none.
-func (q *Queue) wait(ctx context.Context, n *Node, t *Tracker, wait bool) (*Held, error) {
+// Tracker made then (hearing onRevoke): a queued waiter keeps none.
+func (q *Queue) wait(ctx context.Context, n *Node, t *Tracker, wait bool, onRevoke func()) (*Held, error) {
 	for {
 		// Taken before the listing: an error state after it refuses the grant, and any
 		// change after it wakes the wait below.
 		epoch, changedState := q.client.ForRecipes().StateChanges()
 		var children []string
-		var stat *zk.Stat
-		var changed <-chan zk.Event
+		var changed <-chan framework.Event
 		var err error
 		if q.watchChildren && wait {
-			children, stat, changed, err = q.client.ChildrenW(ctx, q.path)
+			children, _, changed, err = q.client.ChildrenW(ctx, q.path)
 		} else {
-			children, stat, err = q.client.Children(ctx, q.path)
+			children, _, err = q.client.Children(ctx, q.path)
 		}
-		if errors.Is(err, zk.ErrNoNode) {
+		if errors.Is(err, framework.ErrNoNode) {
 			return nil, ErrNodeGone
 		}
 		if err != nil {
@@ -187,11 +183,14 @@ func (q *Queue) wait(ctx context.Context, n *Node, t *Tracker, wait bool) (*Held
 			return nil, err
 		}
 		if holds {
-			if t == nil {
-				t = q.Track()
+			tracker := t
+			if tracker == nil {
+				tracker = q.Track()
+				tracker.onRevoke = onRevoke
 			}
-			if h, ok := t.grant(epoch, n, stat); ok {
-				return h, nil
+			h, ok, err := tracker.grant(ctx, epoch, n)
+			if err != nil || ok {
+				return h, err
 			}
 			continue
 		}
@@ -200,7 +199,7 @@ func (q *Queue) wait(ctx context.Context, n *Node, t *Tracker, wait bool) (*Held
 		}
 		if !q.watchChildren {
 			_, _, changed, err = q.client.GetW(ctx, path.Join(q.path, watch))
-			if errors.Is(err, zk.ErrNoNode) {
+			if errors.Is(err, framework.ErrNoNode) {
 				continue
 			}
 			if err != nil {
@@ -224,12 +223,15 @@ type Participant struct {
 	Node   string // its path
 	ID     string // its data: the participant's id
 	Holder bool   // whether the rule lets it hold
+	// FencingToken is its node's czxid: the token the participant has while it
+	// holds (Held.FencingToken).
+	FencingToken int64
 }
 
 // Participants lists the queue in order, holders first.
 func (q *Queue) Participants(ctx context.Context) ([]Participant, error) {
 	children, _, err := q.client.Children(ctx, q.path)
-	if errors.Is(err, zk.ErrNoNode) {
+	if errors.Is(err, framework.ErrNoNode) {
 		return nil, nil
 	}
 	if err != nil {
@@ -239,14 +241,14 @@ func (q *Queue) Participants(ctx context.Context) ([]Participant, error) {
 	ps := make([]Participant, 0, len(sorted))
 	for i, name := range sorted {
 		p := path.Join(q.path, name)
-		data, _, err := q.client.Get(ctx, p)
-		if errors.Is(err, zk.ErrNoNode) {
+		data, stat, err := q.client.Get(ctx, p)
+		if errors.Is(err, framework.ErrNoNode) {
 			continue // left while we listed
 		}
 		if err != nil {
 			return nil, err
 		}
-		ps = append(ps, Participant{Node: p, ID: string(data), Holder: holds[i]})
+		ps = append(ps, Participant{Node: p, ID: string(data), Holder: holds[i], FencingToken: stat.Czxid})
 	}
 	return ps, nil
 }

@@ -131,12 +131,12 @@ func (r *Reentrant) Lost() <-chan struct{} {
 	return hold.Closed
 }
 
-// Context is hold.Context on the current hold: it ends with cause lost when the hold
-// may have been lost or is released, and at once with cause notHeld when nothing is
-// held.
+// Context is the current hold's Context: it ends with a cause wrapping lost (and
+// why) when the hold may have been lost or is released, and at once, before it
+// returns, with cause notHeld when nothing is held.
 func (r *Reentrant) Context(parent context.Context, notHeld, lost error) (context.Context, context.CancelFunc) {
 	if h := r.Held(); h != nil {
-		return hold.Context(parent, lost, h.Lost())
+		return h.Context(parent, lost)
 	}
 	return hold.Context(parent, notHeld, hold.Closed)
 }

@@ -1,0 +1,79 @@
+package lockqueue
+
+import (
+	"sync"
+
+	"github.com/zkrecipes/zkrecipes/framework"
+)
+
+// A holder watches its own node, so that the hold ends as soon as the node is gone
+// however it went: an expiry, an operator's delete, a server that lost it. The watch
+// is one data watch per holder (none per waiter), set by the GetW that also reads our
+// node's czxid, the fencing token.
+//
+// The notification is heard on the client's receiving goroutine (OnWatchEvent), not
+// on the watch's channel: the loss is recorded before any later reply of that
+// connection is handed out, so a waiter of the same client that is granted the lock
+// after our node's deletion finds our hold lost already. One subscriber per client
+// serves every held node of that client: registering a subscriber copies the client's
+// list of them, which a subscriber per hold would do for every grant.
+type nodeWatches struct {
+	mu     sync.Mutex
+	stop   func() // the subscriber's, while any node is watched
+	byPath map[string]*Tracker
+}
+
+var (
+	watchesMu sync.Mutex
+	watches   = map[*framework.Client]*nodeWatches{}
+)
+
+// watchNode makes t hear the notifications of its node p until the returned stop is
+// called. It sets no watch on the server: the caller's GetW does.
+func watchNode(c *framework.Client, p string, t *Tracker) (stop func()) {
+	watchesMu.Lock()
+	w := watches[c]
+	if w == nil {
+		w = &nodeWatches{byPath: map[string]*Tracker{}}
+		watches[c] = w
+		w.stop = c.OnWatchEvent(w.heard)
+	}
+	w.mu.Lock()
+	w.byPath[p] = t
+	w.mu.Unlock()
+	watchesMu.Unlock()
+	return func() {
+		watchesMu.Lock()
+		defer watchesMu.Unlock()
+		w.mu.Lock()
+		if w.byPath[p] == t {
+			delete(w.byPath, p)
+		}
+		empty := len(w.byPath) == 0
+		w.mu.Unlock()
+		if empty && watches[c] == w {
+			delete(watches, c)
+			w.stop()
+		}
+	}
+}
+
+// heard runs on the client's receiving goroutine: it must not block.
+func (w *nodeWatches) heard(ev framework.Event) {
+	if ev.Type != framework.EventNodeDeleted && ev.Type != framework.EventNodeDataChanged {
+		return
+	}
+	w.mu.Lock()
+	t := w.byPath[ev.Path]
+	w.mu.Unlock()
+	if t == nil {
+		return
+	}
+	if ev.Type == framework.EventNodeDeleted {
+		t.nodeDeleted()
+		return
+	}
+	// The data watch has fired: set it again (and read a revocation request), off
+	// this goroutine, since that is a request.
+	go t.rearm()
+}
