@@ -211,10 +211,12 @@ func TestLatchMixedElection(t *testing.T) {
 	require.NoError(t, l.Start(ctx))
 	ps, err := l.Participants(ctx)
 	require.NoError(t, err)
+	require.Len(t, ps, 2)
 	require.Equal(t, []election.Participant{
-		{ID: "java-latch", Node: ps[0].Node, IsLeader: true},
-		{ID: "go-latch", Node: ps[1].Node, IsLeader: false},
+		{ID: "java-latch", Node: ps[0].Node, IsLeader: true, FencingToken: ps[0].FencingToken},
+		{ID: "go-latch", Node: ps[1].Node, IsLeader: false, FencingToken: ps[1].FencingToken},
 	}, ps, "we list Curator's participant with its id")
+	require.Less(t, ps[0].FencingToken, ps[1].FencingToken, "Curator's node came first")
 
 	java.Send(t, "participants")
 	require.Equal(t, "PARTICIPANT java-latch true", java.Expect(t, "PARTICIPANT"))
