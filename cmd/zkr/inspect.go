@@ -219,12 +219,15 @@ func survey(ctx context.Context, r participants.Reader, p string) (*queue, error
 // surveyOf is survey of p's listing children.
 func surveyOf(ctx context.Context, r participants.Reader, p string, children []string) (*queue, error) {
 	q := &queue{Path: p, Participants: []participant{}}
-	var err error
 	if slices.Contains(children, "members") && slices.Contains(children, "items") {
 		return surveyPartition(ctx, r, q)
 	}
 	var ps []participants.Participant
-	if layout, ok := participants.Detect(children); participants.IsSemaphore(children) {
+	sem, err := isSemaphore(ctx, r, p, children)
+	if err != nil {
+		return nil, err
+	}
+	if layout, ok := participants.Detect(children); sem {
 		q.Recipe = "semaphore"
 		ps, err = participants.ReadSemaphore(ctx, r, p, 0) // ZooKeeper does not store the number of leases
 	} else if ok {
@@ -239,6 +242,32 @@ func surveyOf(ctx context.Context, r participants.Reader, p string, children []s
 		q.Participants = append(q.Participants, newParticipant(x, q.Recipe, now))
 	}
 	return q, nil
+}
+
+// isSemaphore tells whether children, p's listing, are a counting semaphore's
+// directories (PATH/leases, PATH/locks) and nothing else, each empty or holding
+// that recipe's nodes: a folder of locks named locks (/app/locks/report) does not
+// make its parent (/app) a semaphore.
+func isSemaphore(ctx context.Context, r participants.Reader, p string, children []string) (bool, error) {
+	if !participants.IsSemaphore(children) {
+		return false, nil
+	}
+	for _, c := range children {
+		if c != "leases" && c != "locks" {
+			return false, nil
+		}
+		names, err := r.Children(ctx, path.Join(p, c))
+		switch {
+		case errors.Is(err, zk.ErrNoNode): // gone while we listed
+			continue
+		case err != nil:
+			return false, err
+		}
+		if _, ok := participants.Detect(names); len(names) > 0 && !ok {
+			return false, nil
+		}
+	}
+	return true, nil
 }
 
 func newParticipant(x participants.Participant, recipe string, now time.Time) participant {

@@ -140,4 +140,15 @@ func TestInspect(t *testing.T) {
 		require.NoError(t, json.Unmarshal([]byte(stdout), &v), stdout)
 		require.Equal(t, plainView{Path: "/plain", Children: 2, DataBytes: 3, Modified: v.Modified}, v)
 	})
+	t.Run("a folder named locks", func(t *testing.T) {
+		t.Parallel()
+		// /app/locks holds locks, not a semaphore's queue: /app is no semaphore.
+		a := hold("lock", "/app/locks/report", "--id", "a")
+		waitOutput(t, &a.stdout, "/app/locks/report/_c_")
+		code, stdout, stderr := runZkr(t, env, "inspect", "/app")
+		require.Equal(t, 0, code, stderr)
+		require.True(t, strings.HasPrefix(stdout, "/app: no recipe's node (no lock queue, no group): 1 children"), stdout)
+		a.signal(syscall.SIGTERM)
+		require.Equal(t, 0, a.wait())
+	})
 }

@@ -57,6 +57,12 @@ const (
 	exitSignal    = 128 // + the signal's number: the child was killed by it, or zkr while waiting
 )
 
+// defaultSessionTimeout is the session timeout zkr asks for unless told: the
+// library's own default (framework.WithSessionTimeout's, Curator's), so that zkr
+// and a program built on the library hold their nodes alike.
+// TestSessionTimeoutIsTheLibrarys holds the two equal.
+const defaultSessionTimeout = 60 * time.Second
+
 // exitCodesHelp is every command's exit codes, shown once, by `zkr help`.
 const exitCodesHelp = `Exit codes:
   0         done. lock, rlock, wlock, semaphore without CMD: held, then released
@@ -143,7 +149,8 @@ func (e *env) globals(fs *flag.FlagSet) {
 	fs.StringVar(&e.servers, "servers", e.servers,
 		"ZooKeeper servers, a comma-separated `host:port` list (default $ZK_SERVERS, else 127.0.0.1:2181)")
 	fs.DurationVar(&e.sessionTimeout, "session-timeout", e.sessionTimeout,
-		"session timeout to ask for; the server clamps it to its range (default 30s)")
+		fmt.Sprintf("session timeout to ask for, the library's default unless set; the server clamps it to its range (default %gs)",
+			defaultSessionTimeout.Seconds()))
 	fs.DurationVar(&e.connectTimeout, "connect-timeout", e.connectTimeout,
 		"how long to wait for a session before giving up with exit code 69 (default 15s)")
 	fs.StringVar(&e.namespace, "namespace", e.namespace,
@@ -162,7 +169,7 @@ func run(args []string, stdout, stderr io.Writer) int {
 	if servers == "" {
 		servers = "127.0.0.1:2181"
 	}
-	e := &env{cmd: "zkr", servers: servers, sessionTimeout: 30 * time.Second,
+	e := &env{cmd: "zkr", servers: servers, sessionTimeout: defaultSessionTimeout,
 		connectTimeout: 15 * time.Second, stdin: os.Stdin, stdout: stdout, stderr: stderr}
 
 	fs := flag.NewFlagSet("zkr", flag.ContinueOnError)

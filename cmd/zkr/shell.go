@@ -10,8 +10,6 @@ import (
 	"text/tabwriter"
 	"time"
 
-	"github.com/go-zookeeper/zk"
-
 	"github.com/zkrecipes/zkrecipes/framework"
 )
 
@@ -87,7 +85,9 @@ func (e *env) printJSON(v any) {
 	_ = out.Encode(v)
 }
 
-// nodeStat is a node's stat, for stat and get --json.
+// nodeStat is a node's stat in JSON, the one schema zkr shows it in: stat --json,
+// get --json and zkr ui's /api/node. ZooKeeper's names; zxids in decimal, as
+// fencing tokens are; times in UTC; the owning session in hex, as elsewhere.
 type nodeStat struct {
 	Czxid          int64     `json:"czxid"`
 	Mzxid          int64     `json:"mzxid"`
@@ -102,7 +102,7 @@ type nodeStat struct {
 	NumChildren    int32     `json:"num_children"`
 }
 
-func newNodeStat(st *zk.Stat) nodeStat {
+func newNodeStat(st *framework.Stat) nodeStat {
 	return nodeStat{
 		Czxid: st.Czxid, Mzxid: st.Mzxid, Pzxid: st.Pzxid,
 		Ctime: time.UnixMilli(st.Ctime).UTC(), Mtime: time.UnixMilli(st.Mtime).UTC(),
@@ -114,7 +114,7 @@ func newNodeStat(st *zk.Stat) nodeStat {
 func (s nodeStat) print(w io.Writer) {
 	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
 	for _, row := range [][2]any{
-		{"czxid", fmt.Sprintf("%#x", s.Czxid)}, {"mzxid", fmt.Sprintf("%#x", s.Mzxid)}, {"pzxid", fmt.Sprintf("%#x", s.Pzxid)},
+		{"czxid", s.Czxid}, {"mzxid", s.Mzxid}, {"pzxid", s.Pzxid}, // decimal, as --json and fencing tokens
 		{"ctime", s.Ctime.Format(time.RFC3339Nano)}, {"mtime", s.Mtime.Format(time.RFC3339Nano)},
 		{"version", s.Version}, {"cversion", s.Cversion}, {"aversion", s.Aversion},
 		{"ephemeral_owner", s.EphemeralOwner}, {"data_length", s.DataLength}, {"num_children", s.NumChildren},

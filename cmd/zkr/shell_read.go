@@ -139,9 +139,11 @@ var statCmd = &command{
 	synopsis: "stat [--json] PATH",
 	summary:  "print a node's stat: zxids, times, versions, owner, sizes",
 	help: `Prints the stat of PATH, one field a line: the zxids of its creation, last
-change and last change of its children; its creation and modification times;
-the versions of its data, children and ACL; its ephemeral owner (the session,
-0x0 for a persistent node); its data length and number of children.`,
+change and last change of its children, in decimal (as --json and fencing tokens
+show them); its creation and modification times; the versions of its data,
+children and ACL; its ephemeral owner (the session, in hex as ZooKeeper's own
+tools show sessions, 0x0 for a persistent node); its data length and number of
+children.`,
 	example: "  zkr stat /config/feature\n  zkr stat /config/feature --json | jq .version",
 	flags: func(fs *flag.FlagSet) func(*env, []string, []string, bool) int {
 		asJSON := fs.Bool("json", false, "print the stat as one JSON object")

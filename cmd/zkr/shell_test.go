@@ -126,6 +126,11 @@ func TestShell(t *testing.T) {
 		lines := strings.Split(strings.TrimSpace(ok("stat", "/tree")), "\n")
 		require.Len(t, lines, 11)
 		require.Equal(t, []string{"num_children", "3"}, strings.Fields(lines[10]))
+		// zxids in decimal, as --json and the fencing tokens show them; the session in hex.
+		require.Equal(t, []string{"czxid", fmt.Sprint(st.Czxid)}, strings.Fields(lines[0]))
+		require.Equal(t, []string{"mzxid", fmt.Sprint(st.Mzxid)}, strings.Fields(lines[1]))
+		require.Equal(t, []string{"pzxid", fmt.Sprint(st.Pzxid)}, strings.Fields(lines[2]))
+		require.Equal(t, []string{"ephemeral_owner", "0x0"}, strings.Fields(lines[8]))
 		fails(exitNoNode, "/tree/none: no such node", "stat", "/tree/none")
 	})
 

@@ -19,11 +19,15 @@ var uiCmd = &command{
 	synopsis: "ui [PATH] [--listen ADDR] [--hold-warn D]",
 	summary:  "serve a live, read-only web page of the locks, elections, groups, partitions and nodes under PATH",
 	help: `Serves a web page of everything under PATH (default /), and a JSON API of the
-same (docs/ui.md has its schema). Each node is shown by its layout, as zkr inspect
-reads it: a lock, read/write lock, semaphore or election with its holders and
-waiters in queue order (through recipes/participants, the rules the recipes grant
-by), a partition's items and owners, a group's members, a count or counter; and
-every node's data, stat and children, a page at a time.
+same (docs/ui.md has its schema). The first page is an overview of every recipe
+under PATH: a lock's holder, how long held and how many wait; an election's
+leader; a group's size; a partition's members and items without an owner; each
+a link to its page (at most 100 recipes: the page says when there are more).
+Each node is shown by its layout, as zkr inspect reads it: a lock, read/write
+lock, semaphore or election with its holders and waiters in queue order (through
+recipes/participants, the rules the recipes grant by), a partition's items and
+owners, a group's members, a count or counter; and every node's data, stat and
+children, a page at a time.
 
 zkr ui loads PATH's subtree into one cache (recipes/cache) and follows it with
 the cache's watches; pages read that copy and hear of its changes as

@@ -36,24 +36,11 @@ type uiNode struct {
 	Seq        uint64     `json:"seq"`        // the changes the copy had when read
 	Now        time.Time  `json:"now"`        // the server's clock, for ages
 	Exists     bool       `json:"exists"`
-	Stat       *uiStat    `json:"stat,omitempty"`
+	Stat       *nodeStat  `json:"stat,omitempty"` // as zkr stat --json shows it
 	Data       *blob      `json:"data,omitempty"`
 	Children   uiChildren `json:"children"`
 	Recipe     view       `json:"recipe"` // null when the layout is no recipe's
 	RecipeNote string     `json:"recipe_note,omitempty"`
-}
-
-type uiStat struct {
-	Czxid          int64     `json:"czxid"`
-	Mzxid          int64     `json:"mzxid"`
-	Pzxid          int64     `json:"pzxid"`
-	Created        time.Time `json:"created"`
-	Modified       time.Time `json:"modified"`
-	Version        int32     `json:"version"`
-	Cversion       int32     `json:"cversion"`
-	EphemeralOwner string    `json:"ephemeral_owner"` // hex; "0x0" for a persistent node
-	DataLength     int32     `json:"data_length"`
-	NumChildren    int32     `json:"num_children"`
 }
 
 type uiChildren struct {
@@ -66,13 +53,6 @@ type uiChild struct {
 	Name        string `json:"name"`
 	NumChildren int    `json:"num_children"`
 	Ephemeral   bool   `json:"ephemeral"`
-}
-
-func newUIStat(st framework.Stat) *uiStat {
-	return &uiStat{Czxid: st.Czxid, Mzxid: st.Mzxid, Pzxid: st.Pzxid,
-		Created: time.UnixMilli(st.Ctime).UTC(), Modified: time.UnixMilli(st.Mtime).UTC(),
-		Version: st.Version, Cversion: st.Cversion, EphemeralOwner: fmt.Sprintf("%#x", st.EphemeralOwner),
-		DataLength: st.DataLength, NumChildren: st.NumChildren}
 }
 
 // checkUIPath accepts the cache's root and the paths under it.
@@ -96,7 +76,8 @@ func readUINode(ctx context.Context, ca *cache.Cache, p string, offset, limit in
 		return n
 	}
 	data := newBlob(node.Data)
-	n.Exists, n.Stat, n.Data = true, newUIStat(node.Stat), &data
+	st := newNodeStat(&node.Stat)
+	n.Exists, n.Stat, n.Data = true, &st, &data
 	names := ca.Children(p)
 	n.Children.Total = len(names)
 	for _, name := range names[min(offset, len(names)):min(offset+limit, len(names))] {

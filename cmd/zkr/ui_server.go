@@ -27,6 +27,7 @@ const (
 type uiServer struct {
 	ca       *cache.Cache
 	holdWarn time.Duration
+	limits   overviewLimits
 	done     chan struct{} // closed by stop: ends the event streams
 	mux      *http.ServeMux
 
@@ -37,7 +38,7 @@ type uiServer struct {
 }
 
 func newUIServer(ca *cache.Cache, holdWarn time.Duration) *uiServer {
-	s := &uiServer{ca: ca, holdWarn: holdWarn, done: make(chan struct{}), mux: http.NewServeMux(),
+	s := &uiServer{ca: ca, holdWarn: holdWarn, limits: uiOverviewLimits, done: make(chan struct{}), mux: http.NewServeMux(),
 		conn: connConnected, subs: map[chan struct{}]struct{}{}}
 	assets, _ := fs.Sub(ui.Assets, "assets") // the directory is embedded: it exists
 	// Patterns with GET also match HEAD; every other method gets 405: the server
@@ -45,6 +46,7 @@ func newUIServer(ca *cache.Cache, holdWarn time.Duration) *uiServer {
 	s.mux.Handle("GET /{$}", serveAsset(assets, "index.html"))
 	s.mux.Handle("GET /assets/", http.StripPrefix("/assets/", http.FileServerFS(assets)))
 	s.mux.HandleFunc("GET /api/status", s.status)
+	s.mux.HandleFunc("GET /api/overview", s.overview)
 	s.mux.HandleFunc("GET /api/node", s.node)
 	s.mux.HandleFunc("GET /api/events", s.events)
 	return s
@@ -113,6 +115,12 @@ func (s *uiServer) status(w http.ResponseWriter, r *http.Request) {
 	seq, conn := s.state()
 	writeJSON(w, http.StatusOK, uiStatus{Root: s.ca.Path(), Connection: conn, Seq: seq, Nodes: s.ca.Len(),
 		HoldWarnSeconds: s.holdWarn.Seconds(), Now: time.Now().UTC()})
+}
+
+// overview is /api/overview: the recipes under the root.
+func (s *uiServer) overview(w http.ResponseWriter, r *http.Request) {
+	seq, conn := s.state()
+	writeJSON(w, http.StatusOK, readOverview(r.Context(), s.ca, s.limits, seq, conn))
 }
 
 // node is /api/node?path=P&offset=N&limit=M.

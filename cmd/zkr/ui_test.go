@@ -282,3 +282,37 @@ func TestUIPlainNodeHasNoRecipe(t *testing.T) {
 	require.Equal(t, http.StatusOK, getJSON(t, hs.URL+"/api/node?path=/plain", &raw))
 	require.Equal(t, "null", string(raw["recipe"]))
 }
+
+// zkr ui shows a node's stat in the one schema zkr stat --json and get --json use:
+// the same field names and values (zxids in decimal, the session in hex).
+func TestUIStatIsZkrStat(t *testing.T) {
+	t.Parallel()
+	h := newHarness(t)
+	ctx := testCtx(t)
+	_, err := h.client.Create(ctx, "/same", []byte("x"), framework.Ephemeral())
+	require.NoError(t, err)
+	hs := startUI(t, h.client, "/")
+	var raw map[string]json.RawMessage
+	eventually(t, "/same in the copy", func() bool {
+		raw = map[string]json.RawMessage{}
+		require.Equal(t, http.StatusOK, getJSON(t, hs.URL+"/api/node?path=/same", &raw))
+		return string(raw["exists"]) == "true"
+	})
+	var ui map[string]any
+	require.NoError(t, json.Unmarshal(raw["stat"], &ui))
+
+	code, stdout, stderr := runZkr(t, []string{"ZK_SERVERS=" + h.servers}, "stat", "--json", "/same")
+	require.Equal(t, 0, code, stderr)
+	var cli map[string]any
+	require.NoError(t, json.Unmarshal([]byte(stdout), &cli))
+	require.Equal(t, cli, ui)
+	require.Equal(t, fmt.Sprintf("%#x", h.client.SessionID()), ui["ephemeral_owner"])
+
+	code, stdout, stderr = runZkr(t, []string{"ZK_SERVERS=" + h.servers}, "get", "--json", "/same")
+	require.Equal(t, 0, code, stderr)
+	var get struct {
+		Stat map[string]any `json:"stat"`
+	}
+	require.NoError(t, json.Unmarshal([]byte(stdout), &get))
+	require.Equal(t, cli, get.Stat)
+}

@@ -2,6 +2,7 @@ package uitest
 
 import (
 	"context"
+	"fmt"
 	"strings"
 	"testing"
 	"time"
@@ -11,6 +12,7 @@ import (
 	"github.com/zkrecipes/zkrecipes/framework"
 	"github.com/zkrecipes/zkrecipes/internal/zkrtest"
 	"github.com/zkrecipes/zkrecipes/recipes/election"
+	"github.com/zkrecipes/zkrecipes/recipes/group"
 	"github.com/zkrecipes/zkrecipes/recipes/mutex"
 	"github.com/zkrecipes/zkrecipes/recipes/partition"
 	"github.com/zkrecipes/zkrecipes/zktest"
@@ -132,6 +134,28 @@ func TestPageShowsMarkupAsText(t *testing.T) {
 	require.Empty(t, eval[[]string](tb, "window.__violations"))
 }
 
+// A node's stat shows as zkr stat prints it (the one schema of /api/node and
+// zkr stat --json): the server's times, the zxids in decimal, the owner in hex.
+func TestPageShowsTheStat(t *testing.T) {
+	srv := zktest.NewServer(t)
+	ctx := zkrtest.Context(t)
+	c := zkrtest.Client(t, []string{srv.Addr()})
+	_, err := c.Create(ctx, "/stat", []byte("x"), framework.Ephemeral())
+	require.NoError(t, err)
+	_, st, err := c.Get(ctx, "/stat")
+	require.NoError(t, err)
+	u := startUI(t, srv.Addr())
+	tb := u.open(t, "/stat")
+	tb.waitFor("the stat", `document.querySelectorAll("table.stat tr").length > 0`)
+	rows := eval[map[string]string](tb, `Object.fromEntries([...document.querySelectorAll("table.stat tr")].map((r) => [r.cells[0].textContent, r.cells[1].textContent]))`)
+	require.Equal(t, time.UnixMilli(st.Ctime).UTC().Format(time.RFC3339Nano), rows["created"])
+	require.Equal(t, time.UnixMilli(st.Mtime).UTC().Format(time.RFC3339Nano), rows["modified"])
+	require.Equal(t, fmt.Sprint(st.Czxid), rows["czxid"])
+	require.Equal(t, fmt.Sprint(st.Mzxid), rows["mzxid"])
+	require.Equal(t, fmt.Sprintf("%#x", c.SessionID()), rows["ephemeral owner"])
+	require.Equal(t, "1", rows["data length"])
+}
+
 // A phone-sized window shows the queue without a horizontal scroll of the page
 // itself (tables scroll inside their section); a hold older than --hold-warn is
 // highlighted.
@@ -172,4 +196,85 @@ func TestPageShowsAPartition(t *testing.T) {
 	closing, cancel := context.WithTimeout(context.Background(), zkrtest.Wait)
 	defer cancel()
 	require.NoError(t, p.Close(closing))
+}
+
+// The first page of zkr ui / is the overview: a held lock, a latch election and a
+// group under different paths, each with its holder, leader or size; a second
+// holder after a release and a new leader show without a reload; each row links
+// to its recipe's page, and that page back to the overview.
+func TestOverviewShowsEveryRecipe(t *testing.T) {
+	srv := zktest.NewServer(t)
+	ctx := zkrtest.Context(t)
+	client := func() *framework.Client { return zkrtest.Client(t, []string{srv.Addr()}) }
+
+	a, err := mutex.New(client(), "/locks/nightly-report", mutex.WithID("replica-a"))
+	require.NoError(t, err)
+	require.NoError(t, a.Acquire(ctx))
+	b, err := mutex.New(client(), "/locks/nightly-report", mutex.WithID("replica-b"))
+	require.NoError(t, err)
+	acquired := make(chan error, 1)
+	go func() { acquired <- b.Acquire(ctx) }()
+	latch := func(id string) *election.Latch {
+		l, err := election.NewLatch(client(), "/services/scheduler", election.WithID(id))
+		require.NoError(t, err)
+		require.NoError(t, l.Start(ctx))
+		return l
+	}
+	first := latch("sched-1")
+	require.NoError(t, first.Await(ctx))
+	second := latch("sched-2")
+	for _, id := range []string{"worker-1", "worker-2", "worker-3"} {
+		m, err := group.New(client(), "/workers", id, nil)
+		require.NoError(t, err)
+		require.NoError(t, m.Start(ctx))
+		t.Cleanup(func() {
+			closing, cancel := context.WithTimeout(context.Background(), zkrtest.Wait)
+			defer cancel()
+			_ = m.Close(closing)
+		})
+	}
+
+	u := startUI(t, srv.Addr(), "/")
+	tb := u.open(t, "")
+	const rows = `[...document.querySelectorAll("#recipes tr[data-path]")].map((r) => r.dataset.path + " " + r.dataset.recipe + " " +
+		(r.dataset.holders !== undefined ? r.dataset.holders + " waiting " + r.dataset.waiting : r.dataset.members)).join("; ")`
+	tb.waitFor("the three recipes", rows+` === "/locks/nightly-report mutex replica-a waiting 1; /services/scheduler latch sched-1 waiting 1; /workers group 3"`)
+	require.Contains(t, eval[string](tb, `document.querySelector('#recipes tr[data-path="/locks/nightly-report"]').textContent`), "held by replica-a")
+	tb.screenshot("overview")
+	eval[bool](tb, `window.__sameDocument = true`) // a reload would forget it
+
+	require.NoError(t, a.Release(ctx))
+	require.NoError(t, <-acquired)
+	tb.waitFor("replica-b holding", rows+` === "/locks/nightly-report mutex replica-b waiting 0; /services/scheduler latch sched-1 waiting 1; /workers group 3"`)
+	require.NoError(t, first.Close(ctx))
+	require.NoError(t, second.Await(ctx))
+	tb.waitFor("sched-2 leading", rows+` === "/locks/nightly-report mutex replica-b waiting 0; /services/scheduler latch sched-2 waiting 0; /workers group 3"`)
+	require.True(t, eval[bool](tb, `window.__sameDocument === true`), "the page was reloaded")
+
+	tb.do(chromedpClick(`#recipes tr[data-path="/locks/nightly-report"] a`))
+	tb.waitFor("the lock's page", `window.zkrUI.path === "/locks/nightly-report" && `+holders+` === "replica-b:holder"`)
+	tb.do(chromedpClick(`#to-overview`))
+	tb.waitFor("the overview again", `window.zkrUI.path === null && document.querySelector("#recipes") !== null`)
+	require.Empty(t, eval[[]string](tb, "window.__violations"))
+	require.NoError(t, b.Release(ctx))
+	require.NoError(t, second.Close(ctx))
+}
+
+// The overview lists at most 100 recipes, and says so when there are more.
+func TestOverviewSaysWhenCapped(t *testing.T) {
+	srv := zktest.NewServer(t)
+	ctx := zkrtest.Context(t)
+	c := zkrtest.Client(t, []string{srv.Addr()})
+	ops := []framework.Op{framework.CreateOp("/groups", nil)}
+	for i := range 101 {
+		dir := fmt.Sprintf("/groups/g%03d", i)
+		ops = append(ops, framework.CreateOp(dir, nil), framework.CreateOp(dir+"/member", nil, framework.Ephemeral()))
+	}
+	_, err := c.Multi(ctx, ops...)
+	require.NoError(t, err)
+	u := startUI(t, srv.Addr(), "/")
+	tb := u.open(t, "")
+	tb.waitFor("100 recipes listed", `document.querySelectorAll("#recipes tr[data-path]").length === 100`)
+	require.Contains(t, eval[string](tb, `document.getElementById("capped").textContent`), "lists the first 100 recipes found under /")
+	tb.screenshot("overview-capped")
 }

@@ -1,6 +1,7 @@
 "use strict";
-// zkr ui's page. It reads /api/node for the node in the address's #fragment and
-// reads it again whenever /api/events says the copy changed. Every piece is built
+// zkr ui's page. Without a #fragment it is the overview, /api/overview: every
+// recipe under the root; with one, the node it names, /api/node. It reads what it
+// shows again whenever /api/events says the copy changed. Every piece is built
 // with DOM calls, and every name or datum from ZooKeeper is set as text: nothing
 // read from ZooKeeper is ever parsed as markup.
 (function () {
@@ -13,6 +14,7 @@
     inflight: false, again: false,
   };
   // What tests and measurements read: renders so far, and the change sequence shown.
+  // path is null on the overview.
   window.zkrUI = { renders: 0, seq: -1, path: null };
 
   function el(tag, props, ...kids) {
@@ -35,7 +37,7 @@
 
   function pathFromHash() {
     const h = location.hash.slice(1);
-    if (!h) return st.root;
+    if (!h) return null; // the overview
     try { return h.split("/").map(decodeURIComponent).join("/") || "/"; } catch (e) { return st.root; }
   }
 
@@ -95,10 +97,12 @@
     st.inflight = true;
     try {
       const p = st.path;
-      const r = await fetch("/api/node?path=" + encodeURIComponent(p) + "&offset=" + st.offset + "&limit=" + pageSize);
+      const r = await fetch(p === null ? "/api/overview" :
+        "/api/node?path=" + encodeURIComponent(p) + "&offset=" + st.offset + "&limit=" + pageSize);
       const n = await r.json();
       if (p === st.path) {
         if (!r.ok) renderError(n.error || r.statusText);
+        else if (p === null) renderOverview(n);
         else render(n);
       }
     } catch (e) {
@@ -121,24 +125,38 @@
     st.node = n;
     st.fetchedAt = Date.now();
     renderCrumbs(n.path);
+    $("overview").replaceChildren();
     $("recipe").replaceChildren(...recipeView(n));
     $("timeline").replaceChildren(...timelineView(n));
     $("node").replaceChildren(...nodeView(n));
     $("children").replaceChildren(...childrenView(n));
+    rendered(n.seq, n.path);
+  }
+
+  function renderOverview(o) {
+    st.fetchedAt = Date.now();
+    $("crumbs").replaceChildren(el("span", null, "Overview of " + o.root + " · "),
+      el("a", { href: href(o.root), id: "browse" }, "browse the nodes under " + o.root));
+    for (const id of ["recipe", "timeline", "node", "children"]) $(id).replaceChildren();
+    $("overview").replaceChildren(...overviewView(o));
+    rendered(o.seq, null);
+  }
+
+  function rendered(seq, path) {
     tick();
     window.zkrUI.renders++;
-    window.zkrUI.seq = n.seq;
-    window.zkrUI.path = n.path;
+    window.zkrUI.seq = seq;
+    window.zkrUI.path = path;
     if (window.zkrUI.renders === 1) performance.mark("zkr-rendered");
   }
 
   function renderError(msg) {
     $("recipe").replaceChildren(el("h2", null, "Cannot show this path"), el("p", null, msg));
-    for (const id of ["timeline", "node", "children"]) $(id).replaceChildren();
+    for (const id of ["overview", "timeline", "node", "children"]) $(id).replaceChildren();
   }
 
   function renderCrumbs(p) {
-    const parts = [el("a", { href: href("/") }, "/")];
+    const parts = [el("a", { href: "#", id: "to-overview" }, "overview"), " · ", el("a", { href: href("/") }, "/")];
     let at = "";
     for (const seg of p.split("/").filter(Boolean)) {
       at += "/" + seg;
@@ -207,6 +225,56 @@
         el("td", { class: "text" }, m.id), el("td", { class: "text" }, bytesText(m.payload)), el("td", null, m.session)))));
   }
 
+  function plural(n, word) { return n + " " + word + (n === 1 ? "" : "s"); }
+
+  // The overview: one row a recipe, with what an operator looks for first.
+  function overviewView(o) {
+    const head = el("h2", null, "Recipes under " + o.root);
+    if (!o.exists) return [head, el("p", { class: "muted" }, "There is no node at " + o.root + " (yet).")];
+    const found = el("p", { class: "muted" }, plural(o.recipes.length, "recipe") + " found among " +
+      plural(o.examined, "node") + "; each links to its page.");
+    const parts = [head, found];
+    if (o.capped) parts.push(el("p", { class: "capped", id: "capped" }, "Not all: this page " + o.capped + "."));
+    if (!o.recipes.length) return parts;
+    parts.push(el("table", { id: "recipes" },
+      el("thead", null, el("tr", null, ...["path", "recipe", "who", "for", "details"].map((h) => el("th", null, h)))),
+      el("tbody", null, ...o.recipes.map(overviewRow))));
+    return parts;
+  }
+
+  function overviewRow(r) {
+    const attrs = { "data-path": r.path, "data-recipe": r.recipe };
+    let who = "", details = "", age = null;
+    const q = r.queue, g = r.group, pt = r.partition;
+    if (q) {
+      const ids = q.holders.map((h) => h.id);
+      attrs["data-holders"] = ids.join(",");
+      attrs["data-waiting"] = q.waiting;
+      const more = q.holding > ids.length ? " and " + (q.holding - ids.length) + " more" : "";
+      const verb = r.recipe === "latch" ? "led by " : (r.recipe === "semaphore" || r.recipe === "leases" ? "leases held by " : "held by ");
+      who = ids.length ? verb + ids.join(", ") + more : "free: nobody holds it";
+      if (q.holders.length) age = q.holders[0].age_seconds;
+      details = q.waiting + " waiting" + (q.holders.length ? ", token " + q.holders[0].fencing_token : "");
+    } else if (g) {
+      attrs["data-members"] = g.members;
+      who = plural(g.members, "member");
+    } else if (pt) {
+      attrs["data-members"] = pt.member_ids.join(",");
+      attrs["data-unowned"] = pt.unowned_items.join(",");
+      who = plural(pt.members, "member") + (pt.members ? ": " + pt.member_ids.join(", ") : "") +
+        (pt.members > pt.member_ids.length ? " and " + (pt.members - pt.member_ids.length) + " more" : "");
+      details = plural(pt.items, "item") + ", " + pt.unowned + " without an owner" + (pt.unowned ? ": " + pt.unowned_items.join(", ") : "") +
+        (pt.unowned > pt.unowned_items.length ? " and " + (pt.unowned - pt.unowned_items.length) + " more" : "");
+    }
+    if (r.note) details = r.note;
+    return el("tr", attrs,
+      el("td", { class: "text" }, el("a", { href: href(r.path) }, r.path)),
+      el("td", null, recipeNames[r.recipe] || r.recipe),
+      el("td", { class: "text" }, who),
+      age === null ? el("td", null) : el("td", { "data-age": age, "data-hold": "1" }),
+      el("td", { class: "text" }, details));
+  }
+
   // The timeline is the holders' changes this page has seen at a path since it
   // was opened: ZooKeeper keeps no history of them.
   function timelineView(n) {
@@ -227,7 +295,7 @@
   function nodeView(n) {
     if (!n.exists) return [el("h2", null, "No such node"), el("p", { class: "muted" }, n.path + " is not in the copy (it may have been deleted).")];
     const s = n.stat;
-    const rows = [["created", s.created], ["modified", s.modified], ["version", s.version], ["children", s.num_children],
+    const rows = [["created", s.ctime], ["modified", s.mtime], ["version", s.version], ["children", s.num_children],
       ["data length", s.data_length], ["czxid", s.czxid], ["mzxid", s.mzxid], ["pzxid", s.pzxid], ["ephemeral owner", s.ephemeral_owner]];
     return [el("h2", null, "Node"), el("pre", { id: "data" }, bytesText(n.data)),
       el("table", { class: "stat" }, el("tbody", null, ...rows.map(([k, v]) => el("tr", null, el("th", null, k), el("td", null, String(v))))))];
