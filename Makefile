@@ -170,28 +170,31 @@ demo:
 # Benchmarks: zkrecipes against the raw ZooKeeper operations its recipes need,
 # go-zookeeper's zk.Lock and Apache Curator (the peer), on one throwaway server (or the
 # first of ZK_SERVERS, which must be on loopback), in alternation. Prints the table and
-# writes it to BENCHMARKS.md, with the machine's description and bench/benchmarks.png.
+# writes it to docs/benchmarks/BENCHMARKS.md, with the machine's description and
+# bench/benchmarks.png. The reports live in docs/benchmarks/ (docs/benchmarks.md is
+# the guide to them).
 # About six minutes on two cores; `make bench BENCH_ARGS=-h` for smaller runs. The
 # driver is built into build/bench and run from here, so its paths are the repo's.
 # Then the same on a three-server ensemble (zkrecipes against Curator: uncontended,
 # 8 sessions contending, queued waiters, hand-over), with requests and watches per
-# member, into BENCHMARKS-ensemble.md. Last, the cache, group, counter and partition
-# scenarios (issues 13 to 15, -recipes) against Curator's recipes and, for the
-# partition, kazoo's SetPartitioner (bench/kazoo-peer), into BENCHMARKS-recipes.md.
-# Then the instrumentation's cost, off against metrics against metrics and traces
-# (scripts/bench-telemetry.sh, benchstat), into BENCHMARKS-telemetry.md. On ZooKeeper
-# 3.9 with Curator 5.7 by default, each report naming both as the server and the peer
-# report them; ZKTEST_ZOOKEEPER=3.8 ZKTEST_CURATOR=5.4 make bench for 3.8 and 5.4.
-BENCH_ARGS ?= -out BENCHMARKS.md -plot bench/benchmarks.png
-BENCH_ENSEMBLE_ARGS ?= -ensemble 3 -out BENCHMARKS-ensemble.md -plot '' -analysis '' -save build/bench-ensemble.json
-BENCH_RECIPES_ARGS ?= -recipes -out BENCHMARKS-recipes.md -plot '' -analysis '' -save build/bench-recipes.json
+# member, into docs/benchmarks/BENCHMARKS-ensemble.md. Last, the cache, group,
+# counter and partition scenarios (issues 13 to 15, -recipes) against Curator's
+# recipes and, for the partition, kazoo's SetPartitioner (bench/kazoo-peer), into
+# docs/benchmarks/BENCHMARKS-recipes.md. Then the instrumentation's cost, off against
+# metrics against metrics and traces (scripts/bench-telemetry.sh, benchstat), into
+# docs/benchmarks/BENCHMARKS-telemetry.md. On ZooKeeper 3.9 with Curator 5.7 by
+# default, each report naming both as the server and the peer report them; ZKTEST_ZOOKEEPER=3.8 ZKTEST_CURATOR=5.4 make bench for 3.8 and 5.4.
+BENCH_DIR := docs/benchmarks
+BENCH_ARGS ?= -out $(BENCH_DIR)/BENCHMARKS.md -plot bench/benchmarks.png
+BENCH_ENSEMBLE_ARGS ?= -ensemble 3 -out $(BENCH_DIR)/BENCHMARKS-ensemble.md -plot '' -analysis '' -save build/bench-ensemble.json
+BENCH_RECIPES_ARGS ?= -recipes -out $(BENCH_DIR)/BENCHMARKS-recipes.md -plot '' -analysis '' -save build/bench-recipes.json
 .PHONY: bench build/bench
 bench: deps curator-peer build/bench
 	@scripts/deps.sh kazoo
 	build/bench $(BENCH_ARGS)
 	build/bench $(BENCH_ENSEMBLE_ARGS)
 	build/bench $(BENCH_RECIPES_ARGS)
-	GO=$(GO) scripts/bench-telemetry.sh BENCHMARKS-telemetry.md
+	GO=$(GO) scripts/bench-telemetry.sh $(BENCH_DIR)/BENCHMARKS-telemetry.md
 
 build/bench:
 	cd bench && $(GO) build -o ../build/bench .
@@ -202,12 +205,12 @@ build/bench:
 # server watches for ours at the top, see bench/analysis-scale.md), discovery from 10
 # to 3,000 instances of one service, the election from 10 to 1,000 candidates, each
 # figure per unit of size, zkrecipes beside Curator (and kazoo for the partitioner),
-# into BENCHMARKS-scale.md and its log-log plots
+# into docs/benchmarks/BENCHMARKS-scale.md and its log-log plots beside it
 # (BENCHMARKS-scale-<recipe>.svg). Counts do not depend on the machine's load, times
 # do. `make bench-scale BENCH_SCALE_ARGS='-curves -curves-recipes partition'` for one
 # recipe; a smoke run at the smallest sizes is in bench's tests (make test). The group
 # of 1,000 took 11 to 13 minutes on two busy cores; the peer runs with a 4 GiB heap for it.
-BENCH_SCALE_ARGS ?= -curves
+BENCH_SCALE_ARGS ?= -curves -out $(BENCH_DIR)/BENCHMARKS-scale.md
 bench-scale: deps curator-peer build/bench
 	@scripts/deps.sh kazoo
 	build/bench $(BENCH_SCALE_ARGS)

@@ -2,7 +2,7 @@
 // need (the limit), go-zookeeper's own zk.Lock and Apache Curator (through the Java
 // peer in bench/curator-peer), on one ZooKeeper server in one run. `make bench` runs
 // it: it prints one table and writes it, with the machine's description and a plot,
-// to BENCHMARKS.md. The scenarios and the way they are measured are in
+// to docs/benchmarks/BENCHMARKS.md. The scenarios and the way they are measured are in
 // bench/internal/driver; this command reads flags and draws.
 //
 // Without configuration it starts a throwaway ZooKeeper; ZK_SERVERS=host:port uses
@@ -16,6 +16,7 @@ import (
 	"fmt"
 	"os"
 	"os/signal"
+	"path/filepath"
 	"runtime/pprof"
 	"strings"
 	"syscall"
@@ -30,6 +31,19 @@ func main() {
 		os.Exit(1)
 	}
 }
+
+// Where the reports go by default, relative to the repository's root, from which
+// `make bench` runs the driver: docs/benchmarks/, beside the guide that points to
+// them (docs/benchmarks.md). The plot stays with the driver's sources; the report
+// links it by its path relative to the report's own.
+const (
+	reportDir            = "docs/benchmarks"
+	defaultOut           = reportDir + "/BENCHMARKS.md"
+	defaultScaleOut      = reportDir + "/BENCHMARKS-scale.md"
+	defaultPlot          = "bench/benchmarks.png"
+	defaultAnalysis      = "bench/analysis.md"
+	defaultScaleAnalysis = "bench/analysis-scale.md"
+)
 
 type options struct {
 	driver.Config
@@ -76,9 +90,9 @@ func parseFlags() (options, error) {
 	flag.BoolVar(&o.scaleCfg.Smallest, "smallest", false, "with -curves: only each recipe's smallest size (the smoke run)")
 	var scaleSizes string
 	flag.StringVar(&scaleSizes, "curves-sizes", "", "with -curves: only these sizes of the recipes sized by one number (lock, group, discovery, election), comma-separated (e.g. 10,100); default all")
-	flag.StringVar(&o.out, "out", "BENCHMARKS.md", "report to write (empty: none)")
-	flag.StringVar(&o.plot, "plot", "bench/benchmarks.png", "plot to write and embed in the report (empty: none)")
-	flag.StringVar(&o.analysis, "analysis", "bench/analysis.md", "hand-written analysis to include in the report, if the file exists")
+	flag.StringVar(&o.out, "out", defaultOut, "report to write (empty: none)")
+	flag.StringVar(&o.plot, "plot", defaultPlot, "plot to write and embed in the report (empty: none)")
+	flag.StringVar(&o.analysis, "analysis", defaultAnalysis, "hand-written analysis to include in the report, if the file exists")
 	flag.StringVar(&o.save, "save", "build/bench-results.json", "where to keep the raw results (empty: nowhere)")
 	flag.StringVar(&o.from, "from", "", "render the report from raw results saved earlier, without running anything (with -curves: several runs' files, comma-separated, merged)")
 	flag.StringVar(&o.cpuprofile, "cpuprofile", "", "write a CPU profile of this process (the Go contenders) to this file")
@@ -100,13 +114,13 @@ func parseFlags() (options, error) {
 			o.scaleCfg.Contenders = o.Contenders
 		}
 		if !set["out"] {
-			o.out = "BENCHMARKS-scale.md"
+			o.out = defaultScaleOut
 		}
 		if !set["save"] {
 			o.save = "build/bench-scale.json"
 		}
 		if !set["analysis"] {
-			o.analysis = "bench/analysis-scale.md"
+			o.analysis = defaultScaleAnalysis
 		}
 	}
 	if recipes && o.Members > 1 {
@@ -221,6 +235,9 @@ func write(rep *driver.Report, o options) error {
 		driver.Say("wrote %s", plot)
 	}
 	if o.out != "" {
+		if err := os.MkdirAll(filepath.Dir(o.out), 0o755); err != nil {
+			return err
+		}
 		if err := os.WriteFile(o.out, []byte(rep.Markdown(o.out, plot, o.analysis)), 0o644); err != nil {
 			return err
 		}
@@ -262,6 +279,9 @@ func runScale(o options) error {
 	}
 	fmt.Print(rep.Table())
 	if o.out != "" {
+		if err := os.MkdirAll(filepath.Dir(o.out), 0o755); err != nil {
+			return err
+		}
 		md, plots := rep.Markdown(o.out, o.analysis)
 		for file, svg := range plots {
 			if err := os.WriteFile(file, []byte(svg), 0o644); err != nil {

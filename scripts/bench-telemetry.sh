@@ -7,7 +7,7 @@
 # the p-value of each difference, into OUT.
 set -euo pipefail
 GO=${GO:-go}
-OUT=${1:-BENCHMARKS-telemetry.md}
+OUT=${1:-docs/benchmarks/BENCHMARKS-telemetry.md}
 ROUNDS=${ROUNDS:-8}
 ACQUISITIONS=${ACQUISITIONS:-2000}
 BENCHSTAT=golang.org/x/perf/cmd/benchstat@v0.0.0-20260908200009-22c9c6c9d4da
