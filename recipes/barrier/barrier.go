@@ -49,10 +49,17 @@ func (b *Barrier) Remove(ctx context.Context) error {
 // Wait blocks until the barrier is not set: at once if it is not, else until it is
 // removed. It waits through lost connections and sessions; it returns early only
 // when ctx ends (an error wrapping ctx's), the client closes, or ZooKeeper refuses
-// to let it look (an ACL).
+// to let it look (an ACL). Called before its client's first session, it waits for
+// one as the client's operations do: one connection timeout at most, unless the
+// client was made WithRetryBeforeFirstConnection; when none comes in time, it
+// returns an error wrapping the client's *framework.ConnectError (and
+// framework.ErrNoServer).
 func (b *Barrier) Wait(ctx context.Context) (err error) {
 	call := b.tel.recipe.Call(ctx, opWait, b.path)
 	defer func() { call.End(b.tel.waits, outcome(err), err) }()
+	if err := firstSession(ctx, b.c); err != nil {
+		return fmt.Errorf("barrier: waiting on %s: %w", b.path, err)
+	}
 	w := newWaiter(b.c)
 	defer w.stop()
 	for {

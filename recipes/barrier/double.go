@@ -70,7 +70,12 @@ func (d *Double) turn(from, to doubleState, wrong error) error {
 // Enter joins the barrier, with the node path/<uuid>, and blocks until members have
 // joined. If our session ends while it waits, it joins again with a new node. When
 // ctx ends first, or an error stops it, our node is deleted (the others never
-// count us) and Enter may be called again.
+// count us) and Enter may be called again. Called before its client's first
+// session, Enter waits for one as the client's operations do: one connection
+// timeout at most, unless the client was made WithRetryBeforeFirstConnection; when
+// none comes in time, it returns an error wrapping the client's
+// *framework.ConnectError (and framework.ErrNoServer), having made no node, and may
+// be called again.
 func (d *Double) Enter(ctx context.Context) error {
 	if err := d.turn(outside, entering, ErrEntered); err != nil {
 		return err
@@ -88,6 +93,9 @@ func (d *Double) Enter(ctx context.Context) error {
 }
 
 func (d *Double) enter(ctx context.Context) error {
+	if err := firstSession(ctx, d.c); err != nil {
+		return err
+	}
 	w := newWaiter(d.c)
 	defer w.stop()
 	readyPath := path.Join(d.path, readyName)

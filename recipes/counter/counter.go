@@ -117,7 +117,12 @@ func (c *Counter) CompareAndSet(ctx context.Context, expect, v int64) (bool, err
 // forceSet), creating the node if it is missing. Like forceSet it reads nothing
 // first, so it also overwrites a node that was not a counter. It is not sent twice:
 // when the connection drops after it was sent, it returns an error wrapping
-// ErrUnknownOutcome (and ctx's error when ctx ended while it was in flight).
+// ErrUnknownOutcome (and ctx's error when ctx ended while it was in flight). Called
+// before its client's first session, it waits for one as the client's operations
+// do: one connection timeout at most, unless the client was made
+// WithRetryBeforeFirstConnection; when none comes in time, it returns an error
+// wrapping the client's *framework.ConnectError (and framework.ErrNoServer), not
+// ErrUnknownOutcome: nothing was sent.
 func (c *Counter) Set(ctx context.Context, v int64) (err error) {
 	call := c.tel.recipe.Call(ctx, opSet, c.path)
 	defer func() { call.End(c.tel.updates, outcome(false, err), err) }()

@@ -3,12 +3,14 @@ package discovery
 import (
 	"bytes"
 	"context"
+	"errors"
 	"fmt"
 	"path"
 	"slices"
 	"strings"
 	"sync"
 
+	"github.com/zkrecipes/zkrecipes/framework"
 	"github.com/zkrecipes/zkrecipes/internal/notify"
 	"github.com/zkrecipes/zkrecipes/recipes/cache"
 	"github.com/zkrecipes/zkrecipes/recipes/internal/args"
@@ -78,6 +80,13 @@ func (d *Discovery) NewProvider(name string, opts ...ProviderOption) (*Provider,
 // everything again and reports only the differences. If ctx ends first, Start
 // returns its error and the loading goes on in the background (Close stops it). A
 // second Start returns ErrStarted; Start after Close, ErrClosed.
+//
+// Started before its client's first session, Start waits for one as the client's
+// operations do (cache.Cache.Start): one connection timeout at most, unless the
+// client was made WithRetryBeforeFirstConnection. When none comes in time, Start
+// returns an error wrapping the client's *framework.ConnectError (and
+// framework.ErrNoServer), and the provider is as before Start: nothing was read or
+// told, nothing goes on in the background, and Start may be called again.
 func (p *Provider) Start(ctx context.Context) error {
 	p.mu.Lock()
 	switch p.phase {
@@ -93,9 +102,28 @@ func (p *Provider) Start(ctx context.Context) error {
 	go p.events.Run(p.mute)
 	p.mu.Unlock()
 	if err := p.cache.Start(ctx); err != nil {
+		if ce := (*framework.ConnectError)(nil); errors.As(err, &ce) {
+			p.unstart()
+		}
 		return fmt.Errorf("discovery: provider of %s: %w", p.dir, err)
 	}
 	return nil
+}
+
+// unstart undoes Start after the cache's Start gave up waiting for the client's
+// first session: the one failure of the cache's Start that leaves it unstarted, and
+// the only one that is a *framework.ConnectError (a ctx that ends leaves the cache
+// loading, and its error is ctx's). A Close that came meanwhile has stopped the
+// events already.
+func (p *Provider) unstart() {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.phase != started {
+		return
+	}
+	p.phase = latent
+	close(p.mute)
+	p.mute = nil
 }
 
 // Pick returns one usable instance, by the provider's strategy (RoundRobin unless

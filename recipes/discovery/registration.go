@@ -33,7 +33,11 @@ type Registration struct {
 // the node on every reconnect). A node of another live session at the path is left
 // alone and Register fails with ErrIDTaken (Curator would delete it). Bad input
 // fails with ErrInvalid and writes nothing. If ctx ends first, Register returns its
-// error and leaves no node behind.
+// error and leaves no node behind. Before the client's first session, Register waits
+// for one as the client's operations do: one connection timeout at most, unless the
+// client was made WithRetryBeforeFirstConnection; when none comes in time, it
+// returns an error wrapping the client's *framework.ConnectError (and
+// framework.ErrNoServer), having written nothing, and may be called again.
 func (d *Discovery) Register(ctx context.Context, in Instance) (*Registration, error) {
 	if err := in.check(); err != nil {
 		return nil, err

@@ -111,7 +111,12 @@ func nodePath(p, id string) string { return path.Join(p, id) }
 // or when ctx ends (an error wrapping ctx's, and nothing left on the server). A
 // live member of another session under our id makes it fail with ErrDuplicateID.
 // From then on our node is kept in place through faults, and the list follows the
-// group, until Close. A failed Start closes the Member: make a new one to try again.
+// group, until Close. Started before its client's first session, Start waits for
+// one as the client's operations do: one connection timeout at most, unless the
+// client was made WithRetryBeforeFirstConnection; when none comes in time, it
+// returns an error wrapping the client's *framework.ConnectError (and
+// framework.ErrNoServer), having sent nothing. A failed Start closes the Member:
+// make a new one to try again.
 func (m *Member) Start(ctx context.Context) error {
 	if err := m.state.Start(ErrStarted, ErrClosed); err != nil {
 		return err

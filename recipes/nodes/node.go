@@ -71,12 +71,20 @@ func New(c *framework.Client, path string, data []byte, opts ...Option) (*Persis
 	}, nil
 }
 
-// Start makes the node and returns once it exists for the first time (waiting for a
-// connection if need be); from then on the PersistentNode keeps it in place in the
-// background until Close. When ctx ends first, or the node cannot be made (the path
-// holds a node that is not ours: ErrNodeExists; an ACL refuses it; the server does
-// not allow TTL nodes), Start returns the error, leaves no node behind, and may be
-// called again.
+// Start makes the node and returns once it exists for the first time; from then on
+// the PersistentNode keeps it in place in the background until Close. When ctx ends
+// first, or the node cannot be made (the path holds a node that is not ours:
+// ErrNodeExists; an ACL refuses it; the server does not allow TTL nodes), Start
+// returns the error, leaves no node behind, and may be called again.
+//
+// Started before its client's first session, Start waits for one as the client's
+// operations do (framework.Client.WaitConnected): one connection timeout at most,
+// unless the client was made WithRetryBeforeFirstConnection. When none comes in
+// time, Start returns an error wrapping the client's *framework.ConnectError (which
+// wraps framework.ErrNoServer and says why the last attempt to reach a server
+// failed), having sent nothing and left nothing running, and may be called again.
+// Once the client has had a session, Start waits through an outage for as long as
+// ctx allows.
 func (p *PersistentNode) Start(ctx context.Context) error {
 	p.mu.Lock()
 	if err := ctx.Err(); err != nil && p.state.State() == lifecycle.Latent {
@@ -238,6 +246,10 @@ func (p *PersistentNode) keep(ctx context.Context, first chan<- error, done chan
 	defer close(done)
 	stopState := p.c.Listen(func(framework.ConnectionState) { p.poke() })
 	defer stopState()
+	if err := p.firstSession(ctx); err != nil {
+		p.fail(first, err)
+		return
+	}
 	pauses := &attempt.Pauses{Client: p.c}
 	for ctx.Err() == nil {
 		watch, err := p.check(ctx)
@@ -274,6 +286,24 @@ func (p *PersistentNode) keep(ctx context.Context, first chan<- error, done chan
 	if cause := context.Cause(ctx); errors.Is(cause, framework.ErrClosed) {
 		p.stopped(first, cause)
 	}
+}
+
+// firstSession waits for the client's first session, if it has never had one, as
+// long as the client's operations would (framework.Client.WaitConnected): one
+// connection timeout at most, unless the client was made
+// WithRetryBeforeFirstConnection. Its error is that wait running out, the client's
+// *framework.ConnectError: the keeper's loop would wait it out as an outage, for
+// ever. A wait ended by ctx or the client's close gives nil: the keeper's loop then
+// ends as it always does.
+func (p *PersistentNode) firstSession(ctx context.Context) error {
+	if p.c.State() != framework.Latent {
+		return nil
+	}
+	err := p.c.WaitConnected(ctx)
+	if err == nil || ctx.Err() != nil || errors.Is(err, framework.ErrClosed) {
+		return nil
+	}
+	return err
 }
 
 func (p *PersistentNode) fail(first chan<- error, err error) {

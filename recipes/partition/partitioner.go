@@ -116,8 +116,12 @@ func (p *Partitioner) itemsPath() string   { return path.Join(p.path, "items") }
 // (members, items, owners) are loaded, without waiting for items: their work
 // starts in the background as they come to this member. If ctx ends first, Start
 // returns an error wrapping ctx's and leaves nothing behind. Another live member
-// under our id makes it fail with an error wrapping group.ErrDuplicateID. A failed
-// Start closes the Partitioner: make a new one to try again.
+// under our id makes it fail with an error wrapping group.ErrDuplicateID. Started
+// before its client's first session, Start waits for one as the client's operations
+// do: one connection timeout at most, unless the client was made
+// WithRetryBeforeFirstConnection; when none comes in time, it returns an error
+// wrapping the client's *framework.ConnectError (and framework.ErrNoServer). A
+// failed Start closes the Partitioner: make a new one to try again.
 func (p *Partitioner) Start(ctx context.Context) error {
 	if err := p.state.Start(ErrStarted, ErrClosed); err != nil {
 		return err
