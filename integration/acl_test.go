@@ -129,10 +129,10 @@ var aclRecipes = []struct {
 func TestACLsEndToEnd(t *testing.T) {
 	srv := zktest.NewServer(t)
 	const ns = "acl"
-	creatorOnly := framework.WithACL(framework.FixedACL(zk.AuthACL(zk.PermAll)...))
+	creatorOnly := framework.WithACL(framework.FixedACL(framework.AuthACL(framework.PermAll)...))
 	alice := framework.WithAuth("digest", []byte("alice:secret"))
 	// The server stores a creator ACL as the creator's own identity.
-	want := zk.DigestACL(zk.PermAll, "alice", "secret")
+	want := framework.DigestACL(framework.PermAll, "alice", "secret")
 
 	for _, r := range aclRecipes {
 		t.Run(r.name, func(t *testing.T) {
@@ -164,10 +164,10 @@ func TestACLsEndToEnd(t *testing.T) {
 
 				for _, node := range ours {
 					err := intruder.Delete(ctx, node[len(ns)+1:], -1)
-					require.ErrorIs(t, err, zk.ErrNoAuth, "%s deletes %s", who.name, node)
+					require.ErrorIs(t, err, framework.ErrNoAuth, "%s deletes %s", who.name, node)
 				}
 				_, err := r.hold(ctx, intruder, p)
-				require.ErrorIs(t, err, zk.ErrNoAuth, "%s enters the queue", who.name)
+				require.ErrorIs(t, err, framework.ErrNoAuth, "%s enters the queue", who.name)
 				require.NoError(t, ctx.Err(), "refused at once, not after a wait")
 				require.Contains(t, err.Error(), p, "the error names the recipe")
 				require.Contains(t, err.Error(), "refused by an ACL", "the error says why")
@@ -195,7 +195,7 @@ func TestACLsEndToEnd(t *testing.T) {
 }
 
 type aclNode struct {
-	acl       []zk.ACL
+	acl       []framework.ACL
 	ephemeral bool
 }
 
@@ -207,13 +207,13 @@ func aclTree(t *testing.T, conn *zk.Conn, root string) map[string]aclNode {
 	var walk func(p string)
 	walk = func(p string) {
 		acl, stat, err := conn.GetACL(p)
-		if errors.Is(err, zk.ErrNoNode) {
+		if errors.Is(err, framework.ErrNoNode) {
 			return // went while we walked
 		}
 		require.NoError(t, err, p)
 		tree[p] = aclNode{acl: acl, ephemeral: stat.EphemeralOwner != 0}
 		names, _, err := conn.Children(p)
-		if errors.Is(err, zk.ErrNoNode) {
+		if errors.Is(err, framework.ErrNoNode) {
 			return
 		}
 		require.NoError(t, err, p)

@@ -9,8 +9,6 @@ import (
 	"sync/atomic"
 	"time"
 
-	"github.com/go-zookeeper/zk"
-
 	"github.com/zkrecipes/zkrecipes/framework"
 	"github.com/zkrecipes/zkrecipes/internal/zkrtest"
 	"github.com/zkrecipes/zkrecipes/recipes/cache"
@@ -153,7 +151,7 @@ func (cw *cacheWatch) close(ctx context.Context) {
 		_ = ca.Close()
 	}
 	for _, p := range cw.leaves {
-		if err := cw.writer.c.Delete(ctx, p, -1); err != nil && !errors.Is(err, zk.ErrNoNode) {
+		if err := cw.writer.c.Delete(ctx, p, -1); err != nil && !errors.Is(err, framework.ErrNoNode) {
 			cw.problems = append(cw.problems, "deleting the tree: "+err.Error())
 		}
 	}
@@ -185,14 +183,14 @@ func treeOf(ctx context.Context, c *framework.Client, root string) ([]string, er
 	var visit func(p string) error
 	visit = func(p string) error {
 		data, st, err := c.Get(ctx, p)
-		if errors.Is(err, zk.ErrNoNode) {
+		if errors.Is(err, framework.ErrNoNode) {
 			return nil
 		} else if err != nil {
 			return err
 		}
 		nodes = append(nodes, cache.Node{Path: p, Data: data, Stat: *st})
 		names, _, err := c.Children(ctx, p)
-		if errors.Is(err, zk.ErrNoNode) {
+		if errors.Is(err, framework.ErrNoNode) {
 			return nil
 		} else if err != nil {
 			return err

@@ -14,8 +14,8 @@ import (
 	"time"
 
 	"github.com/anishathalye/porcupine"
-	"github.com/go-zookeeper/zk"
 
+	"github.com/zkrecipes/zkrecipes/framework"
 	"github.com/zkrecipes/zkrecipes/recipes/counter"
 )
 
@@ -397,7 +397,7 @@ func (w *counterWorkload) deleteChecked(ctx context.Context) error {
 		octx, cancel := context.WithTimeout(ctx, wait)
 		err := w.clients[0].c.Delete(octx, p, -1)
 		cancel()
-		if err != nil && !errors.Is(err, zk.ErrNoNode) {
+		if err != nil && !errors.Is(err, framework.ErrNoNode) {
 			w.mu.Lock()
 			w.undeleted = append(w.undeleted, p)
 			w.mu.Unlock()

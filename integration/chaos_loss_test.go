@@ -10,7 +10,7 @@ import (
 	"sync"
 	"time"
 
-	"github.com/go-zookeeper/zk"
+	"github.com/zkrecipes/zkrecipes/framework"
 )
 
 // A serverLoss is evidence that the ensemble acknowledged writes and then served a
@@ -103,7 +103,7 @@ type ackedWrite struct {
 
 func newWitnessWorkload(ctx context.Context, clients []*chaosClient) (*witnessWorkload, error) {
 	w := &witnessWorkload{path: "/chaos/witness", clients: clients}
-	if _, err := clients[0].c.Create(ctx, w.path, nil); err != nil && !errors.Is(err, zk.ErrNodeExists) {
+	if _, err := clients[0].c.Create(ctx, w.path, nil); err != nil && !errors.Is(err, framework.ErrNodeExists) {
 		return nil, fmt.Errorf("witness: %w", err)
 	}
 	return w, nil

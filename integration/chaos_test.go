@@ -15,7 +15,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/go-zookeeper/zk"
 	"github.com/stretchr/testify/require"
 	"go.uber.org/goleak"
 
@@ -232,12 +231,12 @@ func TestChaos(t *testing.T) {
 	// Every acquisition is over, released, cancelled or failed, and the clients are
 	// still open: no lock, lease or election node may remain once background deletes
 	// are done and the sessions the clients gave up have expired.
-	orphans, err := nodesLeft(ctx, e, func(st *zk.Stat) bool { return st.EphemeralOwner != 0 })
+	orphans, err := nodesLeft(ctx, e, func(st *framework.Stat) bool { return st.EphemeralOwner != 0 })
 	require.NoError(t, err)
 	// Every client closed: nothing at all, the servers deleting the empty containers.
 	closeAll()
 	paused.close()
-	leftovers, err := nodesLeft(ctx, e, func(*zk.Stat) bool { return true })
+	leftovers, err := nodesLeft(ctx, e, func(*framework.Stat) bool { return true })
 	require.NoError(t, err)
 	// The servers restarted during the run wait for their processes, as the first did.
 	// So do the proxies between the servers, which listen again after a fault and
@@ -266,7 +265,7 @@ func TestChaos(t *testing.T) {
 
 // nodesLeft waits until no node under /chaos is one that counts, and returns those
 // still there if that does not happen.
-func nodesLeft(ctx context.Context, e *zktest.Ensemble, counts func(*zk.Stat) bool) ([]string, error) {
+func nodesLeft(ctx context.Context, e *zktest.Ensemble, counts func(*framework.Stat) bool) ([]string, error) {
 	c, err := framework.New(e.Addrs())
 	if err != nil {
 		return nil, err
@@ -275,7 +274,7 @@ func nodesLeft(ctx context.Context, e *zktest.Ensemble, counts func(*zk.Stat) bo
 	deadline := time.Now().Add(wait)
 	for {
 		var left []string
-		err := walk(c, "/chaos", func(p string, st *zk.Stat) {
+		err := walk(c, "/chaos", func(p string, st *framework.Stat) {
 			if counts(st) {
 				left = append(left, p)
 			}
@@ -291,11 +290,11 @@ func nodesLeft(ctx context.Context, e *zktest.Ensemble, counts func(*zk.Stat) bo
 	}
 }
 
-func walk(c *framework.Client, p string, fn func(string, *zk.Stat)) error {
+func walk(c *framework.Client, p string, fn func(string, *framework.Stat)) error {
 	ctx, cancel := context.WithTimeout(context.Background(), wait)
 	defer cancel()
 	names, st, err := c.Children(ctx, p)
-	if errors.Is(err, zk.ErrNoNode) {
+	if errors.Is(err, framework.ErrNoNode) {
 		return nil
 	} else if err != nil {
 		return err

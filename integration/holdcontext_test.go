@@ -6,7 +6,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/go-zookeeper/zk"
 	"github.com/stretchr/testify/require"
 
 	"github.com/zkrecipes/zkrecipes/framework"
@@ -327,7 +326,7 @@ func requireNoEphemerals(t *testing.T, c *framework.Client, p string) {
 	var left []string
 	require.Eventually(t, func() bool {
 		left = nil
-		err := walk(c, p, func(n string, st *zk.Stat) {
+		err := walk(c, p, func(n string, st *framework.Stat) {
 			if st.EphemeralOwner != 0 {
 				left = append(left, n)
 			}

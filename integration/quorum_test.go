@@ -9,7 +9,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/go-zookeeper/zk"
 	"github.com/stretchr/testify/require"
 
 	"github.com/zkrecipes/zkrecipes/framework"
@@ -127,7 +126,7 @@ func startContests(ctx context.Context, t *testing.T, root string, holderServers
 // ephemeralCount counts the ephemeral nodes under p, or -1 if they cannot be listed.
 func ephemeralCount(c *framework.Client, p string) int {
 	n := 0
-	if err := walk(c, p, func(_ string, st *zk.Stat) {
+	if err := walk(c, p, func(_ string, st *framework.Stat) {
 		if st.EphemeralOwner != 0 {
 			n++
 		}
@@ -247,7 +246,7 @@ func TestLostQuorum(t *testing.T) {
 			t.Fatalf("%s: the waiter never held once the quorum was back", c.recipe)
 		}
 	}
-	left, err := nodesLeft(ctx, e, func(st *zk.Stat) bool { return st.EphemeralOwner != 0 })
+	left, err := nodesLeft(ctx, e, func(st *framework.Stat) bool { return st.EphemeralOwner != 0 })
 	require.NoError(t, err)
 	require.Empty(t, left, "nodes orphaned")
 }
@@ -294,7 +293,7 @@ func TestPartitionedServer(t *testing.T) {
 				}
 			}
 			require.NoError(t, e.Heal())
-			left, err := nodesLeft(ctx, e, func(st *zk.Stat) bool { return st.EphemeralOwner != 0 })
+			left, err := nodesLeft(ctx, e, func(st *framework.Stat) bool { return st.EphemeralOwner != 0 })
 			require.NoError(t, err)
 			require.Empty(t, left, fmt.Sprintf("nodes orphaned after the %s's isolation", side))
 		})

@@ -4,8 +4,6 @@ import (
 	"errors"
 	"fmt"
 
-	"github.com/go-zookeeper/zk"
-
 	"github.com/zkrecipes/zkrecipes/framework"
 )
 
@@ -17,19 +15,19 @@ func nodeError(p string, err error) error {
 	switch {
 	case errors.As(err, &ee):
 		return err
-	case errors.Is(err, zk.ErrNoNode):
+	case errors.Is(err, framework.ErrNoNode):
 		return &exitError{exitNoNode, fmt.Sprintf("%s: no such node", p)}
-	case errors.Is(err, zk.ErrNodeExists):
+	case errors.Is(err, framework.ErrNodeExists):
 		return &exitError{exitExists, fmt.Sprintf("%s: the node exists", p)}
-	case errors.Is(err, zk.ErrBadVersion):
+	case errors.Is(err, framework.ErrBadVersion):
 		return &exitError{exitData, fmt.Sprintf("%s: the node's version is not the one given (--version)", p)}
-	case errors.Is(err, zk.ErrNotEmpty):
+	case errors.Is(err, framework.ErrNotEmpty):
 		return &exitError{exitData, fmt.Sprintf("%s: the node has children (-r deletes them too)", p)}
-	case errors.Is(err, zk.ErrNoAuth):
+	case errors.Is(err, framework.ErrNoAuth):
 		return &exitError{exitNoPerm, fmt.Sprintf("%s: refused by the node's ACL (--auth sends credentials)", p)}
 	case errors.Is(err, framework.ErrTTLDisabled):
 		return zkError("%s: the server does not allow TTL nodes (it needs zookeeper.extendedTypesEnabled=true)", p)
-	case errors.Is(err, zk.ErrNoChildrenForEphemerals):
+	case errors.Is(err, framework.ErrNoChildrenForEphemerals):
 		return &exitError{exitData, fmt.Sprintf("%s: its parent is ephemeral, which cannot have children", p)}
 	}
 	return zkError("%s: %v", p, err)

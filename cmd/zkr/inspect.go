@@ -11,8 +11,6 @@ import (
 	"text/tabwriter"
 	"time"
 
-	"github.com/go-zookeeper/zk"
-
 	"github.com/zkrecipes/zkrecipes/framework"
 	"github.com/zkrecipes/zkrecipes/recipes/participants"
 )
@@ -148,7 +146,7 @@ func lookAt(ctx context.Context, c *framework.Client, p string, look func(contex
 	case err != nil:
 		return nil, nodeError(p, err)
 	case !ok:
-		return nil, nodeError(p, zk.ErrNoNode)
+		return nil, nodeError(p, framework.ErrNoNode)
 	}
 	return look(ctx, c)
 }
@@ -258,7 +256,7 @@ func isSemaphore(ctx context.Context, r participants.Reader, p string, children 
 		}
 		names, err := r.Children(ctx, path.Join(p, c))
 		switch {
-		case errors.Is(err, zk.ErrNoNode): // gone while we listed
+		case errors.Is(err, framework.ErrNoNode): // gone while we listed
 			continue
 		case err != nil:
 			return false, err

@@ -14,7 +14,7 @@ import (
 	"time"
 	"unicode/utf8"
 
-	"github.com/go-zookeeper/zk"
+	"github.com/zkrecipes/zkrecipes/framework"
 
 	"github.com/zkrecipes/zkrecipes/recipes/participants"
 )
@@ -164,7 +164,7 @@ func groupOf(ctx context.Context, r participants.Reader, p string, names []strin
 	g := &groupView{Path: p, Recipe: asGroup, Members: []groupMember{}, allEphemeral: true}
 	for _, id := range slices.Sorted(slices.Values(names)) {
 		data, st, err := r.Get(ctx, path.Join(p, id))
-		if errors.Is(err, zk.ErrNoNode) { // left while we listed
+		if errors.Is(err, framework.ErrNoNode) { // left while we listed
 			continue
 		}
 		if err != nil {
@@ -217,7 +217,7 @@ type valueView struct {
 func readValue(ctx context.Context, r participants.Reader, p, as string, inferred bool) (*valueView, error) {
 	v := &valueView{Path: p, Recipe: as, Inferred: inferred}
 	data, st, err := r.Get(ctx, p)
-	if errors.Is(err, zk.ErrNoNode) {
+	if errors.Is(err, framework.ErrNoNode) {
 		return v, nil
 	}
 	if err != nil {

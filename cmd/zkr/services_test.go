@@ -6,7 +6,6 @@ import (
 	"syscall"
 	"testing"
 
-	"github.com/go-zookeeper/zk"
 	"github.com/stretchr/testify/require"
 
 	"github.com/zkrecipes/zkrecipes/framework"
@@ -92,7 +91,7 @@ func TestServicesUnreadableInstance(t *testing.T) {
 	h := newHarness(t)
 	ctx := testCtx(t)
 	alice := zkrtest.Client(t, []string{h.servers}, framework.WithAuth("digest", []byte("alice:secret")),
-		framework.WithACL(framework.FixedACL(zk.AuthACL(zk.PermAll)...)))
+		framework.WithACL(framework.FixedACL(framework.AuthACL(framework.PermAll)...)))
 	_, err := h.client.Create(ctx, "/services/orders", nil, framework.CreatingParents())
 	require.NoError(t, err)
 	data := `{"name":"orders","id":"a","address":"10.0.0.1","port":80,"registrationTimeUTC":1700000000000,"serviceType":"DYNAMIC"}`

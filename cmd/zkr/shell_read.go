@@ -9,8 +9,6 @@ import (
 	"path"
 	"slices"
 
-	"github.com/go-zookeeper/zk"
-
 	"github.com/zkrecipes/zkrecipes/framework"
 )
 
@@ -79,7 +77,7 @@ func ls(ctx context.Context, e *env, c *framework.Client, p string, recursive, a
 // deleted meanwhile is left out with its subtree.
 func walk(ctx context.Context, c *framework.Client, p string, nodes []string) ([]string, error) {
 	names, _, err := c.Children(ctx, p)
-	if errors.Is(err, zk.ErrNoNode) {
+	if errors.Is(err, framework.ErrNoNode) {
 		return nodes, nil
 	}
 	if err != nil {
@@ -158,7 +156,7 @@ children.`,
 				case err != nil:
 					return nodeError(p, err)
 				case !ok:
-					return nodeError(p, zk.ErrNoNode)
+					return nodeError(p, framework.ErrNoNode)
 				case *asJSON:
 					e.printJSON(newNodeStat(st))
 				default:

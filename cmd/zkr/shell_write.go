@@ -8,8 +8,6 @@ import (
 	"path"
 	"time"
 
-	"github.com/go-zookeeper/zk"
-
 	"github.com/zkrecipes/zkrecipes/framework"
 )
 
@@ -109,7 +107,7 @@ be made): on exit code 69, look with zkr ls before trying again.`,
 			}
 			return runOp(e, func(ctx context.Context, c *framework.Client) error {
 				created, err := c.Create(ctx, p, data, opts...)
-				if errors.Is(err, zk.ErrNoNode) {
+				if errors.Is(err, framework.ErrNoNode) {
 					return &exitError{exitNoNode, fmt.Sprintf("%s: no parent node %s (-p creates it)", p, path.Dir(p))}
 				}
 				if err != nil {
@@ -170,7 +168,7 @@ func removeAll(ctx context.Context, c *framework.Client, p string, version int32
 			return nodeError(p, err) // p itself is missing: that is the user's error
 		}
 		if version != -1 && st.Version != version {
-			return nodeError(p, zk.ErrBadVersion) // the final Delete checks it again
+			return nodeError(p, framework.ErrBadVersion) // the final Delete checks it again
 		}
 		for _, n := range names {
 			err := removeAll(ctx, c, path.Join(p, n), -1)
@@ -182,7 +180,7 @@ func removeAll(ctx context.Context, c *framework.Client, p string, version int32
 			}
 		}
 		err = c.Delete(ctx, p, version)
-		if !errors.Is(err, zk.ErrNotEmpty) {
+		if !errors.Is(err, framework.ErrNotEmpty) {
 			return nodeErrorOr(p, err)
 		}
 	}

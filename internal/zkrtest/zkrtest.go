@@ -11,7 +11,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/go-zookeeper/zk"
 	"github.com/stretchr/testify/require"
 
 	"github.com/zkrecipes/zkrecipes/framework"
@@ -53,7 +52,7 @@ func List(c *framework.Client, p string) ([]string, error) {
 	ctx, cancel := context.WithTimeout(context.Background(), Wait)
 	defer cancel()
 	names, _, err := c.Children(ctx, p)
-	if errors.Is(err, zk.ErrNoNode) {
+	if errors.Is(err, framework.ErrNoNode) {
 		return nil, nil
 	}
 	slices.Sort(names)

@@ -5,8 +5,6 @@ import (
 	"errors"
 	"fmt"
 
-	"github.com/go-zookeeper/zk"
-
 	"github.com/zkrecipes/zkrecipes/framework"
 )
 
@@ -30,7 +28,7 @@ func New(c *framework.Client, path string) (*Barrier, error) {
 // if it is not there yet.
 func (b *Barrier) Set(ctx context.Context) error {
 	_, err := b.c.Create(ctx, b.path, localAddress(), framework.CreatingParentContainers())
-	if err != nil && !errors.Is(err, zk.ErrNodeExists) {
+	if err != nil && !errors.Is(err, framework.ErrNodeExists) {
 		return fmt.Errorf("barrier: setting %s: %w", b.path, err)
 	}
 	return nil
@@ -40,7 +38,7 @@ func (b *Barrier) Set(ctx context.Context) error {
 // does nothing.
 func (b *Barrier) Remove(ctx context.Context) error {
 	err := b.c.Delete(ctx, b.path, -1)
-	if err != nil && !errors.Is(err, zk.ErrNoNode) {
+	if err != nil && !errors.Is(err, framework.ErrNoNode) {
 		return fmt.Errorf("barrier: removing %s: %w", b.path, err)
 	}
 	return nil

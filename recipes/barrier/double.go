@@ -8,7 +8,6 @@ import (
 	"slices"
 	"sync"
 
-	"github.com/go-zookeeper/zk"
 	"github.com/google/uuid"
 
 	"github.com/zkrecipes/zkrecipes/framework"
@@ -130,7 +129,7 @@ func (d *Double) enter(ctx context.Context) error {
 		}
 		if len(names) >= d.members {
 			_, err := d.c.Create(ctx, readyPath, localAddress())
-			if err != nil && !errors.Is(err, zk.ErrNodeExists) {
+			if err != nil && !errors.Is(err, framework.ErrNodeExists) {
 				return err
 			}
 			return nil
@@ -140,7 +139,7 @@ func (d *Double) enter(ctx context.Context) error {
 			// a round whose members went without deleting it (Curator would let us pass
 			// on it). Remove it, so that its creation tells us again.
 			err := d.c.Delete(ctx, readyPath, ready.Version)
-			if err != nil && !errors.Is(err, zk.ErrNoNode) && !errors.Is(err, zk.ErrBadVersion) {
+			if err != nil && !errors.Is(err, framework.ErrNoNode) && !errors.Is(err, framework.ErrBadVersion) {
 				return err
 			}
 			continue
@@ -170,7 +169,7 @@ func (d *Double) ensureNode(ctx context.Context, since *int64) error {
 		d.node = n
 		d.mu.Unlock()
 		_, err := d.c.Create(ctx, p, localAddress(), framework.Ephemeral(), framework.CreatingParentContainers())
-		if err != nil && !errors.Is(err, zk.ErrNodeExists) { // exists: our create, whose reply was lost
+		if err != nil && !errors.Is(err, framework.ErrNodeExists) { // exists: our create, whose reply was lost
 			return err
 		}
 		ok, stat, err := d.c.Exists(ctx, p)
@@ -212,7 +211,7 @@ func (d *Double) ourName() string {
 // memberNames lists the members' nodes, sorted as Curator sorts them.
 func (d *Double) memberNames(ctx context.Context) ([]string, error) {
 	names, _, err := d.c.Children(ctx, d.path)
-	if errors.Is(err, zk.ErrNoNode) {
+	if errors.Is(err, framework.ErrNoNode) {
 		return nil, nil
 	}
 	if err != nil {
@@ -293,7 +292,7 @@ func (d *Double) leave(ctx context.Context) (lost bool, err error) {
 		switch {
 		case len(names) == 0:
 			err = d.c.Delete(ctx, path.Join(d.path, readyName), -1)
-			if err != nil && !errors.Is(err, zk.ErrNoNode) {
+			if err != nil && !errors.Is(err, framework.ErrNoNode) {
 				return lost, err
 			}
 			return lost, nil
@@ -310,7 +309,7 @@ func (d *Double) leave(ctx context.Context) (lost bool, err error) {
 		}
 		_, _, watch, err := d.c.GetW(ctx, path.Join(d.path, watched))
 		switch {
-		case errors.Is(err, zk.ErrNoNode):
+		case errors.Is(err, framework.ErrNoNode):
 			continue
 		case err != nil:
 			err = w.failed(ctx, err)

@@ -3,8 +3,6 @@ package barrier
 import (
 	"context"
 
-	"github.com/go-zookeeper/zk"
-
 	"github.com/zkrecipes/zkrecipes/framework"
 	"github.com/zkrecipes/zkrecipes/recipes/internal/attempt"
 )
@@ -30,7 +28,7 @@ func newWaiter(c *framework.Client) *waiter {
 
 // await blocks until watch fires (nil: never), a connection state changes, or ctx
 // ends (its error).
-func (w *waiter) await(ctx context.Context, watch <-chan zk.Event) error {
+func (w *waiter) await(ctx context.Context, watch <-chan framework.Event) error {
 	w.pauses.Reset()
 	select {
 	case <-watch:

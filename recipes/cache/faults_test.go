@@ -9,7 +9,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/go-zookeeper/zk"
 	"github.com/stretchr/testify/require"
 
 	"github.com/zkrecipes/zkrecipes/framework"
@@ -196,7 +195,7 @@ func TestACLRefusalIsReportedOnce(t *testing.T) {
 	srv := zktest.NewServer(t)
 	proxy := zktest.NewProxy(t, srv.Addr())
 	owner := newClient(t, []string{srv.Addr()},
-		framework.WithAuth("digest", []byte("alice:secret")), framework.WithACL(framework.FixedACL(zk.AuthACL(zk.PermAll)...)))
+		framework.WithAuth("digest", []byte("alice:secret")), framework.WithACL(framework.FixedACL(framework.AuthACL(framework.PermAll)...)))
 	writer := newClient(t, []string{srv.Addr()})
 	create(t, writer, "/acl", "")
 	create(t, writer, "/acl/open", "")
@@ -212,7 +211,7 @@ func TestACLRefusalIsReportedOnce(t *testing.T) {
 	require.Len(t, errs, 1)
 	require.Equal(t, "/acl/private", errs[0].Path)
 	require.ErrorIs(t, errs[0].Err, ErrRefused)
-	require.ErrorIs(t, errs[0].Err, zk.ErrNoAuth)
+	require.ErrorIs(t, errs[0].Err, framework.ErrNoAuth)
 
 	// A reconnection reads every node again, but not the refused one.
 	n := len(h.get())

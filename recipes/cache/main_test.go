@@ -11,7 +11,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/go-zookeeper/zk"
 	"github.com/stretchr/testify/require"
 	"go.uber.org/goleak"
 
@@ -143,7 +142,7 @@ func serverTree(c *framework.Client, root string, depth int, withData bool) ([]N
 	var walk func(p string, d int) error
 	walk = func(p string, d int) error {
 		data, stat, err := c.Get(ctx, p)
-		if errors.Is(err, zk.ErrNoNode) {
+		if errors.Is(err, framework.ErrNoNode) {
 			return nil
 		}
 		if err != nil {
@@ -158,7 +157,7 @@ func serverTree(c *framework.Client, root string, depth int, withData bool) ([]N
 			return nil
 		}
 		names, cstat, err := c.Children(ctx, p)
-		if errors.Is(err, zk.ErrNoNode) {
+		if errors.Is(err, framework.ErrNoNode) {
 			return nil
 		}
 		if err != nil {

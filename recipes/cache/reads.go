@@ -5,8 +5,6 @@ import (
 	"fmt"
 	"time"
 
-	"github.com/go-zookeeper/zk"
-
 	"github.com/zkrecipes/zkrecipes/framework"
 )
 
@@ -31,9 +29,9 @@ type task struct {
 // result is what a read returned. stat is nil when the node does not exist.
 type result struct {
 	data  []byte
-	stat  *zk.Stat
+	stat  *framework.Stat
 	names []string
-	watch <-chan zk.Event
+	watch <-chan framework.Event
 	err   error
 	same  bool // an ACL read found the read-only node the copy has: nothing to read
 	fixed bool // the node's ACL lets no one change its data: read with no watch
@@ -216,7 +214,7 @@ func (en *engine) read(t task) (r result) {
 	default:
 		r.data, r.stat, r.err = en.c.Get(ctx, p)
 	}
-	if errors.Is(r.err, zk.ErrNoNode) || (t.probe && r.err == nil && !ok) {
+	if errors.Is(r.err, framework.ErrNoNode) || (t.probe && r.err == nil && !ok) {
 		r.err, r.stat = nil, nil
 	}
 	return r
@@ -247,9 +245,9 @@ func (en *engine) readACLFirst(t task) (r result) {
 
 // readOnly says whether acl grants no one WRITE or ADMIN: the node's data and ACL
 // can never change then.
-func readOnly(acl []zk.ACL) bool {
+func readOnly(acl []framework.ACL) bool {
 	for _, a := range acl {
-		if a.Perms&(zk.PermWrite|zk.PermAdmin) != 0 {
+		if a.Perms&(framework.PermWrite|framework.PermAdmin) != 0 {
 			return false
 		}
 	}
@@ -281,7 +279,7 @@ func (en *engine) done(t task, r result) {
 		answered = en.gotData(e, t, r)
 	case r.err == nil:
 		answered = en.gotChildren(e, r)
-	case errors.Is(r.err, zk.ErrNoAuth):
+	case errors.Is(r.err, framework.ErrNoAuth):
 		en.refuse(e, r.err)
 		return
 	case errors.Is(r.err, framework.ErrClosed):

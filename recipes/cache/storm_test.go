@@ -8,7 +8,6 @@ import (
 	"sync"
 	"testing"
 
-	"github.com/go-zookeeper/zk"
 	"github.com/stretchr/testify/require"
 
 	"github.com/zkrecipes/zkrecipes/framework"
@@ -50,7 +49,7 @@ func storm(t *testing.T, clients []*framework.Client, leaves []string, changes i
 				var err error
 				switch r := rand.IntN(10); {
 				case r < 6:
-					var stat *zk.Stat
+					var stat *framework.Stat
 					if stat, err = c.Set(ctx, p, []byte(data), -1); err == nil {
 						w.add(p, stat.Version, data)
 					}
@@ -65,7 +64,7 @@ func storm(t *testing.T, clients []*framework.Client, leaves []string, changes i
 						w.add(p, 0, data)
 					}
 				}
-				if err != nil && !errors.Is(err, zk.ErrNoNode) && !errors.Is(err, zk.ErrNodeExists) {
+				if err != nil && !errors.Is(err, framework.ErrNoNode) && !errors.Is(err, framework.ErrNodeExists) {
 					errs <- err
 					return
 				}

@@ -4,7 +4,7 @@ import (
 	"slices"
 	"strings"
 
-	"github.com/go-zookeeper/zk"
+	"github.com/zkrecipes/zkrecipes/framework"
 )
 
 // entry is a node the cache knows of: in the copy (live) or not yet, or no longer.
@@ -15,8 +15,8 @@ import (
 type entry struct {
 	path   string
 	parent *entry
-	data   []byte  // the node's, while live: Node without its Path, which is path
-	stat   zk.Stat // the node's, while live
+	data   []byte         // the node's, while live: Node without its Path, which is path
+	stat   framework.Stat // the node's, while live
 	kids   map[string]*entry
 	reads  [2]readState
 	depth  int32
@@ -253,7 +253,7 @@ func (en *engine) settled(e *entry, k readKind) {
 // childFields is s with the child fields (Cversion, NumChildren, Pzxid) of from, if
 // from saw a later child change. A listing moves only these: its data fields may be
 // newer than the data the copy holds, and must wait for the data read.
-func childFields(s, from zk.Stat) zk.Stat {
+func childFields(s, from framework.Stat) framework.Stat {
 	if from.Cversion > s.Cversion {
 		s.Cversion, s.NumChildren, s.Pzxid = from.Cversion, from.NumChildren, from.Pzxid
 	}

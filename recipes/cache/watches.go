@@ -3,7 +3,7 @@ package cache
 import (
 	"strings"
 
-	"github.com/go-zookeeper/zk"
+	"github.com/zkrecipes/zkrecipes/framework"
 )
 
 // The cache hears its watches through the client's OnWatchEvent, not through
@@ -19,7 +19,7 @@ import (
 
 // heard takes a notification from go-zookeeper's goroutine to the loop, if it is
 // about a node of the cached tree.
-func (en *engine) heard(ev zk.Event) {
+func (en *engine) heard(ev framework.Event) {
 	p := ev.Path
 	if en.path != "/" && p != en.path && !strings.HasPrefix(p, en.path+"/") {
 		return
@@ -30,16 +30,16 @@ func (en *engine) heard(ev zk.Event) {
 // fired is a notification of the watches of the node at p, on the loop: those of the
 // data (a data or existence watch), of the children, or (deleted, or the session's
 // end) both.
-func (en *engine) fired(p string, typ zk.EventType) {
+func (en *engine) fired(p string, typ framework.EventType) {
 	e := en.store.nodes[p]
 	if e == nil {
 		return // a node the cache no longer follows, or another recipe's watch
 	}
 	data, kids := true, true
 	switch typ {
-	case zk.EventNodeCreated, zk.EventNodeDataChanged:
+	case framework.EventNodeCreated, framework.EventNodeDataChanged:
 		kids = false
-	case zk.EventNodeChildrenChanged:
+	case framework.EventNodeChildrenChanged:
 		data = false
 	}
 	if data {
@@ -48,7 +48,7 @@ func (en *engine) fired(p string, typ zk.EventType) {
 	}
 	if kids {
 		en.unarm(e, childRead)
-		if typ != zk.EventNodeDeleted && e.live && en.follows(e) {
+		if typ != framework.EventNodeDeleted && e.live && en.follows(e) {
 			// A deleted node's data watch fired too, and its read will say so.
 			en.refresh(e, childRead)
 		}

@@ -8,7 +8,6 @@ import (
 	"time"
 
 	"github.com/cenkalti/backoff/v4"
-	"github.com/go-zookeeper/zk"
 
 	"github.com/zkrecipes/zkrecipes/framework"
 	"github.com/zkrecipes/zkrecipes/recipes/internal/args"
@@ -134,7 +133,7 @@ func (c *Counter) Set(ctx context.Context, v int64) (err error) {
 		case err == nil:
 			c.memory.wrote(data, v, stat)
 			return nil
-		case errors.Is(err, zk.ErrNoNode) && !created:
+		case errors.Is(err, framework.ErrNoNode) && !created:
 			if _, err := c.create(ctx); err != nil {
 				return fmt.Errorf("counter: %s: %w", where, err)
 			}
@@ -150,7 +149,7 @@ func (c *Counter) Set(ctx context.Context, v int64) (err error) {
 type reading struct {
 	data  []byte
 	value int64
-	stat  *zk.Stat
+	stat  *framework.Stat
 }
 
 // read gets the node; a missing one reads as 0, and is created (at 0, which changes
@@ -160,19 +159,19 @@ type reading struct {
 func (c *Counter) read(ctx context.Context, forWrite bool) (reading, error) {
 	data, stat, err := c.client.Get(ctx, c.path)
 	switch {
-	case errors.Is(err, zk.ErrNoNode) && forWrite:
+	case errors.Is(err, framework.ErrNoNode) && forWrite:
 		made, err := c.create(ctx)
 		switch {
 		case err != nil:
 			return reading{}, fmt.Errorf("counter: %w", err)
 		case made: // ours, so at version 0 (its czxid unknown: Create does not say)
-			return reading{data: encode(0), stat: &zk.Stat{}}, nil
+			return reading{data: encode(0), stat: &framework.Stat{}}, nil
 		}
 		// Another client made it first; read it, and make it again if it was deleted
 		// meanwhile (ctx bounds the rounds).
 		return c.read(ctx, true)
-	case errors.Is(err, zk.ErrNoNode):
-		return reading{data: encode(0), stat: &zk.Stat{Version: -1}}, nil
+	case errors.Is(err, framework.ErrNoNode):
+		return reading{data: encode(0), stat: &framework.Stat{Version: -1}}, nil
 	case err != nil:
 		return reading{}, fmt.Errorf("counter: read %s: %w", c.path, err)
 	}
@@ -190,7 +189,7 @@ func (c *Counter) read(ctx context.Context, forWrite bool) (reading, error) {
 // beat, is as good as ours.
 func (c *Counter) create(ctx context.Context) (made bool, err error) {
 	_, err = c.client.Create(ctx, c.path, encode(0), framework.CreatingParentContainers())
-	if errors.Is(err, zk.ErrNodeExists) {
+	if errors.Is(err, framework.ErrNodeExists) {
 		return false, nil
 	}
 	return err == nil, err
@@ -295,7 +294,7 @@ func (c *Counter) try(ctx context.Context, where string, next func(int64) (int64
 	}
 	data := encode(v)
 	stat, sent, err := c.node.Conditional(ctx, data, t.cur.stat.Version)
-	refused := errors.Is(err, zk.ErrBadVersion) || errors.Is(err, zk.ErrNoNode)
+	refused := errors.Is(err, framework.ErrBadVersion) || errors.Is(err, framework.ErrNoNode)
 	switch {
 	case err == nil:
 		c.memory.wrote(data, v, stat)
@@ -308,7 +307,7 @@ func (c *Counter) try(ctx context.Context, where string, next func(int64) (int64
 	case !sent && refused:
 		t.cur = nil // another writer came first: read again
 		return retryLater, nil
-	case sent && errors.Is(err, zk.ErrBadVersion):
+	case sent && errors.Is(err, framework.ErrBadVersion):
 		// Our first send may have applied and made the second stale, or another
 		// writer took the version. The node's next version shows which, if
 		// nobody wrote after it.

@@ -3,7 +3,7 @@ package counter
 import (
 	"sync"
 
-	"github.com/go-zookeeper/zk"
+	"github.com/zkrecipes/zkrecipes/framework"
 )
 
 // memory is the node as this client last read or wrote it, so that an Add can send
@@ -42,7 +42,7 @@ func (m *memory) read(r reading) {
 }
 
 // wrote remembers the node as a write of ours left it.
-func (m *memory) wrote(data []byte, v int64, stat *zk.Stat) {
+func (m *memory) wrote(data []byte, v int64, stat *framework.Stat) {
 	if stat == nil || stat.Czxid == 0 {
 		return
 	}
@@ -58,6 +58,6 @@ func (m *memory) lost() {
 	m.last, m.trusted = reading{}, false
 }
 
-func sameVersion(a, b *zk.Stat) bool {
+func sameVersion(a, b *framework.Stat) bool {
 	return b != nil && a.Czxid != 0 && a.Czxid == b.Czxid && a.Version == b.Version
 }

@@ -8,8 +8,6 @@ import (
 	"path"
 	"slices"
 
-	"github.com/go-zookeeper/zk"
-
 	"github.com/zkrecipes/zkrecipes/framework"
 	"github.com/zkrecipes/zkrecipes/recipes/internal/args"
 )
@@ -103,7 +101,7 @@ func (d *Discovery) Instance(ctx context.Context, name, id string) (Instance, er
 
 func (d *Discovery) read(ctx context.Context, p string) (Instance, error) {
 	data, _, err := d.c.Get(ctx, p)
-	if errors.Is(err, zk.ErrNoNode) {
+	if errors.Is(err, framework.ErrNoNode) {
 		return Instance{}, fmt.Errorf("%w: %s", ErrNotFound, p)
 	}
 	if err != nil {
@@ -119,7 +117,7 @@ func (d *Discovery) read(ctx context.Context, p string) (Instance, error) {
 // list is p's children, sorted; none when p does not exist.
 func (d *Discovery) list(ctx context.Context, p string) ([]string, error) {
 	names, _, err := d.c.Children(ctx, p)
-	if errors.Is(err, zk.ErrNoNode) {
+	if errors.Is(err, framework.ErrNoNode) {
 		return nil, nil
 	}
 	slices.Sort(names)

@@ -4,8 +4,6 @@ import (
 	"errors"
 	"fmt"
 
-	"github.com/go-zookeeper/zk"
-
 	"github.com/zkrecipes/zkrecipes/framework"
 	"github.com/zkrecipes/zkrecipes/recipes/internal/args"
 	"github.com/zkrecipes/zkrecipes/recipes/internal/lifecycle"
@@ -97,4 +95,4 @@ func newOptions(c *framework.Client, path string, opts []Option) (options, error
 	return o, nil
 }
 
-func isNoNode(err error) bool { return errors.Is(err, zk.ErrNoNode) }
+func isNoNode(err error) bool { return errors.Is(err, framework.ErrNoNode) }

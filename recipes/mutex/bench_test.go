@@ -86,10 +86,10 @@ func benchmarkContendedZKLock(b *testing.B, srv *zktest.Server) {
 				break
 			}
 		}
-		if _, err := conn.Create("/bench", nil, 0, zk.WorldACL(zk.PermAll)); err != nil && err != zk.ErrNodeExists {
+		if _, err := conn.Create("/bench", nil, 0, framework.WorldACL(framework.PermAll)); err != nil && err != framework.ErrNodeExists {
 			b.Fatal(err)
 		}
-		mutexes[i] = zkLock{zk.NewLock(conn, "/bench/zklock", zk.WorldACL(zk.PermAll))}
+		mutexes[i] = zkLock{zk.NewLock(conn, "/bench/zklock", framework.WorldACL(framework.PermAll))}
 	}
 	runContended(b, context.Background(), mutexes[:])
 }

@@ -3,15 +3,12 @@ package mutex
 import (
 	"context"
 	"errors"
-	"log/slog"
 	"path"
 	"strings"
 	"sync"
-	"sync/atomic"
 	"testing"
 	"time"
 
-	"github.com/go-zookeeper/zk"
 	"github.com/stretchr/testify/require"
 
 	"github.com/zkrecipes/zkrecipes/framework"
@@ -145,7 +142,7 @@ func TestRevocation(t *testing.T) {
 		t.Fatal("the holder did not hear the revocation, or its Release did not return")
 	}
 	require.False(t, holder.IsAcquired())
-	require.ErrorIs(t, Revoke(ctx, other, ps[0].Node), zk.ErrNoNode)
+	require.ErrorIs(t, Revoke(ctx, other, ps[0].Node), framework.ErrNoNode)
 }
 
 func TestDeletedNodeLosesTheHoldWithAListener(t *testing.T) {
@@ -282,21 +279,13 @@ func TestAnUnreadableNodeIsRefusedAtTheGrant(t *testing.T) {
 // other node the open one.
 type unreadableLockNodes struct{}
 
-func (unreadableLockNodes) DefaultACL() []zk.ACL { return zk.WorldACL(zk.PermAll) }
-func (unreadableLockNodes) ACLForPath(p string) []zk.ACL {
+func (unreadableLockNodes) DefaultACL() []framework.ACL { return framework.WorldACL(framework.PermAll) }
+func (unreadableLockNodes) ACLForPath(p string) []framework.ACL {
 	if strings.Contains(path.Base(p), LockName) {
-		return zk.WorldACL(zk.PermWrite | zk.PermAdmin)
+		return framework.WorldACL(framework.PermWrite | framework.PermAdmin)
 	}
 	return nil
 }
-
-// warnings counts the records logged at Warn and above.
-type warnings struct{ n atomic.Int32 }
-
-func (w *warnings) Enabled(_ context.Context, l slog.Level) bool { return l >= slog.LevelWarn }
-func (w *warnings) Handle(context.Context, slog.Record) error    { w.n.Add(1); return nil }
-func (w *warnings) WithAttrs([]slog.Attr) slog.Handler           { return w }
-func (w *warnings) WithGroup(string) slog.Handler                { return w }
 
 // A holder whose node another client deletes loses the hold as soon as the deletion
 // is heard: the waiter behind it, on the same connection, is granted the lock only

@@ -67,7 +67,7 @@ func BenchmarkQueuedWaiterHeap(b *testing.B) {
 		})
 	})
 	b.Run("zk.Lock", func(b *testing.B) {
-		acl := zk.WorldACL(zk.PermAll)
+		acl := framework.WorldACL(framework.PermAll)
 		holder := zk.NewLock(zkConn(b, srv), "/heap/zklock", acl)
 		conn := zkConn(b, srv)
 		ls := make([]*zk.Lock, waiters)

@@ -4,7 +4,6 @@ import (
 	"context"
 	"testing"
 
-	"github.com/go-zookeeper/zk"
 	"github.com/stretchr/testify/require"
 
 	"github.com/zkrecipes/zkrecipes/framework"
@@ -48,7 +47,7 @@ func TestBadInput(t *testing.T) {
 		require.NoError(t, err)
 		require.Equal(t, "precious", string(data))
 		err = Revoke(ctx, c, node)
-		require.ErrorIs(t, err, zk.ErrNoNode)
+		require.ErrorIs(t, err, framework.ErrNoNode)
 		require.ErrorContains(t, err, "no such participant")
 	})
 
@@ -88,7 +87,7 @@ func TestBadInput(t *testing.T) {
 		_, err = c.Create(ctx, "/ephemeral", nil, framework.Ephemeral())
 		require.NoError(t, err)
 		m = newMutex(t, c, "/ephemeral/lock")
-		require.ErrorIs(t, m.Acquire(ctx), zk.ErrNoChildrenForEphemerals)
+		require.ErrorIs(t, m.Acquire(ctx), framework.ErrNoChildrenForEphemerals)
 		require.Empty(t, children(t, c, "/ephemeral"))
 	})
 

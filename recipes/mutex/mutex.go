@@ -6,8 +6,6 @@ import (
 	"fmt"
 	"path"
 
-	"github.com/go-zookeeper/zk"
-
 	"github.com/zkrecipes/zkrecipes/framework"
 	"github.com/zkrecipes/zkrecipes/recipes/internal/args"
 	"github.com/zkrecipes/zkrecipes/recipes/internal/hold"
@@ -173,7 +171,7 @@ func Revoke(ctx context.Context, c *framework.Client, node string) error {
 		return fmt.Errorf("%w: %q is not a lock participant's node", ErrInvalid, node)
 	}
 	if _, err := c.Set(ctx, node, []byte(lockqueue.RevokeMessage), -1); err != nil {
-		if errors.Is(err, zk.ErrNoNode) {
+		if errors.Is(err, framework.ErrNoNode) {
 			return fmt.Errorf("mutex: revoke %s: no such participant: %w", path.Base(node), err)
 		}
 		return fmt.Errorf("mutex: revoke: %w", err)

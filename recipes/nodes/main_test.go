@@ -5,7 +5,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/go-zookeeper/zk"
 	"github.com/stretchr/testify/require"
 	"go.uber.org/goleak"
 
@@ -32,9 +31,9 @@ func newNode(t *testing.T, c *framework.Client, path string, data []byte, opts .
 
 // nodeIs waits until the node at path exists with data, owned as owner says
 // (an ephemeral owner's session, or 0 for a persistent node), and returns its stat.
-func nodeIs(t *testing.T, c *framework.Client, path string, data string, owner func() int64) *zk.Stat {
+func nodeIs(t *testing.T, c *framework.Client, path string, data string, owner func() int64) *framework.Stat {
 	t.Helper()
-	var stat *zk.Stat
+	var stat *framework.Stat
 	require.Eventually(t, func() bool {
 		ctx, cancel := context.WithTimeout(context.Background(), wait)
 		defer cancel()

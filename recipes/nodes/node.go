@@ -7,8 +7,6 @@ import (
 	"fmt"
 	"sync"
 
-	"github.com/go-zookeeper/zk"
-
 	"github.com/zkrecipes/zkrecipes/framework"
 	"github.com/zkrecipes/zkrecipes/internal/notify"
 	"github.com/zkrecipes/zkrecipes/recipes/internal/attempt"
@@ -329,7 +327,7 @@ func (p *PersistentNode) stopped(first chan<- error, err error) {
 // check looks at our node. In place and ours: it brings the data up to date and
 // returns a watch for the node's next change. Otherwise it makes the node, and
 // returns no watch, so that the keeper looks again at once.
-func (p *PersistentNode) check(ctx context.Context) (<-chan zk.Event, error) {
+func (p *PersistentNode) check(ctx context.Context) (<-chan framework.Event, error) {
 	p.mu.Lock()
 	path := p.path
 	p.mu.Unlock()
@@ -351,7 +349,7 @@ func (p *PersistentNode) check(ctx context.Context) (<-chan zk.Event, error) {
 
 // update writes the latest data to our node if it does not hold it yet. settled
 // says the node held the latest data when update returned.
-func (p *PersistentNode) update(ctx context.Context, path string, stat *zk.Stat) (settled bool, err error) {
+func (p *PersistentNode) update(ctx context.Context, path string, stat *framework.Stat) (settled bool, err error) {
 	p.mu.Lock()
 	data, gen, written := p.data, p.dataGen, p.written
 	p.mu.Unlock()
@@ -366,7 +364,7 @@ func (p *PersistentNode) update(ctx context.Context, path string, stat *zk.Stat)
 	case err == nil:
 		p.setInPlace(true, gen)
 		return true, nil
-	case errors.Is(err, zk.ErrBadVersion), errors.Is(err, zk.ErrNoNode):
+	case errors.Is(err, framework.ErrBadVersion), errors.Is(err, framework.ErrNoNode):
 		return false, nil // changed or gone meanwhile: look again
 	}
 	return false, err

@@ -8,8 +8,6 @@ import (
 	"path"
 	"time"
 
-	"github.com/go-zookeeper/zk"
-
 	"github.com/zkrecipes/zkrecipes/framework"
 )
 
@@ -68,7 +66,7 @@ func (p *PersistentNode) place(ctx context.Context) error {
 		p.path, p.written, p.made = created, gen, true
 		p.mu.Unlock()
 		return nil
-	case errors.Is(err, zk.ErrNodeExists):
+	case errors.Is(err, framework.ErrNodeExists):
 		return p.adopt(ctx, target, data, gen)
 	}
 	return err
@@ -87,7 +85,7 @@ func (p *PersistentNode) noteSession() {
 func (p *PersistentNode) adopt(ctx context.Context, target string, data []byte, gen uint64) error {
 	existing, stat, err := p.c.Get(ctx, target)
 	switch {
-	case errors.Is(err, zk.ErrNoNode):
+	case errors.Is(err, framework.ErrNoNode):
 		return nil // gone meanwhile: the keeper tries again
 	case err != nil:
 		return err
@@ -107,7 +105,7 @@ func (p *PersistentNode) adopt(ctx context.Context, target string, data []byte, 
 		p.c.ForRecipes().Logger().Info("zkrecipes: deleting a persistent node left by an earlier session", "path", target,
 			"session", fmt.Sprintf("%#x", stat.EphemeralOwner))
 		err := p.c.Delete(ctx, target, stat.Version)
-		if err != nil && !errors.Is(err, zk.ErrNoNode) && !errors.Is(err, zk.ErrBadVersion) {
+		if err != nil && !errors.Is(err, framework.ErrNoNode) && !errors.Is(err, framework.ErrBadVersion) {
 			return err
 		}
 		return nil
@@ -120,7 +118,7 @@ func (p *PersistentNode) adopt(ctx context.Context, target string, data []byte, 
 // persistent node whose czxid we do not know yet is ours if it was made since our
 // create was sent, and either that create succeeded or sameData (the node of a
 // create whose reply was lost holds our data).
-func (p *PersistentNode) ours(stat *zk.Stat, sameData bool) bool {
+func (p *PersistentNode) ours(stat *framework.Stat, sameData bool) bool {
 	if p.o.ephemeral {
 		return stat.EphemeralOwner != 0 && stat.EphemeralOwner == p.c.SessionID()
 	}
@@ -140,13 +138,13 @@ func (p *PersistentNode) ours(stat *zk.Stat, sameData bool) bool {
 
 // ourSession says whether the node of stat is an ephemeral node of a session our
 // node was made in.
-func (p *PersistentNode) ourSession(stat *zk.Stat) bool {
+func (p *PersistentNode) ourSession(stat *framework.Stat) bool {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	return stat.EphemeralOwner != 0 && p.sessions[stat.EphemeralOwner]
 }
 
-func describe(stat *zk.Stat) string {
+func describe(stat *framework.Stat) string {
 	if stat.EphemeralOwner != 0 {
 		return fmt.Sprintf("is the ephemeral node of session %#x, another client's", stat.EphemeralOwner)
 	}
@@ -187,10 +185,10 @@ func (p *PersistentNode) deleteOurs(ctx context.Context, target string) error {
 			return nil
 		}
 		err = p.c.Delete(ctx, target, stat.Version)
-		if err == nil || errors.Is(err, zk.ErrNoNode) {
+		if err == nil || errors.Is(err, framework.ErrNoNode) {
 			return nil
 		}
-		if !errors.Is(err, zk.ErrBadVersion) {
+		if !errors.Is(err, framework.ErrBadVersion) {
 			return err
 		}
 	}

@@ -3,8 +3,7 @@ package participants
 import (
 	"math"
 
-	"github.com/go-zookeeper/zk"
-
+	"github.com/zkrecipes/zkrecipes/framework"
 	"github.com/zkrecipes/zkrecipes/recipes/internal/lockqueue"
 )
 
@@ -57,8 +56,8 @@ type Participant struct {
 	Holds bool   // whether the recipe's rule lets it hold (a latch's: lead)
 	// Read fills in the rest; Order leaves them empty.
 	Path string
-	ID   string  // the node's data: the participant's id
-	Stat zk.Stat // the node's stat: Czxid, Ctime, EphemeralOwner (its session)
+	ID   string         // the node's data: the participant's id
+	Stat framework.Stat // the node's stat: Czxid, Ctime, EphemeralOwner (its session)
 }
 
 // Order returns the participants among children, a listing of the recipe's path, in

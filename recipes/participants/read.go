@@ -6,8 +6,6 @@ import (
 	"fmt"
 	"path"
 
-	"github.com/go-zookeeper/zk"
-
 	"github.com/zkrecipes/zkrecipes/framework"
 	"github.com/zkrecipes/zkrecipes/recipes/cache"
 )
@@ -18,9 +16,9 @@ type Reader interface {
 	// Children lists p's children; none, and no error, when p does not exist (an
 	// idle lock's container parent is deleted).
 	Children(ctx context.Context, p string) ([]string, error)
-	// Get reads p's data and stat; an error wrapping zk.ErrNoNode when p does not
+	// Get reads p's data and stat; an error wrapping framework.ErrNoNode when p does not
 	// exist.
-	Get(ctx context.Context, p string) ([]byte, *zk.Stat, error)
+	Get(ctx context.Context, p string) ([]byte, *framework.Stat, error)
 }
 
 // FromClient reads from ZooKeeper through c, a request per call.
@@ -30,13 +28,13 @@ type client struct{ c *framework.Client }
 
 func (r client) Children(ctx context.Context, p string) ([]string, error) {
 	names, _, err := r.c.Children(ctx, p)
-	if errors.Is(err, zk.ErrNoNode) {
+	if errors.Is(err, framework.ErrNoNode) {
 		return nil, nil
 	}
 	return names, err
 }
 
-func (r client) Get(ctx context.Context, p string) ([]byte, *zk.Stat, error) {
+func (r client) Get(ctx context.Context, p string) ([]byte, *framework.Stat, error) {
 	return r.c.Get(ctx, p)
 }
 
@@ -50,10 +48,10 @@ func (r cached) Children(_ context.Context, p string) ([]string, error) {
 	return r.ca.Children(p), nil
 }
 
-func (r cached) Get(_ context.Context, p string) ([]byte, *zk.Stat, error) {
+func (r cached) Get(_ context.Context, p string) ([]byte, *framework.Stat, error) {
 	n, ok := r.ca.Get(p)
 	if !ok {
-		return nil, nil, fmt.Errorf("participants: %s: %w", p, zk.ErrNoNode)
+		return nil, nil, fmt.Errorf("participants: %s: %w", p, framework.ErrNoNode)
 	}
 	st := n.Stat
 	return n.Data, &st, nil
@@ -73,7 +71,7 @@ func Read(ctx context.Context, r Reader, p string, l Layout) ([]Participant, err
 	for _, q := range Order(children, l) {
 		q.Path = path.Join(p, q.Name)
 		data, st, err := r.Get(ctx, q.Path)
-		if errors.Is(err, zk.ErrNoNode) {
+		if errors.Is(err, framework.ErrNoNode) {
 			continue
 		}
 		if err != nil {

@@ -6,8 +6,6 @@ import (
 	"fmt"
 	"sync"
 
-	"github.com/go-zookeeper/zk"
-
 	"github.com/zkrecipes/zkrecipes/framework"
 	"github.com/zkrecipes/zkrecipes/internal/notify"
 	"github.com/zkrecipes/zkrecipes/recipes/cache"
@@ -29,10 +27,10 @@ type follower[T any] struct {
 	listeners *notify.Listeners[reading] // each listener decodes a T of its own
 
 	mu        sync.Mutex
-	ca        *cache.Cache // set once the value is followed
-	data      []byte       // the current value's data, never changed in place
-	stat      zk.Stat      // its stat: Version, and Mzxid to order values by
-	delivered int64        // the Mzxid of the last value the listeners heard
+	ca        *cache.Cache   // set once the value is followed
+	data      []byte         // the current value's data, never changed in place
+	stat      framework.Stat // its stat: Version, and Mzxid to order values by
+	delivered int64          // the Mzxid of the last value the listeners heard
 
 	tel telemetry
 }
@@ -48,7 +46,7 @@ func newFollower[T any](c *framework.Client, recipe, path string, seed []byte, d
 	}
 	seed = append([]byte(nil), seed...)
 	return &follower[T]{client: c, path: path, node: nodewrite.New(c, path), seed: seed,
-		decode: decode, data: seed, stat: zk.Stat{Version: -1}, listeners: notify.New[reading](), tel: newTelemetry(c, recipe)}, nil
+		decode: decode, data: seed, stat: framework.Stat{Version: -1}, listeners: notify.New[reading](), tel: newTelemetry(c, recipe)}, nil
 }
 
 // Start creates the node with the seed if it does not exist (with container
@@ -61,7 +59,7 @@ func (f *follower[T]) Start(ctx context.Context) error {
 		return err
 	}
 	_, err := f.client.Create(ctx, f.path, f.seed, framework.CreatingParentContainers())
-	if err != nil && !errors.Is(err, zk.ErrNodeExists) {
+	if err != nil && !errors.Is(err, framework.ErrNodeExists) {
 		f.state.Unstart()
 		return fmt.Errorf("shared: start %s: %w", f.path, err)
 	}
@@ -140,7 +138,7 @@ func (f *follower[T]) tell(data []byte, version int32, err error) {
 }
 
 // update makes data the current value if it is newer; f.mu is held.
-func (f *follower[T]) update(data []byte, stat zk.Stat) {
+func (f *follower[T]) update(data []byte, stat framework.Stat) {
 	if stat.Mzxid > f.stat.Mzxid {
 		f.data, f.stat = data, stat
 	}
@@ -243,9 +241,9 @@ func (f *follower[T]) trySet(ctx context.Context, version int32, data []byte) (o
 		f.update(data, *stat)
 		f.mu.Unlock()
 		return true, nil
-	case !resent && errors.Is(err, zk.ErrBadVersion):
+	case !resent && errors.Is(err, framework.ErrBadVersion):
 		return false, nil
-	case resent && errors.Is(err, zk.ErrBadVersion) && before.Version == version:
+	case resent && errors.Is(err, framework.ErrBadVersion) && before.Version == version:
 		now, nowStat, rerr := f.client.Get(ctx, f.path)
 		if rerr == nil && nodewrite.TookVersion(&before, nowStat, now, data) {
 			return false, nil

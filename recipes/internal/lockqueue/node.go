@@ -6,8 +6,6 @@ import (
 	"fmt"
 	"path"
 
-	"github.com/go-zookeeper/zk"
-
 	"github.com/zkrecipes/zkrecipes/framework"
 	"github.com/zkrecipes/zkrecipes/recipes/internal/attempt"
 )
@@ -56,7 +54,7 @@ func (n *Node) Delete(ctx context.Context, c *framework.Client) error {
 	ctx, cancel := attempt.CleanupContext(ctx)
 	defer cancel()
 	err := c.Delete(ctx, n.Path, -1, framework.Guaranteed())
-	if err != nil && !errors.Is(err, zk.ErrNoNode) {
+	if err != nil && !errors.Is(err, framework.ErrNoNode) {
 		c.ForRecipes().Logger().Warn("zkrecipes: deleting a lock node", "node", n.Path, "error", err)
 	}
 	return err
