@@ -1,6 +1,6 @@
 GO ?= go
 
-.PHONY: all deps test vet fmt-check demo curator-peer fuzz chaos soak oldest-go bench-scale
+.PHONY: all deps test vet staticcheck fmt-check demo curator-peer fuzz chaos soak oldest-go bench-scale
 
 all: test
 
@@ -65,7 +65,15 @@ OLD_RECIPE_TESTS := Fault|Expir|Restart|Cut|Lost|Stopped|Curator|Abandoned|Given
 # run against either: ACLs, DeleteAll, create-or-set, namespaced views, members that
 # move, the ensemble's configuration followed and reconfigured, TLS.
 OLD_FRAMEWORK_TESTS := ACL|DeleteAll|CreateOrSet|Namespaced|Moved|RollingRestart|EnsembleTracking|Reconfig|TLS
-test: deps curator-peer fmt-check vet oldest-go
+# staticcheck at a pinned version, from the Go module proxy, over every module.
+STATICCHECK := honnef.co/go/tools/cmd/staticcheck@v0.8.2
+staticcheck:
+	$(GO) run $(STATICCHECK) ./...
+	cd bench && $(GO) run $(STATICCHECK) ./...
+	cd examples/metrics && $(GO) run $(STATICCHECK) ./...
+	cd cmd/zkr/uitest && $(GO) run $(STATICCHECK) ./...
+
+test: deps curator-peer fmt-check vet staticcheck oldest-go
 	$(NEW) $(GO) test -count=1 -v -run '^TestVersions$$' ./integration
 	$(NEW) $(GO) test -race -count=1 -timeout 12m -skip '^TestChaos$$' ./...
 	cd bench && $(NEW) $(GO) test -race -count=1 -timeout 5m ./...

@@ -141,7 +141,7 @@ func TestNamespaceJoinStrip(t *testing.T) {
 	}
 
 	for _, p := range oddPaths {
-		require.NotPanics(t, func() { joinNamespace("ns", p); stripNamespace("ns", p); stripNamespace("", p) }, "%q", p)
+		require.NotPanics(t, func() { _, _, _ = joinNamespace("ns", p), stripNamespace("ns", p), stripNamespace("", p) }, "%q", p)
 	}
 }
 
@@ -168,7 +168,7 @@ func TestParentPathBaseName(t *testing.T) {
 	require.Equal(t, 4, steps)
 
 	for _, p := range oddPaths {
-		require.NotPanics(t, func() { parentPath(p); baseName(p) }, "%q", p)
+		require.NotPanics(t, func() { _, _ = parentPath(p), baseName(p) }, "%q", p)
 		require.NotPanics(t, func() { _ = ValidatePath(p); _ = validateWritePath(p); _ = validateNamespace(p) }, "%q", p)
 	}
 }

@@ -22,14 +22,13 @@ type discoveryWatch struct {
 	stops         []func()
 	heard         chan struct{}
 
-	mu       sync.Mutex
-	latest   []string // the address last given to each kept instance
-	updates  int
-	closed   int
-	settled  time.Duration
-	problem  string
-	changes  int
-	services []string
+	mu      sync.Mutex
+	latest  []string // the address last given to each kept instance
+	updates int
+	closed  int
+	settled time.Duration
+	problem string
+	changes int
 }
 
 const discoveryBase, discoveryService = "/chaos/services", "chaos"

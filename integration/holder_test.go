@@ -6,7 +6,6 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"runtime"
 	"slices"
 	"strconv"
 	"strings"
@@ -34,8 +33,8 @@ func holderBinary(t testing.TB) string {
 		if holderDir, holderErr = os.MkdirTemp("", "zkrecipes-holder-"); holderErr != nil {
 			return
 		}
-		goTool := filepath.Join(runtime.GOROOT(), "bin", "go")
-		out, err := exec.Command(goTool, "build", "-o", filepath.Join(holderDir, "holder"), "./holder").CombinedOutput()
+		// go test puts its own Go's bin first in PATH: "go" is the Go that runs the test.
+		out, err := exec.Command("go", "build", "-o", filepath.Join(holderDir, "holder"), "./holder").CombinedOutput()
 		if err != nil {
 			holderErr = fmt.Errorf("building the holder: %w\n%s", err, out)
 		}

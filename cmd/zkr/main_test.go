@@ -6,7 +6,6 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"runtime"
 	"strings"
 	"syscall"
 	"testing"
@@ -52,17 +51,9 @@ func TestMain(m *testing.M) {
 	os.Exit(code)
 }
 
-func goTool() string {
-	if p := filepath.Join(runtime.GOROOT(), "bin", "go"); fileExists(p) {
-		return p
-	}
-	return "go"
-}
-
-func fileExists(p string) bool {
-	_, err := os.Stat(p)
-	return err == nil
-}
+// goTool is the go command: go test puts its own Go's bin first in PATH, so "go" is
+// the Go that runs the test.
+func goTool() string { return "go" }
 
 // patience bounds every wait of a test for a condition; no test asserts a duration.
 const patience = zkrtest.Wait

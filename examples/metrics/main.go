@@ -218,7 +218,7 @@ func workload(ctx context.Context, servers []string, opts []framework.Option) er
 	short, cancel := context.WithTimeout(ctx, 100*time.Millisecond)
 	defer cancel()
 	if err := other.Acquire(short); !errors.Is(err, context.DeadlineExceeded) {
-		return fmt.Errorf("Acquire of a held lock: %v", err)
+		return fmt.Errorf("acquiring a held lock: %v", err)
 	}
 	if err := holder.Release(ctx); err != nil {
 		return err

@@ -47,8 +47,7 @@ func TestStopDropsWhatIsPending(t *testing.T) {
 	l := New[int]()
 	stop := make(chan struct{})
 	var heard []int
-	var unregister func()
-	unregister = l.Listen(func(v int) {
+	unregister := l.Listen(func(v int) {
 		heard = append(heard, v)
 		if v == 1 {
 			close(stop)

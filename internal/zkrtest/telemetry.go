@@ -69,7 +69,7 @@ func (tm *Telemetry) points(t testing.TB, name string, attrs []string) []int64 {
 	require.Zero(t, len(attrs)%2, "attributes come as key, value pairs")
 	match := func(set attribute.Set) bool {
 		for i := 0; i < len(attrs); i += 2 {
-			if v, ok := set.Value(attribute.Key(attrs[i])); !ok || v.Emit() != attrs[i+1] {
+			if v, ok := set.Value(attribute.Key(attrs[i])); !ok || v.String() != attrs[i+1] {
 				return false
 			}
 		}
@@ -94,7 +94,7 @@ func (tm *Telemetry) RequireBoundedAttributes(t testing.TB) {
 	t.Helper()
 	tm.each(t, func(name string, set attribute.Set, _ int64) {
 		for _, kv := range set.ToSlice() {
-			require.Contains(t, boundedKeys, string(kv.Key), "%s has attribute %s=%s", name, kv.Key, kv.Value.Emit())
+			require.Contains(t, boundedKeys, string(kv.Key), "%s has attribute %s=%s", name, kv.Key, kv.Value.String())
 		}
 	})
 }
@@ -124,7 +124,7 @@ func (tm *Telemetry) Spans() []sdktrace.ReadOnlySpan { return tm.spans.Ended() }
 func SpanAttributes(s sdktrace.ReadOnlySpan) map[string]string {
 	m := map[string]string{}
 	for _, kv := range s.Attributes() {
-		m[string(kv.Key)] = kv.Value.Emit()
+		m[string(kv.Key)] = kv.Value.String()
 	}
 	return m
 }

@@ -123,7 +123,7 @@ func TestAssignKeepsASettledAssignment(t *testing.T) {
 // moves more, which is why Assign takes them; both figures are logged.
 func TestAssignMovesTheFewest(t *testing.T) {
 	rng := rand.New(rand.NewPCG(4, 4))
-	type tally struct{ moved, fewest, worst int }
+	type tally struct{ moved, fewest int }
 	var sticky, stateless [2]tally // join, leave
 	var worstStateless [2]float64
 	runs := 1000

@@ -86,9 +86,9 @@ func TestSortBySequence(t *testing.T) {
 	names := []string{"write-0000000010", "read-0000000002", "_c_x-lock-0000000001"}
 	sortBySequence(names)
 	require.Equal(t, []string{"_c_x-lock-0000000001", "read-0000000002", "write-0000000010"}, names)
-	held, watch := reader(names, 1)
+	held, _ := reader(names, 1)
 	require.True(t, held)
-	held, watch = reader([]string{"write-0000000001", "read-0000000002", "read-0000000003"}, 2)
+	held, watch := reader([]string{"write-0000000001", "read-0000000002", "read-0000000003"}, 2)
 	require.False(t, held)
 	require.Equal(t, 0, watch)
 }

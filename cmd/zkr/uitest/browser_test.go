@@ -6,7 +6,6 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"runtime"
 	"strings"
 	"testing"
 	"time"
@@ -40,7 +39,8 @@ func run(m *testing.M) int {
 	}
 	defer os.RemoveAll(dir)
 	zkrBin = filepath.Join(dir, "zkr")
-	build := exec.Command(filepath.Join(runtime.GOROOT(), "bin", "go"), "build", "-o", zkrBin, "./cmd/zkr")
+	// go test puts its own Go's bin first in PATH: "go" is the Go that runs the test.
+	build := exec.Command("go", "build", "-o", zkrBin, "./cmd/zkr")
 	build.Dir = repoRoot
 	if out, err := build.CombinedOutput(); err != nil {
 		fmt.Fprintf(os.Stderr, "building zkr: %v\n%s", err, out)

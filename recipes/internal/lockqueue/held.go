@@ -270,8 +270,6 @@ func (t *Tracker) markLost(cause error) (closed bool) {
 	return closed
 }
 
-func (t *Tracker) isLost() bool { return isClosed(t.lost) }
-
 // Held is a node that holds: a lock, a lease, a leadership.
 type Held struct {
 	Node  *Node

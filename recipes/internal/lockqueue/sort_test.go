@@ -74,9 +74,9 @@ func TestSortChildrenFollowsTheCounterRoundItsWrap(t *testing.T) {
 
 func TestRules(t *testing.T) {
 	queue := []string{"a", "b", "c", "d"}
-	holds, watch := Exclusive(queue, 0)
+	holds, _ := Exclusive(queue, 0)
 	require.True(t, holds)
-	holds, watch = Exclusive(queue, 2)
+	holds, watch := Exclusive(queue, 2)
 	require.False(t, holds)
 	require.Equal(t, 1, watch, "a waiter watches the node just before it")
 
