@@ -73,6 +73,8 @@ var (
 	ErrNoServer = zk.ErrNoServer
 	// ErrSessionMoved: the session moved to another server (retryable).
 	ErrSessionMoved = zk.ErrSessionMoved
+	// ErrReconfigDisabled: the servers do not allow Reconfig (reconfigEnabled=true).
+	ErrReconfigDisabled = zk.ErrReconfigDisabled
 )
 
 // WorldACL is an ACL that gives perms to everyone.

@@ -149,7 +149,7 @@ func New(servers []string, opts ...Option) (*Client, error) {
 // session it waits one connection timeout at most (WithConnectionTimeout), as an
 // operation does, unless the client was made WithRetryBeforeFirstConnection: a wrong
 // address or an ensemble that is down ends the wait with a *ConnectError wrapping
-// zk.ErrNoServer, even for a ctx that never ends. Once the client has had a session,
+// ErrNoServer, even for a ctx that never ends. Once the client has had a session,
 // it waits as long as ctx allows, through any outage. It returns nil, ErrClosed, or a
 // *ConnectError that says what ended the wait (the connection timeout, or the
 // context's error), how long it waited and why the last attempt to reach a server

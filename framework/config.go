@@ -103,7 +103,7 @@ func (c *Client) readConfig(ctx context.Context, watch bool) ([]byte, *zk.Stat, 
 // is still that version (Config's Version); else it fails with an error wrapping
 // zk.ErrBadVersion. It returns the configuration that results.
 //
-// The servers must allow it (reconfigEnabled=true; else zk.ErrReconfigDisabled)
+// The servers must allow it (reconfigEnabled=true; else ErrReconfigDisabled)
 // and the client must be allowed to write /zookeeper/config (a superuser's
 // credentials, or skipACL=yes on the servers; else zk.ErrNoAuth). The leader refuses
 // a configuration whose voters are not connected to it (ErrReconfigNoQuorum) and one

@@ -86,4 +86,30 @@
 //
 // Recipes (mutex, rwlock, semaphore, election) build on it; Conn gives raw access to
 // the go-zookeeper connection for anything else.
+//
+// # The contract every package of the module keeps
+//
+//   - Every call that can block takes a context.Context first, and says what its
+//     end does.
+//   - A recipe is made with New(client, path, opts...) (or its package's named
+//     constructor), returning (*T, error). Invalid input, a nil client, a bad path,
+//     a nil Option or an Option's bad value, is an error there, wrapping the
+//     package's ErrInvalid; nothing is sent to ZooKeeper until the first blocking
+//     call. Every constructor's Option is a func(*options) error, applied in order
+//     (a request's options, CreateOption and DeleteOption, set flags that the request
+//     checks together).
+//   - A type that holds state on the server, or follows it, is closed with
+//     Close(ctx context.Context) error. ctx bounds what Close still waits for (a
+//     delete, reads under way); what it cannot finish in time goes on in the
+//     background, and its error says so. A second Close returns nil, and Close may be
+//     called from the type's own listeners. The Client is the exception: Close()
+//     error, since it ends everything under it at once.
+//   - Errors are package variables named by area ("mutex: not held"), wrapped with
+//     %w, checked with errors.Is; no call panics on bad input.
+//   - go-zookeeper is this package's business: the others use the names it gives
+//     (Stat, Event, ACL, the errors and permissions), which are go-zookeeper's own
+//     types and values.
+//
+// internal/apicheck holds the exported API to its record in api/ and checks the
+// Close and Option shapes above on every package.
 package framework

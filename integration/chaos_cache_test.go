@@ -148,7 +148,7 @@ func (cw *cacheWatch) settle(ctx context.Context, e *zktest.Ensemble) {
 // over.
 func (cw *cacheWatch) close(ctx context.Context) {
 	for _, ca := range cw.caches {
-		_ = ca.Close()
+		_ = ca.Close(context.Background())
 	}
 	for _, p := range cw.leaves {
 		if err := cw.writer.c.Delete(ctx, p, -1); err != nil && !errors.Is(err, framework.ErrNoNode) {

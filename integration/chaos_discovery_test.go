@@ -104,7 +104,7 @@ func (dw *discoveryWatch) drop(i int) {
 	}
 	dw.mu.Unlock()
 	if r != nil {
-		_ = r.Close()
+		_ = r.Close(context.Background())
 	}
 }
 
@@ -168,13 +168,13 @@ func (dw *discoveryWatch) close() {
 		stop()
 	}
 	for _, p := range dw.providers {
-		_ = p.Close()
+		_ = p.Close(context.Background())
 	}
 	for i := range dw.dropped {
 		dw.drop(i)
 	}
 	for _, r := range dw.kept {
-		_ = r.Close()
+		_ = r.Close(context.Background())
 	}
 	dw.changes = len(dw.heard)
 }

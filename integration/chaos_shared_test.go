@@ -122,7 +122,7 @@ func (w *sharedWorkload) finish(ctx context.Context) error {
 		w.mu.Lock()
 		w.problems = append(w.problems, followerProblems(names[i], n.Get(), w.heard[i], final)...)
 		w.mu.Unlock()
-		_ = n.Close()
+		_ = n.Close(context.Background())
 	}
 	w.mu.Lock()
 	losses, problems := wentBack(w.path, names, w.heard)

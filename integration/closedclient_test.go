@@ -86,7 +86,7 @@ var closedCalls = []struct {
 	{"cache.Start", func(t *testing.T, ctx context.Context, c *framework.Client, p string) error {
 		ca, err := cache.New(c, p, cache.Depth(1))
 		require.NoError(t, err)
-		t.Cleanup(func() { _ = ca.Close() })
+		t.Cleanup(func() { _ = ca.Close(context.Background()) })
 		return ca.Start(ctx)
 	}},
 	{"nodes.Start", func(t *testing.T, ctx context.Context, c *framework.Client, p string) error {
@@ -104,13 +104,13 @@ var closedCalls = []struct {
 	{"shared.Value.Start", func(t *testing.T, ctx context.Context, c *framework.Client, p string) error {
 		v, err := shared.NewValue(c, p, nil)
 		require.NoError(t, err)
-		t.Cleanup(func() { _ = v.Close() })
+		t.Cleanup(func() { _ = v.Close(context.Background()) })
 		return v.Start(ctx)
 	}},
 	{"shared.Count.Start", func(t *testing.T, ctx context.Context, c *framework.Client, p string) error {
 		n, err := shared.NewCount(c, p, 0)
 		require.NoError(t, err)
-		t.Cleanup(func() { _ = n.Close() })
+		t.Cleanup(func() { _ = n.Close(context.Background()) })
 		return n.Start(ctx)
 	}},
 	{"counter.Add", func(t *testing.T, ctx context.Context, c *framework.Client, p string) error {
@@ -157,7 +157,7 @@ var closedCalls = []struct {
 		require.NoError(t, err)
 		r, err := d.Register(ctx, discovery.Instance{Name: "api", ID: "one", Address: "10.0.0.1", Port: 80})
 		if err == nil {
-			t.Cleanup(func() { _ = r.Close() })
+			t.Cleanup(func() { _ = r.Close(context.Background()) })
 		}
 		return err
 	}},
@@ -166,7 +166,7 @@ var closedCalls = []struct {
 		require.NoError(t, err)
 		pr, err := d.NewProvider("api")
 		require.NoError(t, err)
-		t.Cleanup(func() { _ = pr.Close() })
+		t.Cleanup(func() { _ = pr.Close(context.Background()) })
 		return pr.Start(ctx)
 	}},
 	{"partition.Start", func(t *testing.T, ctx context.Context, c *framework.Client, p string) error {
@@ -360,7 +360,7 @@ var followers = []struct {
 			}
 		})
 		require.NoError(t, ca.Start(testCtx(t)))
-		return func() { _ = ca.Close() }
+		return func() { _ = ca.Close(context.Background()) }
 	}},
 	{"nodes", func(t *testing.T, c *framework.Client, p string, s *stops) func() {
 		n, err := nodes.New(c, p, nil)
@@ -382,7 +382,7 @@ var followers = []struct {
 			}
 		})
 		require.NoError(t, v.Start(testCtx(t)))
-		return func() { _ = v.Close() }
+		return func() { _ = v.Close(context.Background()) }
 	}},
 	{"shared.Count", func(t *testing.T, c *framework.Client, p string, s *stops) func() {
 		n, err := shared.NewCount(c, p, 7)
@@ -394,7 +394,7 @@ var followers = []struct {
 			}
 		})
 		require.NoError(t, n.Start(testCtx(t)))
-		return func() { _ = n.Close() }
+		return func() { _ = n.Close(context.Background()) }
 	}},
 	{"discovery.Provider", func(t *testing.T, c *framework.Client, p string, s *stops) func() {
 		d, err := discovery.New(c, p)
@@ -407,7 +407,7 @@ var followers = []struct {
 			}
 		})
 		require.NoError(t, pr.Start(testCtx(t)))
-		return func() { _ = pr.Close() }
+		return func() { _ = pr.Close(context.Background()) }
 	}},
 	{"election.Latch", func(t *testing.T, c *framework.Client, p string, s *stops) func() {
 		// A latch's listeners hear a bool: the end of leadership, with no cause; the

@@ -1,6 +1,7 @@
 package integration
 
 import (
+	"context"
 	"testing"
 	"time"
 
@@ -21,7 +22,7 @@ func TestSharedCountGoAndJava(t *testing.T) {
 
 	count, err := shared.NewCount(newClient(t, []string{srv.Addr()}), "/interop/shared", 1)
 	require.NoError(t, err)
-	defer count.Close()
+	defer count.Close(context.Background())
 	heard := make(chan shared.Versioned[int32], 100)
 	count.Listen(func(v shared.Versioned[int32]) { heard <- v })
 	require.NoError(t, count.Start(ctx))

@@ -297,7 +297,7 @@ func TestCacheGoAndJavaEndWithTheSameCopy(t *testing.T) {
 	java.Expect(t, "READY")
 	ours, err := cache.New(newClient(t, []string{srv.Addr()}), "/interop/cache")
 	require.NoError(t, err)
-	defer ours.Close()
+	defer ours.Close(context.Background())
 	require.NoError(t, ours.Start(ctx))
 
 	// A third client builds, changes and prunes a 3-level tree under both caches.

@@ -1,6 +1,7 @@
 package integration
 
 import (
+	"context"
 	"testing"
 	"time"
 
@@ -50,7 +51,7 @@ func TestStateRecipesMakeContainerParents(t *testing.T) {
 	// the counter, which Curator leaves in place too) deleted.
 	require.NoError(t, node.Close(ctx))
 	require.NoError(t, member.Close(ctx))
-	require.NoError(t, value.Close())
+	require.NoError(t, value.Close(context.Background()))
 	require.NoError(t, c.Delete(ctx, "/c/shared/v", -1))
 	require.NoError(t, c.Delete(ctx, "/c/counter/n", -1))
 	require.NoError(t, b.Remove(ctx))

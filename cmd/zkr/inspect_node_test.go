@@ -140,11 +140,11 @@ func TestInspectSharedAndCounter(t *testing.T) {
 	count, err := shared.NewCount(c, "/limits/workers", 5)
 	require.NoError(t, err)
 	require.NoError(t, count.Start(ctx))
-	t.Cleanup(func() { _ = count.Close() })
+	t.Cleanup(func() { _ = count.Close(context.Background()) })
 	value, err := shared.NewValue(c, "/config/colour", []byte("blue"))
 	require.NoError(t, err)
 	require.NoError(t, value.Start(ctx))
-	t.Cleanup(func() { _ = value.Close() })
+	t.Cleanup(func() { _ = value.Close(context.Background()) })
 	ids, err := counter.New(c, "/ids/next")
 	require.NoError(t, err)
 	for range 2 {

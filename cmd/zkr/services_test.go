@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"encoding/json"
 	"strings"
 	"syscall"
@@ -32,7 +33,7 @@ func TestServices(t *testing.T) {
 	} {
 		r, err := d.Register(ctx, in)
 		require.NoError(t, err)
-		t.Cleanup(func() { _ = r.Close() })
+		t.Cleanup(func() { _ = r.Close(context.Background()) })
 	}
 	_, err = h.client.Create(ctx, "/services/users/junk", []byte("{"), framework.Ephemeral())
 	require.NoError(t, err)
@@ -77,7 +78,7 @@ func TestServicesWatch(t *testing.T) {
 
 	require.NoError(t, r.Update(ctx, discovery.Instance{Name: "orders", ID: "a", Address: "10.0.0.9", Port: 80}))
 	waitOutput(t, &w.stdout, " ~ orders  a  10.0.0.9:80  age ")
-	require.NoError(t, r.Close())
+	require.NoError(t, r.Close(context.Background()))
 	waitOutput(t, &w.stdout, " - orders  a  10.0.0.9:80")
 	w.signal(syscall.SIGTERM)
 	require.Equal(t, 0, w.wait())

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"fmt"
 	"net/http"
 	"strings"
@@ -166,7 +167,7 @@ func loadCache(t *testing.T, c *framework.Client, root string) *cache.Cache {
 	t.Helper()
 	ca, err := cache.New(c, root)
 	require.NoError(t, err)
-	t.Cleanup(func() { _ = ca.Close() })
+	t.Cleanup(func() { _ = ca.Close(context.Background()) })
 	require.NoError(t, ca.Start(testCtx(t)))
 	return ca
 }

@@ -26,7 +26,7 @@ func startUI(t *testing.T, c *framework.Client, root string) *httptest.Server {
 	t.Helper()
 	ca, err := cache.New(c, root)
 	require.NoError(t, err)
-	t.Cleanup(func() { _ = ca.Close() })
+	t.Cleanup(func() { _ = ca.Close(context.Background()) })
 	s := newUIServer(ca, time.Minute)
 	ca.Listen(s.hear)
 	require.NoError(t, ca.Start(testCtx(t)))

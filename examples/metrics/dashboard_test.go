@@ -179,7 +179,7 @@ func expireWorkload(ctx context.Context, t *testing.T, server string, opts []fra
 	c := connect(ctx, t, []string{proxy.Addr()}, append(opts, framework.WithSessionTimeout(sessionTimeout)))
 	ca, err := cache.New(c, "/jobs")
 	must(t, err)
-	defer ca.Close()
+	defer ca.Close(context.Background())
 	rebuilt := make(chan struct{})
 	lost := false
 	ca.Listen(func(ev cache.Event) { // one call at a time

@@ -58,7 +58,7 @@ func BenchmarkLoad(b *testing.B) {
 		if *loadedHeapProfile != "" { // each iteration's overwrites the last one's
 			writeHeapProfile(b, *loadedHeapProfile)
 		}
-		_ = ca.Close()
+		_ = ca.Close(context.Background())
 		_ = c.Close()
 		b.StartTimer()
 	}

@@ -8,6 +8,7 @@ import (
 
 	"github.com/zkrecipes/zkrecipes/framework"
 	"github.com/zkrecipes/zkrecipes/internal/notify"
+	"github.com/zkrecipes/zkrecipes/recipes/internal/args"
 	"github.com/zkrecipes/zkrecipes/recipes/internal/lifecycle"
 )
 
@@ -39,13 +40,8 @@ func New(c *framework.Client, path string, opts ...Option) (*Cache, error) {
 		return nil, fmt.Errorf("%w: %w", ErrInvalid, err)
 	}
 	o := defaultOptions()
-	for _, opt := range opts {
-		if opt == nil {
-			return nil, fmt.Errorf("%w: nil Option", ErrInvalid)
-		}
-		if err := opt(&o); err != nil {
-			return nil, fmt.Errorf("%w: %w", ErrInvalid, err)
-		}
+	if err := args.Apply(&o, opts); err != nil {
+		return nil, fmt.Errorf("%w: %w", ErrInvalid, err)
 	}
 	st := newStore()
 	en := &engine{
@@ -79,7 +75,7 @@ func (ca *Cache) Path() string { return ca.path }
 // operations do (framework.Client.WaitConnected): one connection timeout at most,
 // unless the client was made WithRetryBeforeFirstConnection. When none comes in
 // time, Start returns the client's *framework.ConnectError (wrapping
-// zk.ErrNoServer, and saying why the last attempt to reach a server failed), and
+// framework.ErrNoServer, and saying why the last attempt to reach a server failed), and
 // the cache is as before Start: nothing was read or told, nothing goes on in the
 // background, and Start may be called again, as a Curator program calls
 // blockUntilConnected again. Once the client has had a session, Start waits
@@ -153,8 +149,10 @@ func (ca *Cache) firstSession(ctx context.Context) error {
 // Close stops watching: no read is sent and no event delivered after it returns
 // (ZooKeeper keeps the watches already set until they fire or the session ends, and
 // the cache sets none again). The copy stays as it was: Get, Children, Len and Nodes
-// still answer from it. Close is idempotent, and may be called from a listener.
-func (ca *Cache) Close() error {
+// still answer from it. ctx bounds the wait for the reads under way to end (the cache
+// writes nothing); if it ends first, Close returns its error and they end on their
+// own. A second Close returns nil; Close may be called from a listener.
+func (ca *Cache) Close(ctx context.Context) error {
 	ca.life.Lock()
 	if ca.state.Close() == lifecycle.Closed {
 		ca.life.Unlock()
@@ -173,8 +171,14 @@ func (ca *Cache) Close() error {
 	}
 	ca.cancel()
 	ca.store.listeners.Stop() // unless Close runs inside a listener: it cannot wait for itself
-	ca.en.wait()
-	return nil
+	done := make(chan struct{})
+	go func() { ca.en.wait(); close(done) }()
+	select {
+	case <-done:
+		return nil
+	case <-ctx.Done():
+		return fmt.Errorf("cache: closing %s: reads still under way: %w", ca.path, ctx.Err())
+	}
 }
 
 // Get returns the node at path (absolute, inside the cached tree) if the copy has

@@ -32,7 +32,7 @@ func ExampleCache() {
 		fmt.Println(err)
 		return
 	}
-	defer config.Close()
+	defer config.Close(context.Background())
 	changed := make(chan cache.Event, 10)
 	config.Listen(func(ev cache.Event) {
 		if ev.Type == cache.Changed {
@@ -75,7 +75,7 @@ func ExampleStopped() {
 		fmt.Println(err)
 		return
 	}
-	defer services.Close()
+	defer services.Close(context.Background())
 	stopped := make(chan cache.Event, 1)
 	services.Listen(func(ev cache.Event) {
 		if ev.Type == cache.Stopped {
@@ -119,7 +119,7 @@ func ExampleTrustReadOnly() {
 		fmt.Println(err)
 		return
 	}
-	defer releases.Close()
+	defer releases.Close(context.Background())
 	events := make(chan cache.Event, 10)
 	releases.Listen(func(ev cache.Event) {
 		if ev.Path != "/releases" && (ev.Type == cache.Created || ev.Type == cache.Deleted) {

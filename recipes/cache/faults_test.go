@@ -1,6 +1,7 @@
 package cache
 
 import (
+	"context"
 	"fmt"
 	"math"
 	"runtime"
@@ -157,7 +158,7 @@ func TestCloseLeavesNoWatchAndNoGoroutine(t *testing.T) {
 	require.ElementsMatch(t, paths, zkrtest.DataWatches(t, srv, c.SessionID()), "watches on the cached nodes")
 	require.Equal(t, 2*len(paths), watchCount(t, srv), "a data and a child watch per node, on the whole server")
 
-	require.NoError(t, ca.Close())
+	require.NoError(t, ca.Close(context.Background()))
 	// Every request the cache sent is answered once a Sync of the same session is;
 	// then fire every watch.
 	require.NoError(t, c.Sync(testCtx(t), "/w"))

@@ -28,27 +28,18 @@ func TestBadInput(t *testing.T) {
 		require.ErrorIs(t, err, ErrInvalid, "%q", p)
 		require.ErrorIs(t, err, framework.ErrInvalidPath, "%q", p)
 	}
-	for name, opt := range map[string]Option{
-		"negative depth": Depth(-1),
-		"nil selector":   WithSelector(nil),
-		"nil Option":     nil,
-	} {
-		_, err := New(c, "/a", opt)
-		require.ErrorIs(t, err, ErrInvalid, name)
-	}
-
 	ca, err := New(c, "/a")
 	require.NoError(t, err)
-	require.NoError(t, ca.Close(), "Close before Start")
+	require.NoError(t, ca.Close(context.Background()), "Close before Start")
 	require.ErrorIs(t, ca.Start(context.Background()), ErrClosed)
-	require.NoError(t, ca.Close(), "Close is idempotent")
+	require.NoError(t, ca.Close(context.Background()), "Close is idempotent")
 	stop := ca.Listen(func(Event) { t.Error("a closed cache delivers nothing") })
 	stop()
 	ca.Listen(nil)()
 
 	ca, err = New(c, "/", Depth(1))
 	require.NoError(t, err)
-	t.Cleanup(func() { _ = ca.Close() })
+	t.Cleanup(func() { _ = ca.Close(context.Background()) })
 	require.NoError(t, ca.Start(testCtx(t)))
 	require.ErrorIs(t, ca.Start(testCtx(t)), ErrStarted)
 	_, ok := ca.Get("/zookeeper")
@@ -64,7 +55,7 @@ func TestBadInput(t *testing.T) {
 	late, err := New(c, "/late")
 	require.NoError(t, err)
 	require.ErrorIs(t, late.Start(cancelled), context.Canceled, "Start stops with its context")
-	require.NoError(t, late.Close())
+	require.NoError(t, late.Close(context.Background()))
 }
 
 // A listener may close its cache, and stop itself, without a deadlock.
@@ -78,13 +69,30 @@ func TestCloseAndStopFromAListener(t *testing.T) {
 	closed := make(chan struct{})
 	ca.Listen(func(ev Event) {
 		if ev.Type == Initialized {
-			require.NoError(t, ca.Close())
+			require.NoError(t, ca.Close(context.Background()))
 			close(closed)
 		}
 	})
 	err = ca.Start(testCtx(t))
 	require.True(t, err == nil || errors.Is(err, ErrClosed), "%v", err)
 	<-closed
-	require.NoError(t, ca.Close())
+	require.NoError(t, ca.Close(context.Background()))
 	require.Positive(t, ca.Len(), "the copy stays")
+}
+
+// Each option refuses a bad value at New, naming itself; so does a nil Option.
+func TestBadOptions(t *testing.T) {
+	c := zkrtest.Offline(t)
+	zkrtest.CheckOptions(t, ErrInvalid, func(opts ...Option) error {
+		ca, err := New(c, "/a", opts...)
+		require.Nil(t, ca)
+		return err
+	}, []zkrtest.BadOption[Option]{
+		{Opts: []Option{Depth(-1)}, Says: "Depth: -1 is negative"},
+		{Opts: []Option{WithSelector(nil)}, Says: "WithSelector: nil selector"},
+		{Opts: []Option{Depth(0), WithoutData(), TrustReadOnly(), nil}, Says: "nil Option (option 4 of 4)"},
+	})
+	ca, err := New(c, "/a", Depth(0), WithoutData(), TrustReadOnly(), WithSelector(func(string) bool { return true }))
+	require.NoError(t, err)
+	require.NotNil(t, ca)
 }

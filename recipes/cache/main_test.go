@@ -34,7 +34,7 @@ func started(t *testing.T, c *framework.Client, path string, opts ...Option) (*C
 	ca, err := New(c, path, opts...)
 	require.NoError(t, err)
 	h := record(ca)
-	t.Cleanup(func() { _ = ca.Close() })
+	t.Cleanup(func() { _ = ca.Close(context.Background()) })
 	require.NoError(t, ca.Start(testCtx(t)))
 	h.requireClean(t)
 	return ca, h

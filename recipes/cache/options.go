@@ -6,7 +6,8 @@ import (
 	"math"
 )
 
-// Option configures a Cache.
+// Option configures a Cache. An option given a value it cannot take makes New return
+// an error wrapping ErrInvalid that names the option.
 type Option func(*options) error
 
 type options struct {
@@ -20,12 +21,12 @@ func defaultOptions() options { return options{depth: math.MaxInt} }
 
 // Depth limits how far below the path the cache follows: 0 the node alone (Curator's
 // NodeCache), 1 the node and its children (PathChildrenCache), n nodes down to n
-// levels below it. Default: the whole subtree (TreeCache, CuratorCache). Negative is
-// an error.
+// levels below it. Default: the whole subtree (TreeCache, CuratorCache). A negative
+// n is refused.
 func Depth(n int) Option {
 	return func(o *options) error {
 		if n < 0 {
-			return fmt.Errorf("depth %d is negative", n)
+			return fmt.Errorf("Depth: %d is negative", n)
 		}
 		o.depth = n
 		return nil
@@ -65,11 +66,11 @@ func TrustReadOnly() Option {
 // each node below the cache's path, with the node's path, before the node is read;
 // false leaves the node and everything under it out of the copy, with no read and no
 // watch. It runs on the cache's goroutine: it must not block, nor call the cache.
-// Default: every node.
+// Default: every node. A nil follow is refused.
 func WithSelector(follow func(path string) bool) Option {
 	return func(o *options) error {
 		if follow == nil {
-			return errors.New("nil selector")
+			return errors.New("WithSelector: nil selector")
 		}
 		o.selector = follow
 		return nil

@@ -25,7 +25,7 @@ func TestStartBeforeAFirstSessionEndsWithinOneConnectionTimeout(t *testing.T) {
 	t.Cleanup(func() { _ = c.Close() })
 	ca, err := New(c, "/app")
 	require.NoError(t, err)
-	t.Cleanup(func() { _ = ca.Close() })
+	t.Cleanup(func() { _ = ca.Close(context.Background()) })
 	h := record(ca)
 
 	res := make(chan error, 1)

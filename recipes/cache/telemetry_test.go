@@ -1,6 +1,7 @@
 package cache
 
 import (
+	"context"
 	"strings"
 	"testing"
 	"time"
@@ -26,7 +27,7 @@ func TestEventMetrics(t *testing.T) {
 	c := newClient(t, []string{proxy.Addr()}, append(tm.Options, framework.WithSessionTimeout(2*time.Second))...)
 	ca, err := New(c, "/m")
 	require.NoError(t, err)
-	t.Cleanup(func() { _ = ca.Close() })
+	t.Cleanup(func() { _ = ca.Close(context.Background()) })
 	heard := make(chan EventType, 100)
 	ca.Listen(func(ev Event) { heard <- ev.Type })
 	require.NoError(t, ca.Start(ctx))

@@ -40,27 +40,11 @@ func New(c *framework.Client, path string, opts ...Option) (*Counter, error) {
 	if err := args.Check(c, path); err != nil {
 		return nil, fmt.Errorf("%w: %w", ErrInvalid, err)
 	}
-	for _, opt := range opts {
-		if opt == nil {
-			return nil, fmt.Errorf("%w: nil Option", ErrInvalid)
-		}
-		opt(&o)
+	if err := args.Apply(&o, opts); err != nil {
+		return nil, fmt.Errorf("%w: %w", ErrInvalid, err)
 	}
-	if o.retry == nil {
-		return nil, fmt.Errorf("%w: nil retry policy", ErrInvalid)
-	}
-	if v, ok := o.retry.(interface{ Validate() error }); ok {
-		if err := v.Validate(); err != nil {
-			return nil, fmt.Errorf("%w: %w", ErrInvalid, err)
-		}
-	}
-	if o.promoted {
-		if err := args.Check(c, o.lockPath); err != nil {
-			return nil, fmt.Errorf("%w: lock path: %w", ErrInvalid, err)
-		}
-		if o.lockPath == path {
-			return nil, fmt.Errorf("%w: the lock path %s is the counter's own", ErrInvalid, path)
-		}
+	if o.promoted && o.lockPath == path {
+		return nil, fmt.Errorf("%w: PromotedToLock: the lock path %s is the counter's own", ErrInvalid, path)
 	}
 	return &Counter{client: c, path: path, node: nodewrite.New(c, path), retry: o.retry, lockPath: o.lockPath, tel: newTelemetry(c)}, nil
 }

@@ -72,3 +72,28 @@ func TestBadInput(t *testing.T) {
 		require.ErrorIs(t, err, framework.ErrClosed)
 	})
 }
+
+// Each option refuses a bad value at New, naming itself; so does a nil Option.
+func TestBadOptions(t *testing.T) {
+	c := zkrtest.Offline(t)
+	zkrtest.CheckOptions(t, ErrInvalid, func(opts ...Option) error {
+		n, err := New(c, "/n", opts...)
+		require.Nil(t, n)
+		return err
+	}, []zkrtest.BadOption[Option]{
+		{Opts: []Option{WithRetryPolicy(nil)}, Says: "WithRetryPolicy: nil retry policy"},
+		{Opts: []Option{WithRetryPolicy(framework.RetryNTimes(-1, 0))}, Says: "WithRetryPolicy: framework: invalid retry policy: RetryNTimes: n -1 < 0"},
+		{Opts: []Option{PromotedToLock("")}, Says: "PromotedToLock: lock path"},
+		{Opts: []Option{PromotedToLock("locks")}, Says: "PromotedToLock: lock path"},
+		{Opts: []Option{PromotedToLock("/locks/")}, Says: "PromotedToLock: lock path"},
+		{Opts: []Option{PromotedToLock("/")}, Says: "PromotedToLock: lock path: the path cannot be the root"},
+		// The one check that needs New's path.
+		{Opts: []Option{PromotedToLock("/n")}, Says: "PromotedToLock: the lock path /n is the counter's own"},
+		{Opts: []Option{PromotedToLock("/lock"), nil}, Says: "nil Option (option 2 of 2)"},
+	})
+	_, err := New(c, "/n", PromotedToLock("locks"))
+	require.ErrorIs(t, err, framework.ErrInvalidPath, "the path's own error, wrapped")
+	n, err := New(c, "/n", WithRetryPolicy(framework.RetryNTimes(1, 0)), PromotedToLock("/lock"))
+	require.NoError(t, err)
+	require.NotNil(t, n)
+}

@@ -21,30 +21,17 @@ type Discovery struct {
 	log  *slog.Logger
 }
 
-// Option configures a Discovery.
-type Option func(*Discovery)
-
-// WithLogger logs what a query skips (a node whose data is not an instance) and
-// what a provider leaves out. Default: the client's logger.
-func WithLogger(l *slog.Logger) Option { return func(d *Discovery) { d.log = l } }
-
 // New is the discovery of the services under basePath (Curator's default and
 // Spring Cloud Zookeeper's is "/services"). Nothing is sent to ZooKeeper.
 func New(c *framework.Client, basePath string, opts ...Option) (*Discovery, error) {
 	if err := args.Check(c, basePath); err != nil {
 		return nil, fmt.Errorf("%w: %w", ErrInvalid, err)
 	}
-	d := &Discovery{c: c, base: basePath, log: c.ForRecipes().Logger()}
-	for _, opt := range opts {
-		if opt == nil {
-			return nil, fmt.Errorf("%w: nil Option", ErrInvalid)
-		}
-		opt(d)
+	o := options{log: c.ForRecipes().Logger()}
+	if err := args.Apply(&o, opts); err != nil {
+		return nil, fmt.Errorf("%w: %w", ErrInvalid, err)
 	}
-	if d.log == nil {
-		return nil, fmt.Errorf("%w: nil logger", ErrInvalid)
-	}
-	return d, nil
+	return &Discovery{c: c, base: basePath, log: o.log}, nil
 }
 
 // Names lists the services, sorted: none when the base path does not exist. If ctx

@@ -62,8 +62,8 @@ func TestRegisterQueryUpdateClose(t *testing.T) {
 	require.ErrorIs(t, err, ErrNoInstance, "a disabled instance is not picked")
 	require.Len(t, p.Instances(), 1, "but it is known")
 
-	require.NoError(t, r.Close())
-	require.NoError(t, r.Close())
+	require.NoError(t, r.Close(context.Background()))
+	require.NoError(t, r.Close(context.Background()))
 	_, err = d.Instance(ctx, "orders", "go-1")
 	require.ErrorIs(t, err, ErrNotFound)
 	h.waitFor(t, n, Removed)
@@ -226,7 +226,7 @@ func TestPickSkips(t *testing.T) {
 	p.NoteError(Instance{Name: "s", ID: "b"})
 	_, err := p.Pick()
 	require.ErrorIs(t, err, ErrNoInstance)
-	require.NoError(t, p.Close())
+	require.NoError(t, p.Close(context.Background()))
 	_, err = p.Pick()
 	require.ErrorIs(t, err, ErrClosed)
 }
@@ -280,9 +280,9 @@ func TestBadInput(t *testing.T) {
 	require.NoError(t, err)
 	require.NoError(t, p.Start(ctx))
 	require.ErrorIs(t, p.Start(ctx), ErrStarted)
-	require.NoError(t, p.Close())
+	require.NoError(t, p.Close(context.Background()))
 	require.ErrorIs(t, p.Start(ctx), ErrClosed)
-	require.False(t, errors.Is(p.Close(), ErrClosed), "Close is idempotent")
+	require.False(t, errors.Is(p.Close(context.Background()), ErrClosed), "Close is idempotent")
 }
 
 // Start returns with the instances registered before it already known: no wait
@@ -295,7 +295,7 @@ func TestStartLoadsFirst(t *testing.T) {
 	}
 	p, err := d.NewProvider("s")
 	require.NoError(t, err)
-	defer p.Close()
+	defer p.Close(context.Background())
 	require.NoError(t, p.Start(testCtx(t)))
 	require.Equal(t, []string{"a", "b", "c"}, ids(p.Instances()))
 	in, err := p.Pick()

@@ -1,6 +1,10 @@
 package discovery
 
-import "errors"
+import (
+	"errors"
+
+	"github.com/zkrecipes/zkrecipes/recipes/internal/lifecycle"
+)
 
 var (
 	// ErrInvalid is wrapped by the errors for bad arguments: nothing was written.
@@ -17,8 +21,6 @@ var (
 	// ErrBadInstance is wrapped by the error for a node whose data is not a service
 	// instance's JSON.
 	ErrBadInstance = errors.New("discovery: node data is not a service instance")
-	// ErrClosed is returned after Close.
-	ErrClosed = errors.New("discovery: closed")
-	// ErrStarted is returned by a second Start.
-	ErrStarted = errors.New("discovery: already started")
+	// ErrStarted is returned by a second Start, ErrClosed after Close.
+	ErrStarted, ErrClosed = lifecycle.Errors("discovery")
 )

@@ -46,7 +46,7 @@ func ExampleDiscovery() {
 			fmt.Println(err)
 			return
 		}
-		defer r.Close()
+		defer r.Close(context.Background())
 	}
 	names, _ := d.Names(ctx)
 	fmt.Println(names)
@@ -86,7 +86,7 @@ func ExampleRegistration() {
 	}
 	got, _ := d.Instance(ctx, "orders", "go-1")
 	fmt.Println(got.ID, "disabled:", got.Disabled, "payload:", string(got.Payload))
-	_ = r.Close()
+	_ = r.Close(context.Background())
 	_, err = d.Instance(ctx, "orders", "go-1")
 	fmt.Println(err != nil)
 	// Output:
@@ -105,7 +105,7 @@ func ExampleProvider() {
 	d, _ := discovery.New(client, "/services")
 	for _, id := range []string{"a", "b"} {
 		r, _ := d.Register(ctx, discovery.Instance{Name: "orders", ID: id, Address: id + ".internal", Port: 8080})
-		defer r.Close()
+		defer r.Close(context.Background())
 	}
 
 	p, err := d.NewProvider("orders") // RoundRobin by default
@@ -113,7 +113,7 @@ func ExampleProvider() {
 		fmt.Println(err)
 		return
 	}
-	defer p.Close()
+	defer p.Close(context.Background())
 	if err := p.Start(ctx); err != nil {
 		fmt.Println(err)
 		return
@@ -142,7 +142,7 @@ func ExampleProvider_Listen() {
 	defer done()
 	d, _ := discovery.New(client, "/services")
 	p, _ := d.NewProvider("orders")
-	defer p.Close()
+	defer p.Close(context.Background())
 	events := make(chan discovery.Event, 10)
 	p.Listen(func(e discovery.Event) { events <- e })
 	if err := p.Start(ctx); err != nil {
@@ -170,7 +170,7 @@ func ExampleProvider_Listen() {
 	in.Port = 9090
 	_ = r.Update(ctx, in)
 	show()
-	_ = r.Close()
+	_ = r.Close(context.Background())
 	show()
 	// Output:
 	// Added go-1 8080

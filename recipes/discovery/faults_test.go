@@ -65,7 +65,7 @@ func TestProviderSessionExpiry(t *testing.T) {
 	go func() { expired <- proxy.ExpireSession(ctx, c.NegotiatedSessionTimeout()) }()
 	h.waitFor(t, n, Suspended)
 	require.NoError(t, a.Update(ctx, Instance{Name: "s", ID: "a", Address: "v2"}))
-	require.NoError(t, b.Close())
+	require.NoError(t, b.Close(context.Background()))
 	register(t, writer, Instance{Name: "s", ID: "c"})
 	require.NoError(t, <-expired)
 	lost := h.waitFor(t, n, Lost)

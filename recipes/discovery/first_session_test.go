@@ -69,7 +69,7 @@ func TestRegisterBeforeAFirstSession(t *testing.T) {
 	err := returns(t, c, "Register", func() error {
 		r, err := d.Register(context.Background(), in)
 		if err == nil {
-			_ = r.Close()
+			_ = r.Close(context.Background())
 		}
 		return err
 	})
@@ -90,7 +90,7 @@ func TestProviderStartBeforeAFirstSession(t *testing.T) {
 	d := newDiscovery(t, c)
 	p, err := d.NewProvider("orders")
 	require.NoError(t, err)
-	t.Cleanup(func() { _ = p.Close() })
+	t.Cleanup(func() { _ = p.Close(context.Background()) })
 	err = returns(t, c, "Start", func() error { return p.Start(context.Background()) })
 	gaveUp(t, err, "discovery: provider of /services/orders: ")
 

@@ -1,6 +1,7 @@
 package discovery
 
 import (
+	"context"
 	"encoding/json"
 	"strings"
 	"testing"
@@ -89,7 +90,7 @@ func TestGoRegistersCuratorReads(t *testing.T) {
 		URISpec: "{scheme}://{address}:{port}/{name}"}
 	r, err := d.Register(ctx, in)
 	require.NoError(t, err)
-	defer r.Close()
+	defer r.Close(context.Background())
 	in = r.Instance()
 
 	peer.Send(t, "query orders go-1")
@@ -117,7 +118,7 @@ func TestGoRegistersCuratorReads(t *testing.T) {
 		peer.Send(t, "pick orders")
 		return peer.Expect(t, "PICKED ") == "PICKED null"
 	}, wait, 50*time.Millisecond, "Curator's ServiceProvider skips the disabled instance")
-	require.NoError(t, r.Close())
+	require.NoError(t, r.Close(context.Background()))
 	cacheShows(t, peer, func(all []javaFields) bool { return len(all) == 0 })
 }
 

@@ -1,6 +1,7 @@
 package discovery
 
 import (
+	"context"
 	"fmt"
 	"slices"
 	"sync"
@@ -35,7 +36,7 @@ func register(t *testing.T, d *Discovery, in Instance) *Registration {
 	t.Helper()
 	r, err := d.Register(testCtx(t), in)
 	require.NoError(t, err)
-	t.Cleanup(func() { _ = r.Close() })
+	t.Cleanup(func() { _ = r.Close(context.Background()) })
 	return r
 }
 
@@ -72,7 +73,7 @@ func follow(t *testing.T, d *Discovery, name string, opts ...ProviderOption) (*P
 	})
 	require.NoError(t, p.Start(testCtx(t)))
 	t.Cleanup(func() {
-		_ = p.Close()
+		_ = p.Close(context.Background())
 		h.mu.Lock()
 		defer h.mu.Unlock()
 		require.Empty(t, h.twice, "an id was known twice at once")

@@ -3,10 +3,32 @@ package discovery
 import (
 	"errors"
 	"fmt"
+	"log/slog"
 	"time"
 )
 
-// ProviderOption configures a Provider.
+// Option configures a Discovery. An option given a value it cannot take makes New
+// return an error wrapping ErrInvalid that names the option.
+type Option func(*options) error
+
+type options struct {
+	log *slog.Logger
+}
+
+// WithLogger logs what a query skips (a node whose data is not an instance) and
+// what a provider leaves out. Default: the client's logger. A nil l is refused.
+func WithLogger(l *slog.Logger) Option {
+	return func(o *options) error {
+		if l == nil {
+			return errors.New("WithLogger: nil logger")
+		}
+		o.log = l
+		return nil
+	}
+}
+
+// ProviderOption configures a Provider. An option given a value it cannot take
+// makes NewProvider return an error wrapping ErrInvalid that names the option.
 type ProviderOption func(*providerOptions) error
 
 type providerOptions struct {
@@ -40,11 +62,12 @@ func withStrategy(s func() strategy) ProviderOption {
 
 // WithFilter makes Pick skip the instances keep returns false for (Curator's
 // InstanceFilter). It runs on Pick's goroutine, once per instance per Pick: it must
-// be quick and must not call the Provider. Default: no filter.
+// be quick and must not call the Provider. Default: no filter. A nil keep is
+// refused.
 func WithFilter(keep func(Instance) bool) ProviderOption {
 	return func(o *providerOptions) error {
 		if keep == nil {
-			return errors.New("nil filter")
+			return errors.New("WithFilter: nil filter")
 		}
 		o.filter = keep
 		return nil
@@ -53,11 +76,12 @@ func WithFilter(keep func(Instance) bool) ProviderOption {
 
 // DownAfter makes Pick skip an instance once NoteError has been called for it
 // errors times within forget of the first, until forget has passed since that
-// first error (Curator's DownInstancePolicy). Default: 2 errors, 30 seconds.
+// first error (Curator's DownInstancePolicy). Default: 2 errors, 30 seconds. Both
+// must be positive.
 func DownAfter(errors int, forget time.Duration) ProviderOption {
 	return func(o *providerOptions) error {
 		if errors < 1 || forget <= 0 {
-			return fmt.Errorf("DownAfter(%d, %v): errors and forget must be positive", errors, forget)
+			return fmt.Errorf("DownAfter: errors (%d) and forget (%v) must be positive", errors, forget)
 		}
 		o.errors, o.forget = errors, forget
 		return nil

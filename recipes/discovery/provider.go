@@ -14,6 +14,7 @@ import (
 	"github.com/zkrecipes/zkrecipes/internal/notify"
 	"github.com/zkrecipes/zkrecipes/recipes/cache"
 	"github.com/zkrecipes/zkrecipes/recipes/internal/args"
+	"github.com/zkrecipes/zkrecipes/recipes/internal/lifecycle"
 )
 
 // Provider follows one service's instances (Curator's ServiceProvider over its
@@ -32,17 +33,9 @@ type Provider struct {
 	// sorted is nodes' instances sorted by id, made again on demand after a change
 	// (nil), so that a provider loading a large service sorts once, not per node.
 	sorted []*Instance
-	phase  phase
-	mute   chan struct{} // closed to stop delivering events
+	state  lifecycle.Lifecycle // moved under mu, with mute
+	mute   chan struct{}       // closed to stop delivering events
 }
-
-type phase int
-
-const (
-	latent phase = iota
-	started
-	closed
-)
 
 // NewProvider makes a provider of the named service. Nothing is sent to ZooKeeper
 // until Start.
@@ -51,13 +44,8 @@ func (d *Discovery) NewProvider(name string, opts ...ProviderOption) (*Provider,
 		return nil, fmt.Errorf("%w: name: %w", ErrInvalid, err)
 	}
 	o := defaultProviderOptions()
-	for _, opt := range opts {
-		if opt == nil {
-			return nil, fmt.Errorf("%w: nil ProviderOption", ErrInvalid)
-		}
-		if err := opt(&o); err != nil {
-			return nil, fmt.Errorf("%w: %w", ErrInvalid, err)
-		}
+	if err := args.Apply(&o, opts); err != nil {
+		return nil, fmt.Errorf("%w: %w", ErrInvalid, err)
 	}
 	dir := d.servicePath(name)
 	c, err := cache.New(d.c, dir, cache.Depth(1))
@@ -89,15 +77,10 @@ func (d *Discovery) NewProvider(name string, opts ...ProviderOption) (*Provider,
 // told, nothing goes on in the background, and Start may be called again.
 func (p *Provider) Start(ctx context.Context) error {
 	p.mu.Lock()
-	switch p.phase {
-	case closed:
+	if err := p.state.Start(ErrStarted, ErrClosed); err != nil {
 		p.mu.Unlock()
-		return ErrClosed
-	case started:
-		p.mu.Unlock()
-		return ErrStarted
+		return err
 	}
-	p.phase = started
 	p.mute = make(chan struct{})
 	go p.events.Run(p.mute)
 	p.mu.Unlock()
@@ -118,10 +101,9 @@ func (p *Provider) Start(ctx context.Context) error {
 func (p *Provider) unstart() {
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	if p.phase != started {
+	if !p.state.Unstart() {
 		return
 	}
-	p.phase = latent
 	close(p.mute)
 	p.mute = nil
 }
@@ -133,9 +115,9 @@ func (p *Provider) unstart() {
 // it.
 func (p *Provider) Pick() (Instance, error) {
 	p.mu.Lock()
-	all, ph := p.sortedLocked(), p.phase
+	all, st := p.sortedLocked(), p.state.State()
 	p.mu.Unlock()
-	if ph == closed {
+	if st == lifecycle.Closed {
 		return Instance{}, ErrClosed
 	}
 	usable := p.usable(all)
@@ -191,18 +173,18 @@ func (p *Provider) Listen(fn func(Event)) (stop func()) { return p.events.Listen
 
 // Close stops following the service: once it has begun, no event is delivered but
 // one already under way (Close does not wait for a listener).
-// Instances still answers from the last list. Close is idempotent, and may be
-// called from a listener.
-func (p *Provider) Close() error {
+// Instances still answers from the last list. ctx bounds the wait for the reads under
+// way (see cache.Cache.Close). A second Close returns nil; Close may be called from a
+// listener.
+func (p *Provider) Close(ctx context.Context) error {
 	p.mu.Lock()
-	if p.phase == closed {
+	if p.state.Close() == lifecycle.Closed {
 		p.mu.Unlock()
 		return nil
 	}
-	p.phase = closed
 	mute := p.mute
 	p.mu.Unlock()
-	err := p.cache.Close()
+	err := p.cache.Close(ctx)
 	if mute != nil {
 		close(mute) // without waiting for a delivery: Close may be called by a listener
 	}

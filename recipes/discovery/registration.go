@@ -7,7 +7,7 @@ import (
 	"sync"
 	"time"
 
-	"github.com/zkrecipes/zkrecipes/recipes/internal/attempt"
+	"github.com/zkrecipes/zkrecipes/recipes/internal/lifecycle"
 	"github.com/zkrecipes/zkrecipes/recipes/nodes"
 )
 
@@ -17,9 +17,9 @@ type Registration struct {
 	node    *nodes.PersistentNode
 	writing sync.Mutex // one Update at a time, so the last to set in is the last written
 
-	mu     sync.Mutex
-	in     Instance
-	closed bool
+	mu    sync.Mutex
+	in    Instance
+	state lifecycle.Lifecycle // Closed by Close
 }
 
 // Register writes the instance at basePath/<name>/<id> (a Registered left zero is
@@ -94,7 +94,7 @@ func (r *Registration) Update(ctx context.Context, in Instance) error {
 	r.writing.Lock()
 	defer r.writing.Unlock()
 	r.mu.Lock()
-	old, closed := r.in, r.closed
+	old, closed := r.in, r.state.State() == lifecycle.Closed
 	r.mu.Unlock()
 	switch {
 	case closed:
@@ -120,20 +120,14 @@ func (r *Registration) Update(ctx context.Context, in Instance) error {
 	return nil
 }
 
-// Close unregisters the instance: it stops keeping the node and deletes it, waiting
-// for the delete at most a few seconds; without a connection the delete goes on in
-// the background while the node may exist (an error wrapping
-// framework.ErrDeleteInBackground says so). A second Close returns nil.
-func (r *Registration) Close() error {
-	r.mu.Lock()
-	if r.closed {
-		r.mu.Unlock()
+// Close unregisters the instance: it stops keeping the node and deletes it. Without a
+// connection, or once ctx ends, the delete goes on in the background while the node
+// may exist (an error wrapping framework.ErrDeleteInBackground says so). A second
+// Close returns nil.
+func (r *Registration) Close(ctx context.Context) error {
+	if r.state.Close() == lifecycle.Closed {
 		return nil
 	}
-	r.closed = true
-	r.mu.Unlock()
-	ctx, cancel := attempt.CleanupContext(context.Background())
-	defer cancel()
 	if err := r.node.Close(ctx); err != nil {
 		return fmt.Errorf("discovery: unregister %s: %w", r.node.Path(), err)
 	}

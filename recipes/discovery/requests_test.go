@@ -1,6 +1,7 @@
 package discovery
 
 import (
+	"context"
 	"testing"
 
 	"github.com/stretchr/testify/require"
@@ -34,7 +35,7 @@ func TestRequestsPerRegistration(t *testing.T) {
 	const create, del, exists, getData, getChildren2 = 1, 2, 3, 4, 12
 	require.Equal(t, map[int32]int{create: 1, exists: 1}, rd.Requests(), "the registrar's, to register")
 	require.Equal(t, map[int32]int{getChildren2: 1, getData: 1}, pd.Requests(), "the provider's, to see it")
-	require.NoError(t, r.Close())
+	require.NoError(t, r.Close(context.Background()))
 	sees(t, p, "first")
 	h.waitFor(t, n, Removed)
 	require.Equal(t, map[int32]int{exists: 1, del: 1}, rd.Requests(), "the registrar's, to unregister")

@@ -44,8 +44,10 @@ type Participant struct {
 	FencingToken int64
 }
 
-// Option configures a Latch or a Selector.
-type Option func(*options)
+// Option configures a Latch or a Selector. An option given a value it cannot take
+// makes NewLatch or NewSelector return an error wrapping ErrInvalid that names the
+// option.
+type Option func(*options) error
 
 type options struct {
 	id            string
@@ -53,16 +55,35 @@ type options struct {
 	notifyOnClose bool
 }
 
-// WithID sets the participant id stored as the node's data. Default "host:pid".
-func WithID(id string) Option { return func(o *options) { o.id = id } }
+// WithID sets the participant id stored as the node's data. Default "host:pid". An
+// empty id is refused.
+func WithID(id string) Option {
+	return func(o *options) error {
+		if err := args.CheckID(id); err != nil {
+			return err
+		}
+		o.id = id
+		return nil
+	}
+}
 
 // AutoRequeue makes a Selector enter the election again after each term. Default off:
 // one term per Start or Requeue.
-func AutoRequeue() Option { return func(o *options) { o.autoRequeue = true } }
+func AutoRequeue() Option {
+	return func(o *options) error {
+		o.autoRequeue = true
+		return nil
+	}
+}
 
 // NotifyOnClose makes a Latch's listeners hear false when Close ends its leadership.
 // Default off: Close is silent, as Curator's default CloseMode.
-func NotifyOnClose() Option { return func(o *options) { o.notifyOnClose = true } }
+func NotifyOnClose() Option {
+	return func(o *options) error {
+		o.notifyOnClose = true
+		return nil
+	}
+}
 
 func participants(ps []lockqueue.Participant) []Participant {
 	out := make([]Participant, len(ps))
@@ -86,11 +107,8 @@ func newOptions(c *framework.Client, path string, opts []Option) (options, error
 	if err := args.Check(c, path); err != nil {
 		return o, fmt.Errorf("%w: %w", ErrInvalid, err)
 	}
-	for _, opt := range opts {
-		if opt == nil {
-			return o, fmt.Errorf("%w: nil Option", ErrInvalid)
-		}
-		opt(&o)
+	if err := args.Apply(&o, opts); err != nil {
+		return o, fmt.Errorf("%w: %w", ErrInvalid, err)
 	}
 	return o, nil
 }

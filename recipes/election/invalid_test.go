@@ -48,7 +48,7 @@ func TestBadInput(t *testing.T) {
 		require.NoError(t, l.Start(ctx))
 		require.ErrorIs(t, l.Start(ctx), ErrStarted)
 		require.NoError(t, l.Close(ctx))
-		require.ErrorIs(t, l.Close(ctx), ErrClosed, "a second Close")
+		require.NoError(t, l.Close(ctx), "a second Close")
 		require.ErrorIs(t, l.Start(ctx), ErrClosed)
 		require.ErrorIs(t, l.Await(context.Background()), ErrClosed)
 		require.False(t, l.IsLeader())
@@ -72,7 +72,7 @@ func TestBadInput(t *testing.T) {
 		require.ErrorIs(t, s.Start(ctx), ErrStarted)
 		require.NoError(t, s.Requeue(), "a requeue while queued is the same term")
 		require.NoError(t, s.Close(ctx))
-		require.ErrorIs(t, s.Close(ctx), ErrClosed, "a second Close")
+		require.NoError(t, s.Close(ctx), "a second Close")
 		require.ErrorIs(t, s.Start(ctx), ErrClosed)
 		require.ErrorIs(t, s.Requeue(), ErrClosed)
 		require.False(t, s.IsLeader())
@@ -107,4 +107,29 @@ func TestBadInput(t *testing.T) {
 		require.ErrorIs(t, err, framework.ErrClosed)
 		require.NoError(t, s.Close(context.Background()))
 	})
+}
+
+// Each option refuses a bad value at NewLatch and NewSelector, naming itself; so
+// does a nil Option.
+func TestBadOptions(t *testing.T) {
+	c := zkrtest.Offline(t)
+	lead := func(ctx context.Context, _ Term) error { <-ctx.Done(); return nil }
+	bad := []zkrtest.BadOption[Option]{
+		{Opts: []Option{WithID("")}, Says: "WithID: empty id"},
+		{Opts: []Option{AutoRequeue(), NotifyOnClose(), nil}, Says: "nil Option (option 3 of 3)"},
+	}
+	zkrtest.CheckOptions(t, ErrInvalid, func(opts ...Option) error {
+		l, err := NewLatch(c, "/e", opts...)
+		require.Nil(t, l)
+		return err
+	}, bad)
+	zkrtest.CheckOptions(t, ErrInvalid, func(opts ...Option) error {
+		s, err := NewSelector(c, "/e", lead, opts...)
+		require.Nil(t, s)
+		return err
+	}, bad)
+	_, err := NewLatch(c, "/e", WithID("x"), NotifyOnClose())
+	require.NoError(t, err)
+	_, err = NewSelector(c, "/e", lead, WithID("x"), AutoRequeue())
+	require.NoError(t, err)
 }

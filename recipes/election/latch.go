@@ -305,13 +305,13 @@ func (l *Latch) FencingToken() int64 {
 // the election, never for a listener, so a listener may call it. Listeners hear the
 // changes made before Close, and the end of leadership Close makes only with
 // NotifyOnClose; a listener running when Close returns hears those after it returns,
-// and nothing else follows them. A second Close returns ErrClosed.
+// and nothing else follows them. A second Close returns nil.
 func (l *Latch) Close(ctx context.Context) error {
 	l.mu.Lock()
 	was := l.state.Close()
 	if was == lifecycle.Closed {
 		l.mu.Unlock()
-		return ErrClosed
+		return nil
 	}
 	started, stop, done, hold := was == lifecycle.Started, l.stop, l.done, l.hold
 	close(l.changed)

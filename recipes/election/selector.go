@@ -280,12 +280,12 @@ func (s *Selector) Participants(ctx context.Context) ([]Participant, error) {
 
 // Close leaves the election: a waiting term stops, a running lead's ctx is
 // cancelled with ErrClosed as its cause, and Close waits for lead to return and our
-// node to go, or for ctx to end. A second Close returns ErrClosed.
+// node to go, or for ctx to end. A second Close returns nil.
 func (s *Selector) Close(ctx context.Context) error {
 	s.mu.Lock()
 	if s.state.Close() == lifecycle.Closed {
 		s.mu.Unlock()
-		return ErrClosed
+		return nil
 	}
 	s.mu.Unlock()
 	s.stop(fmt.Errorf("%w: %s", ErrClosed, s.path))

@@ -26,3 +26,19 @@ func TestBadInput(t *testing.T) {
 		require.ErrorContains(t, err, "id")
 	}
 }
+
+// A nil Option is refused at New, naming its type (FixedPayload, the one option,
+// takes no value).
+func TestBadOptions(t *testing.T) {
+	c := zkrtest.Offline(t)
+	zkrtest.CheckOptions(t, ErrInvalid, func(opts ...Option) error {
+		m, err := New(c, "/g", "id", nil, opts...)
+		require.Nil(t, m)
+		return err
+	}, []zkrtest.BadOption[Option]{
+		{Opts: []Option{FixedPayload(), nil}, Says: "nil Option (option 2 of 2)"},
+	})
+	m, err := New(c, "/g", "id", nil, FixedPayload())
+	require.NoError(t, err)
+	require.NotNil(t, m)
+}

@@ -30,7 +30,7 @@ var (
 )
 
 // Option configures a Member.
-type Option func(*options)
+type Option func(*options) error
 
 type options struct{ fixed bool }
 
@@ -44,7 +44,12 @@ type options struct{ fixed bool }
 // follows read-only nodes without a data watch. Other members, Curator's included,
 // need only READ on the node, and go on as before. Default off: the payload may
 // change.
-func FixedPayload() Option { return func(o *options) { o.fixed = true } }
+func FixedPayload() Option {
+	return func(o *options) error {
+		o.fixed = true
+		return nil
+	}
+}
 
 // Member is this process's membership of the group at a path, and its view of the
 // others.
@@ -74,11 +79,8 @@ func New(c *framework.Client, path, id string, payload []byte, opts ...Option) (
 		return nil, fmt.Errorf("%w: id: %w", ErrInvalid, err)
 	}
 	var o options
-	for _, opt := range opts {
-		if opt == nil {
-			return nil, fmt.Errorf("%w: nil Option", ErrInvalid)
-		}
-		opt(&o)
+	if err := args.Apply(&o, opts); err != nil {
+		return nil, fmt.Errorf("%w: %w", ErrInvalid, err)
 	}
 	nodeOpts, cacheOpts := []nodes.Option{nodes.Ephemeral()}, []cache.Option{cache.Depth(1)}
 	if o.fixed {
@@ -202,13 +204,13 @@ func (m *Member) SetPayload(ctx context.Context, payload []byte) error {
 func (m *Member) ID() string { return m.id }
 
 // Close leaves the group: our node is deleted (in the background if the
-// connection is down) and the list stops following it. A second Close does nothing.
+// connection is down) and the list stops following it. A second Close returns nil.
 func (m *Member) Close(ctx context.Context) error {
 	if m.state.Close() == lifecycle.Closed {
 		return nil
 	}
 	m.stop(ErrClosed)
-	err := m.members.Close()
+	err := m.members.Close(ctx)
 	m.tel.close()
 	if err2 := m.node.Close(ctx); err2 != nil && !errors.Is(err2, nodes.ErrClosed) {
 		err = errors.Join(err, err2)

@@ -101,3 +101,21 @@ func TestBadInput(t *testing.T) {
 		require.ErrorIs(t, m.Release(context.Background()), ErrNotHeld)
 	})
 }
+
+// NewMutexes refuses what mutex.New refuses of its options: the error wraps both
+// packages' ErrInvalid and names the option.
+func TestBadOptions(t *testing.T) {
+	c := zkrtest.Offline(t)
+	zkrtest.CheckOptions(t, ErrInvalid, func(opts ...mutex.Option) error {
+		m, err := NewMutexes(c, []string{"/a", "/b"}, opts...)
+		require.Nil(t, m)
+		if err != nil {
+			require.ErrorIs(t, err, mutex.ErrInvalid)
+		}
+		return err
+	}, []zkrtest.BadOption[mutex.Option]{
+		{Opts: []mutex.Option{mutex.WithID("")}, Says: "WithID: empty id"},
+		{Opts: []mutex.Option{mutex.WithRevocationListener(nil)}, Says: "WithRevocationListener: nil listener"},
+		{Opts: []mutex.Option{mutex.WithID("x"), nil}, Says: "nil Option (option 2 of 2)"},
+	})
+}

@@ -104,3 +104,20 @@ func TestBadInput(t *testing.T) {
 		require.ErrorIs(t, Revoke(context.Background(), closed, node), framework.ErrClosed)
 	})
 }
+
+// Each option refuses a bad value at New, naming itself; so does a nil Option.
+func TestBadOptions(t *testing.T) {
+	c := zkrtest.Offline(t)
+	zkrtest.CheckOptions(t, ErrInvalid, func(opts ...Option) error {
+		m, err := New(c, "/l", opts...)
+		require.Nil(t, m)
+		return err
+	}, []zkrtest.BadOption[Option]{
+		{Opts: []Option{WithID("")}, Says: "WithID: empty id"},
+		{Opts: []Option{WithRevocationListener(nil)}, Says: "WithRevocationListener: nil listener"},
+		{Opts: []Option{WithID("x"), nil}, Says: "nil Option (option 2 of 2)"},
+	})
+	m, err := New(c, "/l", WithID("x"), WithRevocationListener(func() {}))
+	require.NoError(t, err)
+	require.NotNil(t, m)
+}

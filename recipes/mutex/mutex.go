@@ -30,8 +30,9 @@ const LockName = "lock-"
 // Participant is one node of the queue, in order.
 type Participant = lockqueue.Participant
 
-// Option configures a Mutex.
-type Option func(*options)
+// Option configures a Mutex. An option given a value it cannot take makes New return
+// an error wrapping ErrInvalid that names the option.
+type Option func(*options) error
 
 type options struct {
 	id       string
@@ -39,15 +40,31 @@ type options struct {
 }
 
 // WithID sets the participant id stored as the node's data, shown by Participants
-// and `zkr inspect`. Default "host:pid".
-func WithID(id string) Option { return func(o *options) { o.id = id } }
+// and `zkr inspect`. Default "host:pid". An empty id is refused.
+func WithID(id string) Option {
+	return func(o *options) error {
+		if err := args.CheckID(id); err != nil {
+			return err
+		}
+		o.id = id
+		return nil
+	}
+}
 
 // WithRevocationListener calls fn, on a goroutine of its own, when another client
 // asks the holder to release (Revoke). What to do is up to fn, typically to finish
 // the work at hand and Release. Reading the request costs one more request per
 // acquisition (every holder already watches its node, for its deletion). Default
-// none.
-func WithRevocationListener(fn func()) Option { return func(o *options) { o.onRevoke = fn } }
+// none: a revocation request is not read. A nil fn is refused.
+func WithRevocationListener(fn func()) Option {
+	return func(o *options) error {
+		if fn == nil {
+			return errors.New("WithRevocationListener: nil listener")
+		}
+		o.onRevoke = fn
+		return nil
+	}
+}
 
 // Mutex is one participant in the lock at a path.
 type Mutex struct {
@@ -62,11 +79,8 @@ func New(c *framework.Client, path string, opts ...Option) (*Mutex, error) {
 	if err := args.Check(c, path); err != nil {
 		return nil, fmt.Errorf("%w: %w", ErrInvalid, err)
 	}
-	for _, opt := range opts {
-		if opt == nil {
-			return nil, fmt.Errorf("%w: nil Option", ErrInvalid)
-		}
-		opt(&o)
+	if err := args.Apply(&o, opts); err != nil {
+		return nil, fmt.Errorf("%w: %w", ErrInvalid, err)
 	}
 	q := lockqueue.New(c, path, LockName, lockqueue.Exclusive, lockqueue.Observed(lockqueue.Observe(c, "mutex")))
 	id := []byte(o.id)

@@ -50,7 +50,7 @@ func TestBadInput(t *testing.T) {
 		require.ErrorIs(t, p.Start(ctx), ErrStarted)
 		nodeIs(t, c, "/turns/node", "before start", c.SessionID)
 		require.NoError(t, p.Close(ctx))
-		require.ErrorIs(t, p.Close(ctx), ErrClosed)
+		require.NoError(t, p.Close(ctx), "a second Close")
 		gone(t, c, "/turns/node")
 
 		unstarted := newNode(t, c, "/turns/unstarted", nil)
@@ -81,4 +81,30 @@ func TestBadInput(t *testing.T) {
 		require.ErrorIs(t, p.Start(context.Background()), framework.ErrClosed)
 		require.NoError(t, p.Close(context.Background()))
 	})
+}
+
+// Each option refuses a bad value at New, naming itself; so does a nil Option.
+// Options that contradict each other are refused too, naming both.
+func TestBadOptions(t *testing.T) {
+	c := zkrtest.Offline(t)
+	zkrtest.CheckOptions(t, ErrInvalid, func(opts ...Option) error {
+		p, err := New(c, "/n", nil, opts...)
+		require.Nil(t, p)
+		return err
+	}, []zkrtest.BadOption[Option]{
+		{Opts: []Option{TTL(0)}, Says: "TTL 0s is not between 1ms and"},
+		{Opts: []Option{TTL(-time.Second)}, Says: "TTL -1s is not between 1ms and"},
+		{Opts: []Option{TTL(time.Millisecond - 1)}, Says: "TTL 999.999µs is not between 1ms and"},
+		{Opts: []Option{TTL(maxTTL + time.Millisecond)}, Says: "TTL 305419h53m47.776s is not between"},
+		// Refused at the option, before the contradiction with Ephemeral.
+		{Opts: []Option{Ephemeral(), TTL(0)}, Says: "TTL 0s"},
+		{Opts: []Option{Persistent(), Protected(), Sequential(), ReadOnly(), nil}, Says: "nil Option (option 5 of 5)"},
+		{Opts: []Option{Ephemeral(), Persistent()}, Says: "Ephemeral with Persistent"},
+		{Opts: []Option{Sequential()}, Says: "Sequential needs Protected"},
+	})
+	for _, ttl := range []time.Duration{time.Millisecond, maxTTL} {
+		p, err := New(c, "/n", nil, TTL(ttl))
+		require.NoError(t, err, ttl)
+		require.NotNil(t, p)
+	}
 }

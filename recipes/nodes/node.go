@@ -201,12 +201,12 @@ func (p *PersistentNode) Listen(fn func(Event)) (stop func()) { return p.events.
 // session ended, or another client's node took the path). When the delete cannot be
 // done now (no connection, or ctx ends), it goes on in the background while the
 // node's session may still be alive, and Close returns an error wrapping
-// framework.ErrDeleteInBackground. A second Close returns ErrClosed.
+// framework.ErrDeleteInBackground. A second Close returns nil.
 func (p *PersistentNode) Close(ctx context.Context) error {
 	p.mu.Lock()
 	if p.state.Close() == lifecycle.Closed {
 		p.mu.Unlock()
-		return ErrClosed
+		return nil
 	}
 	stop, done, mute := p.stop, p.done, p.mute
 	p.mute = nil

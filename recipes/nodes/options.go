@@ -28,8 +28,10 @@ var (
 // maxTTL is ZooKeeper's largest TTL: 40 bits of milliseconds.
 const maxTTL = (1<<40 - 1) * time.Millisecond
 
-// Option sets the kind of node a PersistentNode keeps.
-type Option func(*options)
+// Option sets the kind of node a PersistentNode keeps. An option given a value it
+// cannot take, or options that contradict each other, make New return an error
+// wrapping ErrInvalid that names the options.
+type Option func(*options) error
 
 type options struct {
 	ephemeral, persistent, sequential, protected bool
@@ -40,29 +42,56 @@ type options struct {
 
 // Ephemeral keeps an ephemeral node: it goes with the session that made it, and the
 // PersistentNode makes it again in the next session. This is the default.
-func Ephemeral() Option { return func(o *options) { o.ephemeral = true } }
+func Ephemeral() Option {
+	return func(o *options) error {
+		o.ephemeral = true
+		return nil
+	}
+}
 
 // Persistent keeps a persistent node, which outlives sessions (Close still deletes
 // it). Default: Ephemeral.
-func Persistent() Option { return func(o *options) { o.persistent = true } }
+func Persistent() Option {
+	return func(o *options) error {
+		o.persistent = true
+		return nil
+	}
+}
 
 // Sequential appends the server's ten-digit sequence number to the name at the first
 // create; later re-creates keep that name, as Curator's do. It needs Protected: a
 // sequential create whose reply is lost with the connection cannot be found again
 // otherwise, and would leave a second node. Default off.
-func Sequential() Option { return func(o *options) { o.sequential = true } }
+func Sequential() Option {
+	return func(o *options) error {
+		o.sequential = true
+		return nil
+	}
+}
 
 // Protected names the node _c_<uuid>-<name> (Curator's protected mode), so that a
 // first create whose reply was lost is found again by its uuid. Default off.
-func Protected() Option { return func(o *options) { o.protected = true } }
+func Protected() Option {
+	return func(o *options) error {
+		o.protected = true
+		return nil
+	}
+}
 
 // TTL keeps a persistent node with a time to live: the server deletes it once it
 // has had no children and no change for d, and the PersistentNode makes it again,
 // as it would after any deletion. The server must allow TTL nodes
 // (zookeeper.extendedTypesEnabled=true); Start fails with an error wrapping
-// framework.ErrTTLDisabled where it does not. Default: no TTL.
+// framework.ErrTTLDisabled where it does not. d must be from 1ms to ZooKeeper's
+// largest TTL, 2^40-1 ms (about 35 years). Default: no TTL.
 func TTL(d time.Duration) Option {
-	return func(o *options) { o.ttl, o.ttlSet = d, true }
+	return func(o *options) error {
+		if d < time.Millisecond || d > maxTTL {
+			return fmt.Errorf("TTL %v is not between 1ms and %v", d, maxTTL)
+		}
+		o.ttl, o.ttlSet = d, true
+		return nil
+	}
 }
 
 // ReadOnly makes the node, at every create, with the client's ACL for its path cut
@@ -70,25 +99,26 @@ func TTL(d time.Duration) Option {
 // or its ACL for the node's whole life, so that readers may trust its data not to
 // change, while its owner can still delete it (the parent's ACL decides that).
 // SetData is refused with an error wrapping ErrReadOnly. Default off.
-func ReadOnly() Option { return func(o *options) { o.readOnly = true } }
+func ReadOnly() Option {
+	return func(o *options) error {
+		o.readOnly = true
+		return nil
+	}
+}
 
 func newOptions(c *framework.Client, path string, opts []Option) (options, error) {
 	var o options
 	if err := args.Check(c, path); err != nil {
 		return o, fmt.Errorf("%w: %w", ErrInvalid, err)
 	}
-	for _, opt := range opts {
-		if opt == nil {
-			return o, fmt.Errorf("%w: nil Option", ErrInvalid)
-		}
-		opt(&o)
+	if err := args.Apply(&o, opts); err != nil {
+		return o, fmt.Errorf("%w: %w", ErrInvalid, err)
 	}
+	// What no option can see alone: options that contradict each other.
 	var problem string
 	switch {
 	case o.ephemeral && (o.persistent || o.ttlSet):
 		problem = "Ephemeral with Persistent or TTL: a node is one or the other"
-	case o.ttlSet && (o.ttl < time.Millisecond || o.ttl > maxTTL):
-		problem = fmt.Sprintf("TTL %v is not between 1ms and %v", o.ttl, maxTTL)
 	case o.sequential && !o.protected:
 		problem = "Sequential needs Protected: a sequential create whose reply is lost cannot be found again, and would leave a second node"
 	}

@@ -144,7 +144,7 @@ func TestRead(t *testing.T) {
 	require.NoError(t, l.Await(ctx))
 	ca, err := cache.New(c, "/e", cache.Depth(1))
 	require.NoError(t, err)
-	t.Cleanup(func() { _ = ca.Close() })
+	t.Cleanup(func() { _ = ca.Close(context.Background()) })
 	require.NoError(t, ca.Start(ctx))
 	got, err = Read(ctx, FromCache(ca), "/e", Latch)
 	require.NoError(t, err)

@@ -3,6 +3,7 @@ package partition
 import (
 	"context"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/require"
 
@@ -38,8 +39,8 @@ func TestBadInput(t *testing.T) {
 		{"nul", work, []Option{Items("a\x00")}, "not a node name"},
 		{"bad ItemsFrom", work, []Option{ItemsFrom("jobs")}, "ItemsFrom"},
 		{"ItemsFrom inside", work, []Option{ItemsFrom("/p/items")}, "inside"},
-		{"bad id", work, []Option{Items("x"), WithID("a/b")}, "id"},
-		{"empty id", work, []Option{Items("x"), WithID("")}, "id"},
+		{"bad id", work, []Option{Items("x"), WithID("a/b")}, "WithID"},
+		{"empty id", work, []Option{Items("x"), WithID("")}, "WithID"},
 		{"negative pause", work, []Option{Items("x"), WithRestartPause(-1)}, "pause"},
 		{"nil option", work, []Option{Items("x"), nil}, "nil Option"},
 	} {
@@ -49,4 +50,49 @@ func TestBadInput(t *testing.T) {
 		require.ErrorContains(t, err, tc.says, tc.name)
 	}
 	require.Empty(t, children(t, c, "/"+"p"), "nothing sent")
+}
+
+// Each option refuses a bad value at New, naming itself; so does a nil Option. What
+// no option can see alone (both sources, none, a source inside the partitioner's
+// path) is refused by New.
+func TestBadOptions(t *testing.T) {
+	c := zkrtest.Offline(t)
+	work := func(context.Context, Item) error { return nil }
+	zkrtest.CheckOptions(t, ErrInvalid, func(opts ...Option) error {
+		pt, err := New(c, "/p", work, opts...)
+		require.Nil(t, pt)
+		return err
+	}, []zkrtest.BadOption[Option]{
+		{Opts: []Option{Items("x"), WithID("")}, Says: "WithID: empty name"},
+		{Opts: []Option{Items("x"), WithID("a/b")}, Says: `WithID: "a/b" is not a node name`},
+		{Opts: []Option{Items("x"), WithID("..")}, Says: `WithID: ".." is not a node name`},
+		{Opts: []Option{Items("")}, Says: "Items: empty name"},
+		{Opts: []Option{Items("a/b")}, Says: `Items: "a/b" is not a node name`},
+		{Opts: []Option{Items("x", "y", "x")}, Says: `Items: "x" given twice`},
+		{Opts: []Option{Items("x"), Items("y"), Items("x")}, Says: `Items: "x" given twice`},
+		{Opts: []Option{ItemsFrom("")}, Says: "ItemsFrom: "},
+		{Opts: []Option{ItemsFrom("jobs")}, Says: `ItemsFrom: `},
+		{Opts: []Option{ItemsFrom("/jobs/")}, Says: `ItemsFrom: `},
+		{Opts: []Option{ItemsFrom("/jobs"), ItemsFrom("")}, Says: `ItemsFrom: `},
+		{Opts: []Option{Items("x"), WithRestartPause(-time.Second)}, Says: "WithRestartPause: negative pause -1s"},
+		{Opts: []Option{Items("x"), nil}, Says: "nil Option (option 2 of 2)"},
+		// New's own checks, across options and its path.
+		{Opts: []Option{Items("x"), ItemsFrom("/jobs")}, Says: "both Items and ItemsFrom"},
+		{Opts: []Option{Items()}, Says: "no items"},
+		{Opts: []Option{WithID("m")}, Says: "no items"},
+		{Opts: []Option{ItemsFrom("/p")}, Says: `ItemsFrom("/p") is inside the partitioner's own path "/p"`},
+		{Opts: []Option{ItemsFrom("/p/items")}, Says: "inside"},
+	})
+	for _, ok := range [][]Option{
+		{Items("x"), Items("y"), WithID("m"), WithRestartPause(0)},
+		{Items(), Items("x")},
+		{ItemsFrom("/jobs")},
+		{ItemsFrom("/pp")},
+	} {
+		pt, err := New(c, "/p", work, ok...)
+		require.NoError(t, err)
+		require.NotNil(t, pt)
+	}
+	_, err := New(c, "/p", work, ItemsFrom("jobs"))
+	require.ErrorIs(t, err, framework.ErrInvalidPath, "the path's own error, wrapped")
 }

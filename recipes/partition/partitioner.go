@@ -383,7 +383,7 @@ func (p *Partitioner) ID() string { return p.o.id }
 // ends every work's ctx, and releases each item once its work has returned. It
 // returns once all is done, or when ctx ends first: then with an error wrapping
 // ctx's, and the items whose work has not returned yet are released in the
-// background when it does. A second Close does nothing.
+// background when it does. A second Close returns nil.
 func (p *Partitioner) Close(ctx context.Context) error {
 	p.mu.Lock()
 	if p.state.Close() == lifecycle.Closed {
@@ -420,7 +420,7 @@ func (p *Partitioner) Close(ctx context.Context) error {
 func (p *Partitioner) closeViews(ctx context.Context) error {
 	err := p.member.Close(ctx)
 	if p.source != nil {
-		err = errors.Join(err, p.source.Close())
+		err = errors.Join(err, p.source.Close(ctx))
 	}
 	return err
 }

@@ -80,3 +80,19 @@ func TestBadInput(t *testing.T) {
 		}
 	})
 }
+
+// Each option refuses a bad value at New, naming itself; so does a nil Option.
+func TestBadOptions(t *testing.T) {
+	c := zkrtest.Offline(t)
+	zkrtest.CheckOptions(t, ErrInvalid, func(opts ...Option) error {
+		l, err := New(c, "/l", opts...)
+		require.Nil(t, l)
+		return err
+	}, []zkrtest.BadOption[Option]{
+		{Opts: []Option{WithID("")}, Says: "WithID: empty id"},
+		{Opts: []Option{WithCuratorNames(), nil}, Says: "nil Option (option 2 of 2)"},
+	})
+	l, err := New(c, "/l", WithID("x"), WithCuratorNames())
+	require.NoError(t, err)
+	require.NotNil(t, l)
+}

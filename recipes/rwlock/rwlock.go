@@ -28,22 +28,35 @@ var (
 // Participant is one node of the queue, in order.
 type Participant = lockqueue.Participant
 
-// Option configures an RWLock.
-type Option func(*options)
+// Option configures an RWLock. An option given a value it cannot take makes New
+// return an error wrapping ErrInvalid that names the option.
+type Option func(*options) error
 
 type options struct {
 	id                  string
 	readName, writeName string
 }
 
-// WithID sets the participant id stored as the nodes' data. Default "host:pid".
-func WithID(id string) Option { return func(o *options) { o.id = id } }
+// WithID sets the participant id stored as the nodes' data. Default "host:pid". An
+// empty id is refused.
+func WithID(id string) Option {
+	return func(o *options) error {
+		if err := args.CheckID(id); err != nil {
+			return err
+		}
+		o.id = id
+		return nil
+	}
+}
 
 // WithCuratorNames names the nodes as Curator's InterProcessReadWriteLock does,
 // __READ__ and __WRIT__, so that Go and Java processes can share the lock. Default
 // read- and write-.
 func WithCuratorNames() Option {
-	return func(o *options) { o.readName, o.writeName = "__READ__", "__WRIT__" }
+	return func(o *options) error {
+		o.readName, o.writeName = "__READ__", "__WRIT__"
+		return nil
+	}
 }
 
 // RWLock is one participant's pair of locks on a path: a read lock and a write lock.
@@ -65,11 +78,8 @@ func New(c *framework.Client, path string, opts ...Option) (*RWLock, error) {
 	if err := args.Check(c, path); err != nil {
 		return nil, fmt.Errorf("%w: %w", ErrInvalid, err)
 	}
-	for _, opt := range opts {
-		if opt == nil {
-			return nil, fmt.Errorf("%w: nil Option", ErrInvalid)
-		}
-		opt(&o)
+	if err := args.Apply(&o, opts); err != nil {
+		return nil, fmt.Errorf("%w: %w", ErrInvalid, err)
 	}
 	names := []string{o.readName, o.writeName}
 	// One rule for both sides, so that either side's Participants marks every node

@@ -119,3 +119,28 @@ func TestBadInput(t *testing.T) {
 		require.ErrorIs(t, m.Release(context.Background()), ErrNotHeld)
 	})
 }
+
+// Each option refuses a bad value at New and NewMutex, naming itself; so does a nil
+// Option.
+func TestBadOptions(t *testing.T) {
+	t.Parallel()
+	c := zkrtest.Offline(t)
+	bad := []zkrtest.BadOption[Option]{
+		{Opts: []Option{WithID("")}, Says: "WithID: empty id"},
+		{Opts: []Option{WithID("x"), nil}, Says: "nil Option (option 2 of 2)"},
+	}
+	zkrtest.CheckOptions(t, ErrInvalid, func(opts ...Option) error {
+		s, err := New(c, "/sem", 2, opts...)
+		require.Nil(t, s)
+		return err
+	}, bad)
+	zkrtest.CheckOptions(t, ErrInvalid, func(opts ...Option) error {
+		m, err := NewMutex(c, "/mx", opts...)
+		require.Nil(t, m)
+		return err
+	}, bad)
+	_, err := New(c, "/sem", 2, WithID("x"))
+	require.NoError(t, err)
+	_, err = NewMutex(c, "/mx", WithID("x"))
+	require.NoError(t, err)
+}

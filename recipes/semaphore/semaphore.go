@@ -38,14 +38,23 @@ const (
 // Participant is one lease node, in sequence order.
 type Participant = lockqueue.Participant
 
-// Option configures a Semaphore or a Mutex.
-type Option func(*options)
+// Option configures a Semaphore or a Mutex. An option given a value it cannot take
+// makes New or NewMutex return an error wrapping ErrInvalid that names the option.
+type Option func(*options) error
 
 type options struct{ id string }
 
 // WithID sets the participant id stored as the data of our nodes, shown by
-// Participants and `zkr inspect`. Default "host:pid".
-func WithID(id string) Option { return func(o *options) { o.id = id } }
+// Participants and `zkr inspect`. Default "host:pid". An empty id is refused.
+func WithID(id string) Option {
+	return func(o *options) error {
+		if err := args.CheckID(id); err != nil {
+			return err
+		}
+		o.id = id
+		return nil
+	}
+}
 
 // Semaphore is a participant in the counting semaphore at a path. One value may be
 // used by many goroutines; each Acquire is a participant of its own.
@@ -77,11 +86,8 @@ func named(c *framework.Client, path string, maxLeases int, recipe string, opts 
 	if maxLeases < 1 {
 		return nil, fmt.Errorf("%w: maxLeases %d is not positive", ErrInvalid, maxLeases)
 	}
-	for _, opt := range opts {
-		if opt == nil {
-			return nil, fmt.Errorf("%w: nil Option", ErrInvalid)
-		}
-		opt(&o)
+	if err := args.Apply(&o, opts); err != nil {
+		return nil, fmt.Errorf("%w: %w", ErrInvalid, err)
 	}
 	observer := lockqueue.Observe(c, recipe)
 	return &Semaphore{

@@ -37,7 +37,7 @@ func countOf(data []byte) (int32, error) {
 func (c *Count) Start(ctx context.Context) error { return c.f.Start(ctx) }
 
 // Close is Value's Close.
-func (c *Count) Close() error { return c.f.Close() }
+func (c *Count) Close(ctx context.Context) error { return c.f.Close(ctx) }
 
 // Get is Value's Get: the seed at version -1 before Start has loaded the node.
 func (c *Count) Get() Versioned[int32] { return c.f.Get() }

@@ -31,7 +31,7 @@ func ExampleCount() {
 		fmt.Println(err)
 		return
 	}
-	defer workers.Close()
+	defer workers.Close(context.Background())
 	changed := make(chan shared.Versioned[int32], 10)
 	workers.Listen(func(v shared.Versioned[int32]) { changed <- v })
 	if err := workers.Start(ctx); err != nil {
@@ -76,7 +76,7 @@ func ExampleValue() {
 		fmt.Println(err)
 		return
 	}
-	defer mode.Close()
+	defer mode.Close(context.Background())
 	if err := mode.Start(ctx); err != nil {
 		fmt.Println(err)
 		return

@@ -72,7 +72,7 @@ func (f *follower[T]) Start(ctx context.Context) error {
 	f.mu.Lock()
 	if f.state.State() == lifecycle.Closed { // Close came meanwhile
 		f.mu.Unlock()
-		_ = ca.Close()
+		_ = ca.Close(ctx)
 		return ErrClosed
 	}
 	f.ca = ca
@@ -83,7 +83,7 @@ func (f *follower[T]) Start(ctx context.Context) error {
 	}
 	if n, ok := ca.Get(f.path); ok {
 		if _, err := f.decode(n.Data); err != nil {
-			_ = f.Close()
+			_ = f.Close(context.WithoutCancel(ctx))
 			return fmt.Errorf("shared: start %s: %w", f.path, err)
 		}
 	}
@@ -171,7 +171,7 @@ func (f *follower[T]) Listen(fn func(Versioned[T])) (stop func()) {
 
 // Close stops following the node; no listener is called after it returns, unless
 // Close is called by a listener. The node stays, as Curator leaves it.
-func (f *follower[T]) Close() error {
+func (f *follower[T]) Close(ctx context.Context) error {
 	f.state.Close()
 	f.listeners.Stop()
 	f.mu.Lock()
@@ -179,7 +179,7 @@ func (f *follower[T]) Close() error {
 	f.ca = nil
 	f.mu.Unlock()
 	if ca != nil {
-		return ca.Close()
+		return ca.Close(ctx)
 	}
 	return nil
 }

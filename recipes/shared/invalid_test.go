@@ -1,6 +1,7 @@
 package shared
 
 import (
+	"context"
 	"testing"
 
 	"github.com/stretchr/testify/require"
@@ -55,8 +56,8 @@ func TestBadInput(t *testing.T) {
 		require.ErrorIs(t, n.Start(ctx), ErrStarted)
 		_, err = n.TrySet(ctx, Versioned[int32]{Value: 0, Version: -1}, 1)
 		require.ErrorIs(t, err, ErrInvalid, "version -1 would match any")
-		require.NoError(t, n.Close())
-		require.NoError(t, n.Close(), "Close is idempotent")
+		require.NoError(t, n.Close(context.Background()))
+		require.NoError(t, n.Close(context.Background()), "Close is idempotent")
 		require.ErrorIs(t, n.Set(ctx, 1), ErrClosed)
 		require.ErrorIs(t, n.Start(ctx), ErrClosed)
 		called := false
@@ -67,7 +68,7 @@ func TestBadInput(t *testing.T) {
 	t.Run("too large", func(t *testing.T) {
 		v, err := NewValue(c, "/large", nil)
 		require.NoError(t, err)
-		defer v.Close()
+		defer v.Close(context.Background())
 		require.NoError(t, v.Start(ctx))
 		require.ErrorIs(t, v.Set(ctx, make([]byte, c.ForRecipes().MaxDataSize())), framework.ErrDataTooLarge)
 		require.Equal(t, framework.Connected, c.State(), "refused before sending, the connection kept")

@@ -1,6 +1,7 @@
 package shared
 
 import (
+	"context"
 	"encoding/binary"
 	"fmt"
 	"sync"
@@ -18,7 +19,7 @@ func newCount(t *testing.T, c *framework.Client, path string, seed int32) *Count
 	t.Helper()
 	n, err := NewCount(c, path, seed)
 	require.NoError(t, err)
-	t.Cleanup(func() { _ = n.Close() })
+	t.Cleanup(func() { _ = n.Close(context.Background()) })
 	return n
 }
 
@@ -66,7 +67,7 @@ func TestValue(t *testing.T) {
 	ctx := testCtx(t)
 	v, err := NewValue(newClient(t, []string{srv.Addr()}), "/config/mode", []byte("seed"))
 	require.NoError(t, err)
-	defer v.Close()
+	defer v.Close(context.Background())
 	require.NoError(t, v.Start(ctx))
 	got := v.Get()
 	require.Equal(t, "seed", string(got.Value))

@@ -1,6 +1,7 @@
 package shared
 
 import (
+	"context"
 	"testing"
 
 	"github.com/stretchr/testify/require"
@@ -20,7 +21,7 @@ func TestWriteMetrics(t *testing.T) {
 	c := newClient(t, []string{srv.Addr()}, tm.Options...)
 	v, err := NewValue(c, "/shared/v", []byte("seed"))
 	require.NoError(t, err)
-	defer v.Close()
+	defer v.Close(context.Background())
 	require.NoError(t, v.Start(ctx))
 	first := v.Get()
 	ok, err := v.TrySet(ctx, first, []byte("one")) // ok
@@ -33,7 +34,7 @@ func TestWriteMetrics(t *testing.T) {
 
 	n, err := NewCount(c, "/shared/n", 0)
 	require.NoError(t, err)
-	defer n.Close()
+	defer n.Close(context.Background())
 	require.ErrorIs(t, n.Set(ctx, 7), ErrNotStarted) // failed
 	require.NoError(t, n.Start(ctx))
 	require.NoError(t, n.Set(ctx, 7)) // ok

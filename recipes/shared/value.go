@@ -29,8 +29,9 @@ func NewValue(c *framework.Client, path string, seed []byte) (*Value, error) {
 func (v *Value) Start(ctx context.Context) error { return v.f.Start(ctx) }
 
 // Close stops following the node; no listener is called after it returns. The node
-// stays, as Curator leaves it.
-func (v *Value) Close() error { return v.f.Close() }
+// stays, as Curator leaves it. ctx bounds the wait for the reads under way (see
+// cache.Cache.Close). A second Close returns nil.
+func (v *Value) Close(ctx context.Context) error { return v.f.Close(ctx) }
 
 // Get returns the current value and its version: the newest this client has read
 // or written (the seed, at version -1, before Start has loaded the node). The bytes

@@ -283,7 +283,7 @@ func (t *recipeTrial) Close() {
 	wg.Wait()
 	closeAll(t.group)
 	if t.cache != nil {
-		_ = t.cache.Close()
+		_ = t.cache.Close(context.Background())
 	}
 	for _, c := range []*zk.Conn{t.admin, t.reader} {
 		if c != nil {

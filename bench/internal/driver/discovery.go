@@ -169,10 +169,10 @@ func (t *discoveryTrial) register(ctx context.Context, id string) error {
 
 func (t *discoveryTrial) Close() {
 	if t.provider != nil {
-		_ = t.provider.Close()
+		_ = t.provider.Close(context.Background())
 	}
 	for _, r := range t.regs {
-		_ = r.Close()
+		_ = r.Close(context.Background())
 	}
 	for _, s := range []*recipesSession{t.registrar, t.s} {
 		if s != nil {
@@ -212,7 +212,7 @@ func (t *discoveryTrial) registerToSeen(ctx context.Context) (result, error) {
 		err := pollUntil(ctx, func() bool { return t.knows(id) })
 		lat[i] = time.Since(t0)
 		if err = errors.Join(err, <-registered); err == nil {
-			err = r.Close()
+			err = r.Close(context.Background())
 		}
 		if err == nil {
 			err = pollUntil(ctx, func() bool { return !t.knows(id) })

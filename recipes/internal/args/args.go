@@ -12,10 +12,17 @@ import (
 
 // Check is the check every recipe's constructor makes of its client and path.
 func Check(c *framework.Client, path string) error {
-	switch {
-	case c == nil:
+	if c == nil {
 		return errors.New("nil client")
-	case path == "/":
+	}
+	return CheckPath(path)
+}
+
+// CheckPath is Check's check of a path, for a path given in an option (a counter's
+// lock): absolute, valid for ZooKeeper (an error wrapping framework.ErrInvalidPath),
+// and not the root, which no recipe can own.
+func CheckPath(path string) error {
+	if path == "/" {
 		return errors.New("the path cannot be the root")
 	}
 	return framework.ValidatePath(path)
@@ -32,6 +39,16 @@ func CheckName(name string) error {
 	}
 	if err := framework.ValidatePath("/" + name); err != nil {
 		return fmt.Errorf("%q is not a node name: %w", name, err)
+	}
+	return nil
+}
+
+// CheckID is the check of a participant id given to WithID (the data of a lock's or
+// an election's node): not empty, since a participant with no id is one that nobody
+// can name. Leaving WithID out gives DefaultID.
+func CheckID(id string) error {
+	if id == "" {
+		return errors.New("WithID: empty id (leave WithID out for the default, host:pid)")
 	}
 	return nil
 }

@@ -1,6 +1,7 @@
 package args
 
 import (
+	"fmt"
 	"os"
 	"strconv"
 	"strings"
@@ -36,4 +37,60 @@ func TestCheckName(t *testing.T) {
 
 func TestDefaultID(t *testing.T) {
 	require.True(t, strings.HasSuffix(DefaultID(), ":"+strconv.Itoa(os.Getpid())), DefaultID())
+}
+
+type testOptions struct{ n int }
+
+// testOption is a recipe's Option as every recipe declares it.
+type testOption func(*testOptions) error
+
+func add(n int) testOption {
+	return func(o *testOptions) error {
+		if n < 0 {
+			return fmt.Errorf("add: %d is negative", n)
+		}
+		o.n += n
+		return nil
+	}
+}
+
+func TestApply(t *testing.T) {
+	var o testOptions
+	require.NoError(t, Apply(&o, []testOption{add(1), add(2)}))
+	require.Equal(t, 3, o.n, "every option, in order")
+	require.NoError(t, Apply(&o, []testOption(nil)), "no options")
+	require.Equal(t, 3, o.n)
+
+	o = testOptions{}
+	err := Apply(&o, []testOption{add(1), add(-1), add(5)})
+	require.EqualError(t, err, "add: -1 is negative", "the option's own error, as it is")
+	require.Equal(t, 1, o.n, "the options after a refusal are not applied")
+
+	o = testOptions{}
+	err = Apply(&o, []testOption{add(1), nil, add(5)})
+	require.EqualError(t, err, "nil testOption (option 2 of 3)", "named by the recipe's type")
+	require.Equal(t, 1, o.n)
+
+	// A slice of the bare function type: no name to give.
+	err = Apply(&o, []func(*testOptions) error{nil})
+	require.EqualError(t, err, "nil option (option 1 of 1)")
+
+	// The error wraps what the option wrapped, so that a recipe's ErrInvalid (added by
+	// the recipe) and a framework error (ErrInvalidPath) can both be checked.
+	bad := func(o *testOptions) error { return fmt.Errorf("at: %w", framework.ErrInvalidPath) }
+	require.ErrorIs(t, Apply(&o, []testOption{bad}), framework.ErrInvalidPath)
+}
+
+func TestCheckID(t *testing.T) {
+	require.NoError(t, CheckID("worker-1"))
+	require.NoError(t, CheckID("a/b"), "an id is data, not a node name")
+	require.ErrorContains(t, CheckID(""), "WithID: empty id")
+}
+
+func TestCheckPath(t *testing.T) {
+	require.NoError(t, CheckPath("/locks/x"))
+	require.ErrorContains(t, CheckPath("/"), "root")
+	for _, bad := range []string{"", "locks", "/locks/", "/locks//x"} {
+		require.ErrorIs(t, CheckPath(bad), framework.ErrInvalidPath, bad)
+	}
 }
