@@ -209,7 +209,9 @@ func (t *Tracker) grant(ctx context.Context, epoch int64, n *Node) (h *Held, ok 
 	// ErrClosed, and a context.AfterFunc per waiter cost each waiter its registration
 	// in the client's context (a thousand queued waiters, a thousand of them). A
 	// close from now on, or already under way, runs failed at once and loses the hold.
-	t.stopClose = context.AfterFunc(t.c.ForRecipes().Context(), func() { t.failed(framework.ErrClosed) })
+	// The close also stops the hold's watch and listener: a hold lost that way and
+	// never released keeps nothing of the closed client.
+	t.stopClose = context.AfterFunc(t.c.ForRecipes().Context(), func() { t.failed(framework.ErrClosed); t.Stop() })
 	t.since = t.observer.granted()
 	if t.onRevoke != nil {
 		go t.rearm() // reads the node's data for a revocation request
@@ -239,10 +241,14 @@ func (t *Tracker) rearm() {
 			return
 		case ctx.Err() != nil, errors.Is(err, framework.ErrClosed):
 			return
+		case errors.Is(err, framework.ErrSessionExpired):
+			t.failed(ErrSessionExpired)
+			return
 		case err != nil && !framework.IsRetryable(err):
-			// Refused (our node's ACL was changed) or our session ended: asking again
-			// would get the same answer at once, in a busy loop.
+			// Refused (our node's ACL was changed): a hold whose node can no longer be
+			// watched would not hear its deletion, so it is lost, as grant refuses it.
 			t.c.ForRecipes().Logger().Warn("zkrecipes: cannot watch our node any more", "node", n.Path, "error", err)
+			t.failed(fmt.Errorf("our node can no longer be watched: %w", err))
 			return
 		case err != nil: // a long outage: watch again once it is over
 			if t.c.WaitConnected(ctx) != nil {
@@ -250,11 +256,20 @@ func (t *Tracker) rearm() {
 			}
 			continue
 		}
-		if t.onRevoke != nil && string(data) == RevokeMessage {
+		// Only for a hold still held: a reply that comes after Release must not ask the
+		// participant's next hold to go.
+		if t.onRevoke != nil && string(data) == RevokeMessage && t.isHolding() && ctx.Err() == nil {
 			go t.onRevoke() // it may well Release
 		}
 		return
 	}
+}
+
+// isHolding says whether a hold was granted and has not been lost or ended.
+func (t *Tracker) isHolding() bool {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	return t.holding && !isClosed(t.lost)
 }
 
 // markLost closes lost with cause (nil: the hold's own end), and reports whether

@@ -73,7 +73,10 @@ func (w *nodeWatches) heard(ev framework.Event) {
 		t.nodeDeleted()
 		return
 	}
-	// The data watch has fired: set it again (and read a revocation request), off
-	// this goroutine, since that is a request.
-	go t.rearm()
+	// The data watch has fired: a holder sets it again (and reads a revocation
+	// request), off this goroutine, since that is a request. A grant under way reads
+	// the data itself once it holds.
+	if t.isHolding() {
+		go t.rearm()
+	}
 }
