@@ -2,14 +2,11 @@ package group
 
 import (
 	"context"
-	"syscall"
 	"testing"
-	"time"
 
 	"github.com/stretchr/testify/require"
 
-	"github.com/zkrecipes/zkrecipes/framework"
-	"github.com/zkrecipes/zkrecipes/zktest"
+	"github.com/zkrecipes/zkrecipes/internal/zkrtest"
 )
 
 // Before its client's first session, Start ends as the client's operations do: with
@@ -18,33 +15,15 @@ import (
 // leaving nothing behind (goleak sees no keeper and no cache). A failed Start closes
 // the Member; once the server is up, a new one joins on the same client.
 func TestStartBeforeAFirstSession(t *testing.T) {
-	srv := zktest.NewServer(t)
-	srv.Stop() // nothing listens at its address until it starts again
-	c, err := framework.New([]string{srv.Addr()}, framework.WithConnectionTimeout(5*time.Second))
-	require.NoError(t, err)
-	t.Cleanup(func() { _ = c.Close() })
+	srv, c := zkrtest.BeforeAFirstSession(t)
 	m, err := New(c, "/first", "a", []byte("pa"))
 	require.NoError(t, err)
 	t.Cleanup(func() { _ = m.Close(context.Background()) })
 
-	res := make(chan error, 1)
-	go func() { res <- m.Start(context.Background()) }()
-	select {
-	case err = <-res:
-	case <-time.After(wait):
-		_ = c.Close() // releases Start
-		<-res
-		require.FailNow(t, "Start did not return")
-	}
-	var ce *framework.ConnectError
-	require.ErrorAs(t, err, &ce)
-	require.ErrorIs(t, err, framework.ErrNoServer, "the connection timeout ended the wait: %v", err)
-	require.ErrorIs(t, err, syscall.ECONNREFUSED, "the last attempt's cause is in the chain")
-	require.ErrorContains(t, err, "group: joining /first: ")
+	zkrtest.GivesUp(t, c, "group: joining /first: ", m.Start)
 	require.ErrorIs(t, m.Start(context.Background()), ErrClosed, "a failed Start closes the Member")
 
-	require.NoError(t, srv.Start())
-	require.Eventually(t, func() bool { return c.State() == framework.Connected }, wait, 10*time.Millisecond)
+	zkrtest.ServerBack(t, srv, c)
 	again := join(t, c, "/first", "a", "pa")
 	sees(t, again, map[string]string{"a": "pa"})
 	require.Equal(t, []string{"a"}, children(t, c, "/first"))

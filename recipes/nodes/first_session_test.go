@@ -1,15 +1,11 @@
 package nodes
 
 import (
-	"context"
-	"syscall"
 	"testing"
-	"time"
 
 	"github.com/stretchr/testify/require"
 
-	"github.com/zkrecipes/zkrecipes/framework"
-	"github.com/zkrecipes/zkrecipes/zktest"
+	"github.com/zkrecipes/zkrecipes/internal/zkrtest"
 )
 
 // Before its client's first session, Start ends as the client's operations do: with
@@ -18,31 +14,13 @@ import (
 // It leaves nothing behind (goleak sees the keeper gone), and may be tried again:
 // once the server is up, the node is made.
 func TestStartBeforeAFirstSession(t *testing.T) {
-	srv := zktest.NewServer(t)
-	srv.Stop() // nothing listens at its address until it starts again
-	c, err := framework.New([]string{srv.Addr()}, framework.WithConnectionTimeout(5*time.Second))
-	require.NoError(t, err)
-	t.Cleanup(func() { _ = c.Close() })
+	srv, c := zkrtest.BeforeAFirstSession(t)
 	p := newNode(t, c, "/first/node", []byte("v1"), Ephemeral())
 
-	res := make(chan error, 1)
-	go func() { res <- p.Start(context.Background()) }()
-	select {
-	case err = <-res:
-	case <-time.After(wait):
-		_ = c.Close() // releases Start
-		<-res
-		require.FailNow(t, "Start did not return")
-	}
-	var ce *framework.ConnectError
-	require.ErrorAs(t, err, &ce)
-	require.ErrorIs(t, err, framework.ErrNoServer, "the connection timeout ended the wait: %v", err)
-	require.ErrorIs(t, err, syscall.ECONNREFUSED, "the last attempt's cause is in the chain")
-	require.ErrorContains(t, err, "nodes: starting /first/node: ")
+	zkrtest.GivesUp(t, c, "nodes: starting /first/node: ", p.Start)
 	require.Empty(t, p.Path(), "nothing made")
 
-	require.NoError(t, srv.Start())
-	require.Eventually(t, func() bool { return c.State() == framework.Connected }, wait, 10*time.Millisecond)
+	zkrtest.ServerBack(t, srv, c)
 	require.NoError(t, p.Start(testCtx(t)), "Start may be tried again")
 	nodeIs(t, c, "/first/node", "v1", c.SessionID)
 }

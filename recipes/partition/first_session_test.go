@@ -3,14 +3,12 @@ package partition
 import (
 	"context"
 	"slices"
-	"syscall"
 	"testing"
 	"time"
 
 	"github.com/stretchr/testify/require"
 
-	"github.com/zkrecipes/zkrecipes/framework"
-	"github.com/zkrecipes/zkrecipes/zktest"
+	"github.com/zkrecipes/zkrecipes/internal/zkrtest"
 )
 
 // Before its client's first session, Start ends as the client's operations do: with
@@ -19,34 +17,16 @@ import (
 // leaving nothing behind (goleak sees no member and no loop). A failed Start closes
 // the Partitioner; once the server is up, a new one starts on the same client.
 func TestStartBeforeAFirstSession(t *testing.T) {
-	srv := zktest.NewServer(t)
-	srv.Stop() // nothing listens at its address until it starts again
-	c, err := framework.New([]string{srv.Addr()}, framework.WithConnectionTimeout(5*time.Second))
-	require.NoError(t, err)
-	t.Cleanup(func() { _ = c.Close() })
+	srv, c := zkrtest.BeforeAFirstSession(t)
 	r := newRegisters(t)
 	p, err := New(c, "/first", r.work("a"), WithID("a"), Items("x"))
 	require.NoError(t, err)
 	t.Cleanup(func() { _ = p.Close(context.Background()) })
 
-	res := make(chan error, 1)
-	go func() { res <- p.Start(context.Background()) }()
-	select {
-	case err = <-res:
-	case <-time.After(wait):
-		_ = c.Close() // releases Start
-		<-res
-		require.FailNow(t, "Start did not return")
-	}
-	var ce *framework.ConnectError
-	require.ErrorAs(t, err, &ce)
-	require.ErrorIs(t, err, framework.ErrNoServer, "the connection timeout ended the wait: %v", err)
-	require.ErrorIs(t, err, syscall.ECONNREFUSED, "the last attempt's cause is in the chain")
-	require.ErrorContains(t, err, "partition: starting /first: ")
+	zkrtest.GivesUp(t, c, "partition: starting /first: ", p.Start)
 	require.ErrorIs(t, p.Start(context.Background()), ErrClosed, "a failed Start closes the Partitioner")
 
-	require.NoError(t, srv.Start())
-	require.Eventually(t, func() bool { return c.State() == framework.Connected }, wait, 10*time.Millisecond)
+	zkrtest.ServerBack(t, srv, c)
 	again := start(t, c, "/first", "a", r, Items("x"))
 	require.Eventually(t, func() bool { return slices.Equal(again.Owned(), []string{"x"}) }, wait, 10*time.Millisecond,
 		"the one member owns the one item")
