@@ -58,13 +58,7 @@ type options struct {
 // WithID sets the participant id stored as the node's data. Default "host:pid". An
 // empty id is refused.
 func WithID(id string) Option {
-	return func(o *options) error {
-		if err := args.CheckID(id); err != nil {
-			return err
-		}
-		o.id = id
-		return nil
-	}
+	return func(o *options) error { return args.SetID(&o.id, id) }
 }
 
 // AutoRequeue makes a Selector enter the election again after each term. Default off:

@@ -40,13 +40,7 @@ type options struct {
 // WithID sets the participant id stored as the nodes' data. Default "host:pid". An
 // empty id is refused.
 func WithID(id string) Option {
-	return func(o *options) error {
-		if err := args.CheckID(id); err != nil {
-			return err
-		}
-		o.id = id
-		return nil
-	}
+	return func(o *options) error { return args.SetID(&o.id, id) }
 }
 
 // WithCuratorNames names the nodes as Curator's InterProcessReadWriteLock does,

@@ -47,13 +47,7 @@ type options struct{ id string }
 // WithID sets the participant id stored as the data of our nodes, shown by
 // Participants and `zkr inspect`. Default "host:pid". An empty id is refused.
 func WithID(id string) Option {
-	return func(o *options) error {
-		if err := args.CheckID(id); err != nil {
-			return err
-		}
-		o.id = id
-		return nil
-	}
+	return func(o *options) error { return args.SetID(&o.id, id) }
 }
 
 // Semaphore is a participant in the counting semaphore at a path. One value may be

@@ -53,6 +53,15 @@ func CheckID(id string) error {
 	return nil
 }
 
+// SetID is a WithID option's body: it sets *dst to id, or refuses an empty id.
+func SetID(dst *string, id string) error {
+	if err := CheckID(id); err != nil {
+		return err
+	}
+	*dst = id
+	return nil
+}
+
 // DefaultID is the participant id a recipe stores in its nodes when given none:
 // "host:pid", enough for an operator to find the process.
 func DefaultID() string {
