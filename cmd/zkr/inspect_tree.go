@@ -49,7 +49,7 @@ func summarize(ctx context.Context, c *framework.Client, p string, depth int) (*
 	if err != nil {
 		return nil, err
 	}
-	defer ca.Close(context.Background()) // stops at once: zkr reads, nothing in flight matters
+	defer ca.Close(context.Background()) // the cache only reads: its reads end with it
 	var mu sync.Mutex
 	s := &treeSummary{Path: p, Refused: []string{}, Children: []treeChild{}}
 	ca.Listen(func(ev cache.Event) {

@@ -127,7 +127,7 @@ func follow(e *env, p string, depth int, watchFor time.Duration, tick <-chan tim
 	if err != nil {
 		return s.fail(usageError("%v", err))
 	}
-	defer ca.Close(context.Background()) // stops at once: zkr reads, nothing in flight matters
+	defer ca.Close(context.Background()) // the cache only reads: its reads end with it
 	w := &watcher{wake: make(chan struct{}, 1)}
 	ca.Listen(w.hear)
 	if err := ca.Start(ctx); err != nil {

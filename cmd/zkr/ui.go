@@ -90,7 +90,7 @@ func serveUI(e *env, p, listen string, holdWarn time.Duration) int {
 	if err != nil {
 		return s.fail(usageError("%v", err))
 	}
-	defer ca.Close(context.Background()) // stops at once: zkr reads, nothing in flight matters
+	defer ca.Close(context.Background()) // the cache only reads: its reads end with it
 	srv := newUIServer(ca, holdWarn)
 	ca.Listen(srv.hear)
 	if err := ca.Start(ctx); err != nil {

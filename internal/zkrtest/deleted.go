@@ -37,13 +37,3 @@ func QueueLen(t testing.TB, c *framework.Client, p string, n int) {
 		return err == nil && len(names) == n
 	}, Wait, 5*time.Millisecond, "%s never had %d participants", p, n)
 }
-
-// Ended reports whether ch has closed (a hold's Lost), without waiting.
-func Ended(ch <-chan struct{}) bool {
-	select {
-	case <-ch:
-		return true
-	default:
-		return false
-	}
-}

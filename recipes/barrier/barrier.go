@@ -6,6 +6,7 @@ import (
 	"fmt"
 
 	"github.com/zkrecipes/zkrecipes/framework"
+	"github.com/zkrecipes/zkrecipes/recipes/internal/attempt"
 )
 
 // Barrier holds processes back while its node exists: Curator's DistributedBarrier.
@@ -55,7 +56,7 @@ func (b *Barrier) Remove(ctx context.Context) error {
 func (b *Barrier) Wait(ctx context.Context) (err error) {
 	call := b.tel.recipe.Call(ctx, opWait, b.path)
 	defer func() { call.End(b.tel.waits, outcome(err), err) }()
-	if err := firstSession(ctx, b.c); err != nil {
+	if err := attempt.FirstSession(ctx, b.c); err != nil {
 		return fmt.Errorf("barrier: waiting on %s: %w", b.path, err)
 	}
 	w := newWaiter(b.c)

@@ -92,7 +92,7 @@ func (d *Double) Enter(ctx context.Context) error {
 }
 
 func (d *Double) enter(ctx context.Context) error {
-	if err := firstSession(ctx, d.c); err != nil {
+	if err := attempt.FirstSession(ctx, d.c); err != nil {
 		return err
 	}
 	w := newWaiter(d.c)

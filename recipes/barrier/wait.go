@@ -39,24 +39,10 @@ func (w *waiter) await(ctx context.Context, watch <-chan framework.Event) error 
 	return nil
 }
 
-// firstSession waits for c's first session, if it has never had one, as long as the
-// client's operations would (framework.Client.WaitConnected): one connection
-// timeout at most, unless the client was made WithRetryBeforeFirstConnection. Its
-// error is WaitConnected's: the wait running out (a *framework.ConnectError wrapping
-// framework.ErrNoServer), ctx's end or the client's close. A barrier calls it before
-// its first request: failed waits out a connection error as an outage, which before
-// a first session would never end.
-func firstSession(ctx context.Context, c *framework.Client) error {
-	if c.State() != framework.Latent {
-		return nil
-	}
-	return c.WaitConnected(ctx)
-}
-
 // failed decides about an error: a connection error is waited out (until a state
 // changes, or a pause as the client's retry policy says, without end) and gives nil;
-// any other is returned. Once the client has had a session (firstSession), that is
-// an outage, which ctx bounds.
+// any other is returned. Once the client has had a session (attempt.FirstSession),
+// that is an outage, which ctx bounds.
 func (w *waiter) failed(ctx context.Context, err error) error {
 	if !framework.IsRetryable(err) || ctx.Err() != nil {
 		return err

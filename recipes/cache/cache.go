@@ -2,13 +2,13 @@ package cache
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"sync"
 
 	"github.com/zkrecipes/zkrecipes/framework"
 	"github.com/zkrecipes/zkrecipes/internal/notify"
 	"github.com/zkrecipes/zkrecipes/recipes/internal/args"
+	"github.com/zkrecipes/zkrecipes/recipes/internal/attempt"
 	"github.com/zkrecipes/zkrecipes/recipes/internal/lifecycle"
 )
 
@@ -119,24 +119,18 @@ func (ca *Cache) Start(ctx context.Context) error {
 	}
 }
 
-// firstSession waits for the client's first session, if it has never had one, for
-// as long as the client's operations would. A wait that runs out undoes Start, and
-// its error is Start's; one that ends otherwise lets Start go on, which then reports
-// the end as it always does (ctx's error, with the cache loading in the background;
-// the client's close, with Stopped told).
+// firstSession waits for the client's first session (attempt.FirstSession), which
+// Close ends too. A wait that runs out undoes Start, and its error is Start's; one
+// that ends otherwise lets Start go on, which then reports the end as it always does
+// (ctx's error, with the cache loading in the background; the client's close, with
+// Stopped told; Close, with ErrClosed).
 func (ca *Cache) firstSession(ctx context.Context) error {
-	if ca.c.State() != framework.Latent {
-		return nil
-	}
 	wctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	defer context.AfterFunc(ca.en.ctx, cancel)() // Close ends the wait
-	err := ca.c.WaitConnected(wctx)
-	switch {
-	case err == nil, errors.Is(err, framework.ErrClosed), ctx.Err() != nil:
+	err := attempt.FirstSession(wctx, ca.c)
+	if err == nil {
 		return nil
-	case ca.en.ctx.Err() != nil:
-		return ErrClosed
 	}
 	ca.life.Lock()
 	defer ca.life.Unlock()

@@ -221,12 +221,7 @@ func (l *Latch) leading() bool {
 	if !l.leader || l.state.State() == lifecycle.Closed {
 		return false
 	}
-	select {
-	case <-l.hold.Lost():
-		return false
-	default:
-		return true
-	}
+	return l.hold.Holds()
 }
 
 // Listen registers fn to hear every change of this latch's leadership: true when it

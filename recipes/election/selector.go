@@ -241,12 +241,7 @@ func (s *Selector) leadingNow() bool {
 	if !s.leading {
 		return false
 	}
-	select {
-	case <-s.held.Lost():
-		return false
-	default:
-		return true
-	}
+	return s.held.Holds()
 }
 
 // FencingToken grows with every term of leadership of this election: while it leads

@@ -163,7 +163,7 @@ func (m *MultiLock) lostCause() error {
 			Lost() <-chan struct{}
 			Context(context.Context) (context.Context, context.CancelFunc)
 		})
-		if !ok || !isClosed(l.Lost()) {
+		if !ok || !hold.Ended(l.Lost()) {
 			continue
 		}
 		ctx, cancel := l.Context(context.Background())
@@ -174,15 +174,6 @@ func (m *MultiLock) lostCause() error {
 		}
 	}
 	return ErrLost
-}
-
-func isClosed(c <-chan struct{}) bool {
-	select {
-	case <-c:
-		return true
-	default:
-		return false
-	}
 }
 
 // Do acquires every lock (see Acquire), runs fn under Context, and releases them

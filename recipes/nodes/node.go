@@ -244,7 +244,7 @@ func (p *PersistentNode) keep(ctx context.Context, first chan<- error, done chan
 	defer close(done)
 	stopState := p.c.Listen(func(framework.ConnectionState) { p.poke() })
 	defer stopState()
-	if err := p.firstSession(ctx); err != nil {
+	if err := attempt.FirstSession(ctx, p.c); err != nil {
 		p.fail(first, err)
 		return
 	}
@@ -284,24 +284,6 @@ func (p *PersistentNode) keep(ctx context.Context, first chan<- error, done chan
 	if cause := context.Cause(ctx); errors.Is(cause, framework.ErrClosed) {
 		p.stopped(first, cause)
 	}
-}
-
-// firstSession waits for the client's first session, if it has never had one, as
-// long as the client's operations would (framework.Client.WaitConnected): one
-// connection timeout at most, unless the client was made
-// WithRetryBeforeFirstConnection. Its error is that wait running out, the client's
-// *framework.ConnectError: the keeper's loop would wait it out as an outage, for
-// ever. A wait ended by ctx or the client's close gives nil: the keeper's loop then
-// ends as it always does.
-func (p *PersistentNode) firstSession(ctx context.Context) error {
-	if p.c.State() != framework.Latent {
-		return nil
-	}
-	err := p.c.WaitConnected(ctx)
-	if err == nil || ctx.Err() != nil || errors.Is(err, framework.ErrClosed) {
-		return nil
-	}
-	return err
 }
 
 func (p *PersistentNode) fail(first chan<- error, err error) {

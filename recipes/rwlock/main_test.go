@@ -2,7 +2,6 @@ package rwlock
 
 import (
 	"testing"
-	"time"
 
 	"github.com/zkrecipes/zkrecipes/internal/zkrtest"
 
@@ -30,7 +29,4 @@ func newRW(t *testing.T, c *framework.Client, path string, opts ...Option) *RWLo
 }
 
 // queued waits until path has n participant nodes.
-func queued(t *testing.T, c *framework.Client, p string, n int) {
-	t.Helper()
-	require.Eventually(t, func() bool { return len(children(t, c, p)) == n }, wait, 5*time.Millisecond)
-}
+var queued = zkrtest.QueueLen

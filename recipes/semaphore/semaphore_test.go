@@ -16,6 +16,7 @@ import (
 	"github.com/zkrecipes/zkrecipes/framework"
 	"github.com/zkrecipes/zkrecipes/internal/zkrtest"
 	"github.com/zkrecipes/zkrecipes/recipes/internal/args"
+	"github.com/zkrecipes/zkrecipes/recipes/internal/hold"
 	"github.com/zkrecipes/zkrecipes/zktest"
 )
 
@@ -414,8 +415,8 @@ func TestADeletedNodeEndsTheHold(t *testing.T) {
 		zkrtest.DeleteHolder(t, op, held[0].Node())
 		got := <-granted
 		require.Len(t, got, 1)
-		require.True(t, zkrtest.Ended(held[0].Lost()), "the lost lease knew before another was granted")
-		require.False(t, zkrtest.Ended(held[1].Lost()), "the other lease holds on")
+		require.True(t, hold.Ended(held[0].Lost()), "the lost lease knew before another was granted")
+		require.False(t, hold.Ended(held[1].Lost()), "the other lease holds on")
 		zkrtest.RequireLostToDeletion(t, work, ErrLost)
 		require.ErrorIs(t, held[0].Release(ctx), ErrLost)
 		require.NoError(t, held[1].Release(ctx))

@@ -42,6 +42,17 @@ func ContextFunc(parent context.Context, cause func() error, lost ...<-chan stru
 	return ctx, func() { cancel(context.Canceled) }
 }
 
+// Ended reports, without waiting, whether ch has closed: whether a hold's Lost says
+// it is over.
+func Ended(ch <-chan struct{}) bool {
+	select {
+	case <-ch:
+		return true
+	default:
+		return false
+	}
+}
+
 // Lock is what Do needs of a lock-like recipe.
 type Lock interface {
 	Acquire(ctx context.Context) error

@@ -72,8 +72,8 @@ type Tracker struct {
 // Stop it unless a Held took it over.
 func (q *Queue) Track() *Tracker { return &Tracker{c: q.client, observer: q.observer} }
 
-// failed loses the hold, if there is one, for cause: an error state or the client's
-// close.
+// failed loses the hold, if there is one, for cause: an error state, the client's
+// close, our node's deletion.
 func (t *Tracker) failed(cause error) {
 	t.mu.Lock()
 	holding := t.holding
@@ -91,11 +91,8 @@ func (t *Tracker) failed(cause error) {
 func (t *Tracker) nodeDeleted() {
 	t.mu.Lock()
 	t.deleted = true
-	holding := t.holding
 	t.mu.Unlock()
-	if holding {
-		t.lose(ErrNodeDeleted)
-	}
+	t.failed(ErrNodeDeleted)
 }
 
 // lose loses the hold, and counts it lost unless it had already ended.
@@ -269,7 +266,7 @@ func (t *Tracker) rearm() {
 func (t *Tracker) isHolding() bool {
 	t.mu.Lock()
 	defer t.mu.Unlock()
-	return t.holding && !isClosed(t.lost)
+	return t.holding && !hold.Ended(t.lost)
 }
 
 // markLost closes lost with cause (nil: the hold's own end), and reports whether
@@ -299,6 +296,9 @@ type Held struct {
 // connection state as an error, the client closed, or our node was deleted), and on
 // the hold's end. It never reopens; Cause says why it closed.
 func (h *Held) Lost() <-chan struct{} { return h.t.lost }
+
+// Holds reports whether the hold is still held: Lost has not closed.
+func (h *Held) Holds() bool { return !hold.Ended(h.t.lost) }
 
 // Cause says why the hold was lost: an error wrapping ErrNodeDeleted,
 // ErrSessionExpired, ErrSuspended or framework.ErrClosed; nil while it holds, and

@@ -7,9 +7,10 @@ import (
 )
 
 // A holder watches its own node, so that the hold ends as soon as the node is gone
-// however it went: an expiry, an operator's delete, a server that lost it. The watch
-// is one data watch per holder (none per waiter), set by the GetW that also reads our
-// node's czxid, the fencing token.
+// in a live session: an operator's delete, a script, a server that lost it (an
+// expiry is heard as a connection state). The watch is one data watch per holder
+// (none per waiter), set by the ExistsW that also reads our node's czxid, the fencing
+// token.
 //
 // The notification is heard on the client's receiving goroutine (OnWatchEvent), not
 // on the watch's channel: the loss is recorded before any later reply of that
@@ -29,7 +30,7 @@ var (
 )
 
 // watchNode makes t hear the notifications of its node p until the returned stop is
-// called. It sets no watch on the server: the caller's GetW does.
+// called. It sets no watch on the server: the caller's ExistsW does.
 func watchNode(c *framework.Client, p string, t *Tracker) (stop func()) {
 	watchesMu.Lock()
 	w := watches[c]

@@ -76,7 +76,7 @@ func (r *Reentrant) reenter() (bool, error) {
 	if r.held == nil {
 		return false, nil
 	}
-	if isClosed(r.held.Lost()) {
+	if hold.Ended(r.held.Lost()) {
 		return false, fmt.Errorf("%w: release %s before acquiring it again", ErrLost, r.held.Node)
 	}
 	r.count++
@@ -93,7 +93,7 @@ func (r *Reentrant) Release(ctx context.Context) error {
 	}
 	r.count--
 	if r.count > 0 {
-		lost := isClosed(r.held.Lost())
+		lost := hold.Ended(r.held.Lost())
 		node := r.held.Node
 		r.mu.Unlock()
 		if lost {
@@ -120,7 +120,7 @@ func (r *Reentrant) Held() *Held {
 // IsAcquired reports whether the participant holds and has not lost the hold.
 func (r *Reentrant) IsAcquired() bool {
 	h := r.Held()
-	return h != nil && !isClosed(h.Lost())
+	return h != nil && h.Holds()
 }
 
 // Lost is the hold's Lost, or a closed channel when nothing is held.
@@ -170,13 +170,4 @@ func Rename(err, notHeld, lost error, where string) error {
 		return fmt.Errorf("%w: %w", lost, err)
 	}
 	return fmt.Errorf("%s: %w", where, err)
-}
-
-func isClosed(c <-chan struct{}) bool {
-	select {
-	case <-c:
-		return true
-	default:
-		return false
-	}
 }
