@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"maps"
 	"math/rand/v2"
+	"runtime"
 	"slices"
 	"testing"
 
@@ -198,4 +199,76 @@ func TestAssignHoldsStillDuringAHandover(t *testing.T) {
 			require.Equal(t, target, Assign(items, to, current), "mid-handover, %d -> %d members", len(from), len(to))
 		}
 	}
+}
+
+// Assign gives what the old Assign (referenceAssign, which sorted every pair)
+// gave, on random items, members and current owners: settled, mid-change, stale or
+// from nothing, names listed in any order and some twice. With the scores cut to a
+// few bits (or none), most pairs tie and the names decide, which full scores never
+// show.
+func TestAssignIsTheOldAssign(t *testing.T) {
+	rng := rand.New(rand.NewPCG(8, 39))
+	masks := []uint64{^uint64(0), ^uint64(0), 0xff, 0x7, 0x1, 0}
+	runs := 3000
+	if raceEnabled {
+		runs = 300
+	}
+	for run := range runs {
+		maxItems, maxMembers := 80, 20
+		if run%50 == 0 {
+			maxItems, maxMembers = 600, 90
+		}
+		items := names(fmt.Sprintf("job%d", rng.IntN(100)), rng.IntN(maxItems))
+		members := names(fmt.Sprintf("host%d", rng.IntN(100)), rng.IntN(maxMembers))
+		current := map[string]string{}
+		switch rng.IntN(3) {
+		case 0: // settled over other members: some of these, and some gone
+			before := slices.Clone(members[:rng.IntN(len(members)+1)])
+			before = append(before, names("gone", rng.IntN(3))...)
+			current = Assign(items, before, nil)
+		case 1: // anything: free items, owners gone, members over any share
+			for _, it := range items {
+				if rng.IntN(4) > 0 && len(members) > 0 {
+					current[it] = members[rng.IntN(len(members))]
+				} else if rng.IntN(2) == 0 {
+					current[it] = "gone"
+				}
+			}
+		}
+		// Listed in any order, some twice.
+		its := append(slices.Clone(items), items[:rng.IntN(len(items)+1)]...)
+		ms := append(slices.Clone(members), members[:rng.IntN(len(members)+1)]...)
+		rng.Shuffle(len(its), func(i, j int) { its[i], its[j] = its[j], its[i] })
+		rng.Shuffle(len(ms), func(i, j int) { ms[i], ms[j] = ms[j], ms[i] })
+		mask := masks[rng.IntN(len(masks))]
+		want := referenceAssign(its, ms, current, mask)
+		require.Equal(t, want, assign(its, ms, current, mask),
+			"%d items, %d members, %d current owners, mask %#x", len(items), len(members), len(current), mask)
+	}
+}
+
+func TestScoreIsTheOldScore(t *testing.T) {
+	rng := rand.New(rand.NewPCG(8, 40))
+	for range 1000 {
+		item, member := fmt.Sprintf("job-%d", rng.Uint64()), fmt.Sprintf("host%x", rng.Uint32())[:1+rng.IntN(8)]
+		require.Equal(t, referenceScore(item, member), score(item, member), "%q at %q", item, member)
+	}
+	require.Equal(t, referenceScore("", ""), score("", ""))
+}
+
+// Assign's memory grows with the items and members, not with their pairs: placing
+// 5,000 items over 2,000 members from nothing, which took 1.3 GB when Assign sorted
+// every pair, allocates less than 512 bytes per name (1.1 MB measured, 160 bytes a
+// name, most of it the owners' map).
+func TestAssignAllocatesInProportion(t *testing.T) {
+	items, members := names("job", 5000), names("host", 2000)
+	var before, after runtime.MemStats
+	runtime.ReadMemStats(&before)
+	owners := Assign(items, members, nil)
+	runtime.ReadMemStats(&after)
+	require.Len(t, owners, len(items))
+	allocated, bound := after.TotalAlloc-before.TotalAlloc, uint64(512*(len(items)+len(members)))
+	require.Less(t, allocated, bound, "%d items over %d members", len(items), len(members))
+	t.Logf("%d items over %d members: %d bytes allocated (%.0f a name)", len(items), len(members),
+		allocated, float64(allocated)/float64(len(items)+len(members)))
 }
