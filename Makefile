@@ -7,24 +7,26 @@ all: test
 # Installs ZooKeeper 3.8, Apache Curator 5.4 (with discovery) and kazoo (the partition
 # benchmark's peer, whose smoke test runs in make test), Chromium (zkr ui's browser
 # tests) and Prometheus's promtool (the alert rules' tests) from Debian's packages when
-# they are missing (as root), and unpacks ZooKeeper 3.9 and Curator 5.7 from Debian
-# trixie into build/deps/trixie (nothing installed); else does nothing.
+# they are missing (as root), and unpacks ZooKeeper 3.9.6 and Curator 5.7.1 from Debian
+# forky into build/deps/forky (nothing installed); else does nothing. Trixie's 3.9.3
+# loses acknowledged writes (ZOOKEEPER-4925, docs/servers.md) and no default run uses
+# it: `scripts/deps.sh trixie` unpacks it beside forky's, for ZKTEST_ZOOKEEPER=3.9.3.
 deps:
-	@scripts/deps.sh zookeeper curator curator-discovery kazoo chromium prometheus trixie
+	@scripts/deps.sh zookeeper curator curator-discovery kazoo chromium prometheus forky
 
 # Apache Curator's recipes behind a small Java program of ours, compiled against
 # Debian's jars: the interop tests' partner and the benchmarks' yardstick. Built
-# twice: against bookworm's Curator 5.4 (ZooKeeper 3.8's client) and trixie's 5.7
-# (3.9's), each into build/curator-peer/<version> with the class path it runs with
+# twice: against bookworm's Curator 5.4 (ZooKeeper 3.8's client) and forky's 5.7.1
+# (3.9.6's), each into build/curator-peer/<version> with the class path it runs with
 # in a file beside it (read by internal/zkrtest and bench/). ZKTEST_CURATOR=5.4|5.7
-# chooses which the tests run; the default is 5.7. Trixie's jars name bookworm's in
+# chooses which the tests run; the default is 5.7. Forky's jars name bookworm's in
 # their manifests, and the JVM searches those right after the jar that names them, so
 # every jar comes after the ones it needs: jute, ZooKeeper, then Curator's.
 J := /usr/share/java
-T := $(CURDIR)/build/deps/trixie/root/usr/share/java
+F := $(CURDIR)/build/deps/forky/root/usr/share/java
 CURATOR_JARS := zookeeper-jute zookeeper curator-client curator-framework curator-recipes curator-x-discovery
 CURATOR_CP_5.4 := $(subst $(eval) ,:,$(CURATOR_JARS:%=$(J)/%.jar)):$(J)/slf4j-nop.jar
-CURATOR_CP_5.7 := $(subst $(eval) ,:,$(CURATOR_JARS:%=$(T)/%.jar)):$(J)/slf4j-nop.jar
+CURATOR_CP_5.7 := $(subst $(eval) ,:,$(CURATOR_JARS:%=$(F)/%.jar)):$(J)/slf4j-nop.jar
 curator-peer: deps build/curator-peer/5.4/CuratorPeer.class build/curator-peer/5.7/CuratorPeer.class
 
 build/curator-peer/%/CuratorPeer.class: $(wildcard bench/curator-peer/*.java) Makefile
@@ -47,8 +49,8 @@ vet:
 	cd cmd/zkr/uitest && $(GO) vet ./...
 
 # What CI runs: formatting, vet, the oldest Go's build and unit tests (oldest-go),
-# every test with the race detector against real ZooKeeper 3.9 servers and Curator
-# 5.7, a short chaos run (its report printed); then again on ZooKeeper 3.8 with
+# every test with the race detector against real ZooKeeper 3.9.6 servers and Curator
+# 5.7.1, a short chaos run (its report printed); then again on ZooKeeper 3.8 with
 # Curator 5.4, the tests that exercise the server: the integration tests (with the
 # Curator interop), the recipes' fault and Curator tests (OLD_RECIPE_TESTS: session
 # expiry, server restarts and stops, cut connections, lost writes and leases), the
@@ -142,9 +144,10 @@ chaos: deps
 # apart, not judged) and the servers' watches (wchs) and nodes. Fails on a curve
 # that grows from the run's first third to its second and again to its last; prints
 # each curve as a sparkline and draws them in build/soak.svg. make soak DURATION=1h.
-# On ZooKeeper 3.9 by default (the newest that make deps brings); ZKTEST_ZOOKEEPER=3.8
+# On ZooKeeper 3.9.6 by default (the newest that make deps brings); ZKTEST_ZOOKEEPER=3.8
 # make soak for 3.8.0 (see docs/servers.md for what it loses: the report lists its lost
-# writes apart, and on 3.8.0 only they do not fail the run; the recipes' failures do).
+# writes apart, and on 3.8.0 and 3.9.3 only they do not fail the run; the recipes'
+# failures do).
 soak: deps
 	@mkdir -p build
 	$(MAKE) --no-print-directory chaos DURATION=$(DURATION) CHAOS_FLAGS="-chaos.sample=10s -chaos.plot=$(CURDIR)/build/soak.svg"
@@ -190,7 +193,7 @@ demo:
 # recipes and, for the partition, kazoo's SetPartitioner (bench/kazoo-peer), into
 # docs/benchmarks/BENCHMARKS-recipes.md. Then the instrumentation's cost, off against
 # metrics against metrics and traces (scripts/bench-telemetry.sh, benchstat), into
-# docs/benchmarks/BENCHMARKS-telemetry.md. On ZooKeeper 3.9 with Curator 5.7 by
+# docs/benchmarks/BENCHMARKS-telemetry.md. On ZooKeeper 3.9.6 with Curator 5.7.1 by
 # default, each report naming both as the server and the peer report them; ZKTEST_ZOOKEEPER=3.8 ZKTEST_CURATOR=5.4 make bench for 3.8 and 5.4.
 BENCH_DIR := docs/benchmarks
 BENCH_ARGS ?= -out $(BENCH_DIR)/BENCHMARKS.md -plot bench/benchmarks.png

@@ -20,10 +20,10 @@ here=$(cd "$(dirname "$0")/.." && pwd)
 [[ -f $dir/acked.tsv && -f $dir/zookeeper-version ]] || { echo "txnlog: $dir holds no kept run (acked.tsv, zookeeper-version)" >&2; exit 2; }
 version=$(<"$dir/zookeeper-version")
 
-# The jars of the version that wrote the logs, jute first: trixie's jars name
+# The jars of the version that wrote the logs, jute first: forky's and trixie's jars name
 # bookworm's zookeeper-jute.jar in their manifests (docs/servers.md).
 cp=
-for jars in "$here/build/deps/trixie/root/usr/share/java" /usr/share/java; do
+for jars in "$here"/build/deps/*/root/usr/share/java /usr/share/java; do
   if [[ -f $jars/zookeeper-jute-$version.jar && -f $jars/zookeeper-$version.jar ]]; then
     cp=$jars/zookeeper-jute-$version.jar:$jars/zookeeper-$version.jar
     break

@@ -22,11 +22,13 @@
 // present a certificate (mutual TLS); ClientCertPEM is one the servers accept. The certificates are made with Go's crypto
 // and handed to ZooKeeper as PEM files, so no keystore tool is needed.
 //
-// Servers run ZooKeeper 3.9 when `make deps` has unpacked it from Debian trixie into
-// this repository's build/deps, else Debian bookworm's installed 3.8. WithZooKeeper, or
-// the environment variable ZKTEST_ZOOKEEPER (3.9, 3.8 or a directory of jars),
-// chooses; Server.Version says what the server itself reports, and a start whose
-// server reports another version than its jars' fails (docs/servers.md).
+// Servers run ZooKeeper 3.9.6 when `make deps` has unpacked it from Debian forky into
+// this repository's build/deps, else Debian bookworm's installed 3.8.0 (`scripts/deps.sh
+// trixie` adds 3.9.3, which loses acknowledged writes, for reproducing that loss).
+// WithZooKeeper, or the environment variable ZKTEST_ZOOKEEPER (3.9 for the newest 3.9.x,
+// 3.8, a full version such as 3.9.3, or a directory of jars), chooses; Server.Version
+// says what the server itself reports, and a start whose server reports another
+// version than its jars' fails (docs/servers.md).
 //
 // When ZooKeeper is not installed, NewServer fails the test with the command that
 // installs it (make deps). Nothing is skipped silently.

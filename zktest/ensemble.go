@@ -60,7 +60,7 @@ func StartEnsemble(ctx context.Context, n int, opts ...Option) (*Ensemble, error
 	return &Ensemble{ms: ms, routes: rs}, nil
 }
 
-// Version is the ZooKeeper version the members reported when they started ("3.9.3"),
+// Version is the ZooKeeper version the members reported when they started ("3.9.6"),
 // read from their answers to srvr; every member's is checked against its jars.
 func (e *Ensemble) Version() string { return e.ms[0].serverVersion() }
 

@@ -30,16 +30,19 @@ var ErrNotInstalled = errors.New("zktest: ZooKeeper is not installed")
 // zookeeper-jute-<version>.jar in dir.
 type installation struct {
 	dir     string
-	version string // from the jars' names, "3.9.3"
+	version string // from the jars' names, "3.9.6"
 }
 
-// searchDirs are where zktest looks for ZooKeeper's jars: what `make deps` unpacks from
-// Debian trixie into this repository's build directory (3.9), found from this file's
-// place, then Debian's installed package (bookworm: 3.8).
+// searchDirs are where zktest looks for ZooKeeper's jars: what scripts/deps.sh unpacks
+// from a newer Debian suite into this repository's build/deps/<suite>, found from this
+// file's place (`make deps`: forky's 3.9.6; `scripts/deps.sh trixie` adds 3.9.3), then
+// Debian's installed package (bookworm: 3.8).
 func searchDirs() []string {
 	var dirs []string
 	if _, here, _, ok := runtime.Caller(0); ok {
-		dirs = append(dirs, filepath.Join(filepath.Dir(here), "..", "build", "deps", "trixie", "root", "usr", "share", "java"))
+		suites, _ := filepath.Glob(filepath.Join(filepath.Dir(here), "..", "build", "deps", "*", "root", "usr", "share", "java"))
+		slices.Sort(suites)
+		dirs = append(dirs, suites...)
 	}
 	return append(dirs, javaDir)
 }
@@ -62,11 +65,13 @@ func (in installation) jar(name string) string {
 	return filepath.Join(in.dir, name+"-"+in.version+".jar")
 }
 
-// installed lists the ZooKeepers found in searchDirs, newest first.
+// installed lists the ZooKeepers found in searchDirs, newest first, each version once
+// (two suites may package the same one).
 func installed() []installation {
 	var found []installation
 	for _, dir := range searchDirs() {
-		if in, err := findInstallation(dir); err == nil {
+		in, err := findInstallation(dir)
+		if err == nil && !slices.ContainsFunc(found, func(f installation) bool { return f.version == in.version }) {
 			found = append(found, in)
 		}
 	}
@@ -75,7 +80,7 @@ func installed() []installation {
 }
 
 // InstalledVersions are the ZooKeeper versions WithZooKeeper can choose from, newest
-// first, as their jars name them ("3.9.3").
+// first, as their jars name them ("3.9.6").
 func InstalledVersions() []string {
 	var versions []string
 	for _, in := range installed() {
@@ -85,7 +90,8 @@ func InstalledVersions() []string {
 }
 
 // chooseInstallation finds the jars that want names: a directory (it holds a '/'), a
-// version or its prefix ("3.9" is 3.9.x), or "" for $ZKTEST_ZOOKEEPER, else the newest.
+// version or its prefix ("3.9" is the newest 3.9.x installed), or "" for
+// $ZKTEST_ZOOKEEPER, else the newest.
 func chooseInstallation(want string) (installation, error) {
 	if want == "" {
 		want = strings.TrimSpace(os.Getenv(envZooKeeper))
@@ -105,13 +111,13 @@ func chooseInstallation(want string) (installation, error) {
 			return in, nil
 		}
 	}
-	return installation{}, fmt.Errorf("%w: no ZooKeeper %s among %s (make deps fetches 3.9 and installs 3.8)", ErrNotInstalled, want, strings.Join(InstalledVersions(), ", "))
+	return installation{}, fmt.Errorf("%w: no ZooKeeper %s among %s (make deps fetches 3.9.6 and installs 3.8.0; scripts/deps.sh trixie fetches 3.9.3)", ErrNotInstalled, want, strings.Join(InstalledVersions(), ", "))
 }
 
 // classPath puts the chosen version's jute and server jars first, in that order: the
-// JVM searches a jar's manifest Class-Path right after the jar, and trixie's server jar
-// names bookworm's /usr/share/java/zookeeper-jute.jar, so a 3.9 server jar ahead of its
-// own jute jar would run with 3.8's wire classes. The rest are bookworm's (a server log
+// JVM searches a jar's manifest Class-Path right after the jar, and forky's (and
+// trixie's) server jar names bookworm's /usr/share/java/zookeeper-jute.jar, so a 3.9
+// server jar ahead of its own jute jar would run with 3.8's wire classes. The rest are bookworm's (a server log
 // through slf4j-simple, and the Netty pieces TLS needs that the manifests omit); the
 // server jar's manifest brings the others.
 func (in installation) classPath() string {
@@ -129,7 +135,7 @@ func fileExists(path string) bool {
 	return err == nil
 }
 
-// compareVersions orders dotted versions by their numbers: "3.10.0" after "3.9.3".
+// compareVersions orders dotted versions by their numbers: "3.10.0" after "3.9.6".
 func compareVersions(a, b string) int {
 	as, bs := strings.Split(a, "."), strings.Split(b, ".")
 	for i := 0; i < len(as) || i < len(bs); i++ {

@@ -187,7 +187,7 @@ func (m *member) mode(ctx context.Context) (string, error) {
 }
 
 // srvr asks the member for its mode and its version, the number of
-// "Zookeeper version: 3.9.3-<git hash>, built on ...".
+// "Zookeeper version: 3.9.6-<git hash>, built on ...".
 func (m *member) srvr(ctx context.Context) (mode, version string, err error) {
 	out, err := fourLetter(ctx, m.addr(), "srvr")
 	if err != nil {

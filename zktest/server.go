@@ -67,7 +67,7 @@ func (s *Server) CACertPEM() []byte { return s.m.tls.caCertPEM() }
 // without WithTLS.
 func (s *Server) ClientCertPEM() (cert, key []byte) { return s.m.tls.clientCertPEM() }
 
-// Version is the ZooKeeper version the server reported when it last started ("3.9.3"),
+// Version is the ZooKeeper version the server reported when it last started ("3.9.6"),
 // read from its answer to srvr, not from its configuration; a start whose server
 // reports another version than its jars' fails.
 func (s *Server) Version() string { return s.m.serverVersion() }

@@ -7,6 +7,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
@@ -48,11 +49,19 @@ func TestChooseZooKeeper(t *testing.T) {
 
 	for _, v := range InstalledVersions() {
 		major, _, _ := strings.Cut(v[strings.Index(v, ".")+1:], ".")
-		prefix := v[:strings.Index(v, ".")] + "." + major // "3.9.3" -> "3.9"
+		prefix := v[:strings.Index(v, ".")] + "." + major // "3.9.6" -> "3.9"
+		// A line's prefix chooses its newest release installed (3.9.6 over 3.9.3), the
+		// first of InstalledVersions, newest first, that it names.
+		newestOfLine := InstalledVersions()[slices.IndexFunc(InstalledVersions(), func(w string) bool { return strings.HasPrefix(w, prefix+".") })]
 		t.Setenv(envZooKeeper, prefix)
 		in, err := chooseInstallation("")
 		require.NoError(t, err)
-		require.Equal(t, v, in.version, "%s=%s", envZooKeeper, prefix)
+		require.Equal(t, newestOfLine, in.version, "%s=%s", envZooKeeper, prefix)
+
+		t.Setenv(envZooKeeper, v)
+		in, err = chooseInstallation("")
+		require.NoError(t, err)
+		require.Equal(t, v, in.version, "%s=%s", envZooKeeper, v)
 
 		t.Setenv(envZooKeeper, in.dir)
 		in, err = chooseInstallation("")
@@ -70,11 +79,12 @@ func TestChooseZooKeeper(t *testing.T) {
 func TestCompareVersions(t *testing.T) {
 	require.Negative(t, compareVersions("3.9.3", "3.10.0"))
 	require.Positive(t, compareVersions("3.9.3", "3.8.0"))
+	require.Positive(t, compareVersions("3.9.6", "3.9.3"))
 	require.Zero(t, compareVersions("3.9", "3.9.0"))
 }
 
 // The server's own version says nothing of its jute classes (a 3.9.3 server runs, and
-// says 3.9.3, with 3.8.0's jute first), so the class path is checked as the JVM reads
+// says 3.9.3, with 3.8.0's jute first; 3.9.6's the same), so the class path is checked as the JVM reads
 // it: every version's jute and server classes come from its own jars.
 func TestClassPathFindsTheChosenJarsFirst(t *testing.T) {
 	for _, v := range InstalledVersions() {

@@ -39,7 +39,7 @@ func StartCuratorPeer(t testing.TB, args ...string) *CuratorPeer {
 }
 
 // curatorVersion is the Curator the tests' peer runs, from $ZKTEST_CURATOR ("5.4" for
-// bookworm's, with ZooKeeper 3.8's client, or "5.7" for trixie's, with 3.9's): the
+// bookworm's, with ZooKeeper 3.8.0's client, or "5.7" for forky's, with 3.9.6's): the
 // name of its directory under build/curator-peer, where `make curator-peer` builds
 // both.
 func curatorVersion() string {
@@ -69,7 +69,7 @@ var peerVersion struct {
 }
 
 // CuratorPeerVersion is what the peer runs, as it says itself: Curator's version
-// ("5.7.1") and its ZooKeeper client's ("3.9.3"). It fails the test if that is not the
+// ("5.7.1") and its ZooKeeper client's ("3.9.6"). It fails the test if that is not the
 // Curator that ZKTEST_CURATOR chose and the ZooKeeper client of its class path, as a
 // class path whose jars name other versions' first would make it.
 func CuratorPeerVersion(t testing.TB) (curator, zookeeper string) {
