@@ -393,7 +393,7 @@ func (r *report) check() {
 	if r.leaked != nil {
 		r.problems = append(r.problems, "goroutines leaked: "+r.leaked.Error())
 	}
-	r.found = findings{failures: r.problems, losses: losses, explained: explained, tolerated: slices.Contains(lossyServers, r.version)}
+	r.found = findings{failures: r.problems, losses: losses, explained: explained, known: lossyServers[r.version]}
 }
 
 // lossesUntold finds holders that went on believing more than a second past the point
@@ -549,7 +549,7 @@ func (r *report) String() string {
 		len(r.orphans), len(r.leftovers), leaked)
 	b.WriteString(r.found.report(r.version))
 	fmt.Fprintf(&b, "violations: %d\n", r.found.violations())
-	if r.found.tolerated && len(r.found.losses) > 0 {
+	if r.found.known != "" && len(r.found.losses) > 0 {
 		b.WriteString("  (the recipes' failures only; the server data loss above is not counted)\n")
 	}
 	for i, p := range r.problems {
