@@ -212,7 +212,8 @@ build/bench:
 
 # How each recipe's cost grows (issue 28): the lock queue from 10 to 5,000 waiters,
 # the cache from 1,000 to 100,000 nodes, the partitioner from 24 items × 4 members to
-# 2,000 × 50, the group from 10 to 1,000 members (each following the group: a million
+# 2,000 × 50 (its assignment, partition.Assign, in process up to 5,000 × 2,000), the
+# group from 10 to 1,000 members (each following the group: a million
 # server watches for ours at the top, see bench/analysis-scale.md), discovery from 10
 # to 3,000 instances of one service, the election from 10 to 1,000 candidates, each
 # figure per unit of size, zkrecipes beside Curator (and kazoo for the partitioner),

@@ -6,11 +6,14 @@ import (
 	"fmt"
 	"math"
 	"path"
+	"runtime"
 	"slices"
 	"strings"
 	"time"
 
 	"github.com/go-zookeeper/zk"
+
+	"github.com/zkrecipes/zkrecipes/recipes/partition"
 )
 
 // The scale curves (issue 28, `make bench-scale`): each recipe at sizes spanning two
@@ -30,7 +33,7 @@ type ScaleConfig struct {
 }
 
 // ScaleRecipes are the recipes the curves cover, in order.
-var ScaleRecipes = []string{"lock", "cache", "partition", "group", "discovery", "election"}
+var ScaleRecipes = []string{"lock", "cache", "partition", "assign", "group", "discovery", "election"}
 
 // ScalePoint is one contender's figures for one recipe at one size.
 type ScalePoint struct {
@@ -72,6 +75,10 @@ var scaleFigures = []scaleFigure{
 	{"partition", "moved-leave", "items moved ÷ the fewest possible, leave", true},
 	{"partition", "settle-join", "settle time after a join (ms)", false},
 	{"partition", "settle-leave", "settle time after a leave (ms)", false},
+	{"assign", "start", "time of one Assign from nothing, per item × member (ns)", false},
+	{"assign", "join", "time of one Assign after a join, per item × member (ns)", false},
+	{"assign", "bytes-start", "bytes one Assign from nothing allocates, per item + member", true},
+	{"assign", "bytes-join", "bytes one Assign after a join allocates, per item + member", true},
 	{"group", "watches", "server watches on the group per member", true},
 	{"group", "all-watches", "all server watches per member (sessions' included)", true},
 	{"group", "requests", "requests per join and leave, per member", true},
@@ -104,6 +111,19 @@ var cacheShapes = [][]int{{1, 10, 99}, {10, 10, 99}, {10, 100, 99}}
 
 // partitionSizes are items × members.
 var partitionSizes = [][2]int{{24, 4}, {200, 10}, {2000, 50}}
+
+// assignSizes are the partitioner's assignments timed in this process, items ×
+// members: the partition curve's sizes, then as many members as items, and more
+// items (issue 39 saw 5,000 × 2,000 take 1.2 GB and 5.5 s when Assign sorted every
+// pair; members that start together each compute it on every change they see).
+var assignSizes = [][2]int{{24, 4}, {200, 10}, {2000, 50}, {2000, 2000}, {5000, 2000}}
+
+// assignRounds are the rounds Assign is timed in at each size, each of
+// assignRound at least; the figure is their median.
+const (
+	assignRounds = 5
+	assignRound  = 100 * time.Millisecond
+)
 
 // groupSizes are the members of one group, each on a session of its own, every one
 // following the group. 3,000 is not among them: at 1,000 ours had the server hold a
@@ -176,6 +196,8 @@ func RunScale(ctx context.Context, cfg ScaleConfig, args []string) (*ScaleReport
 			s.cache(ctx)
 		case "partition":
 			s.partition(ctx)
+		case "assign":
+			s.assign(ctx)
 		case "group":
 			s.group(ctx)
 		case "discovery":
@@ -371,6 +393,74 @@ func (s *scaleRun) partition(ctx context.Context) {
 			return f, nil
 		})
 	}
+}
+
+// assign times partition.Assign in this process, without a server: from nothing
+// (every item placed by rendezvous, as when the members start together) and after
+// a join (a settled assignment over one member fewer, as every member computes it
+// on a change), and counts the bytes each call allocates.
+func (s *scaleRun) assign(ctx context.Context) {
+	for _, im := range sizes(s, assignSizes) {
+		items, members := numbered("item", im[0]), numbered("member", im[1])
+		label := fmt.Sprintf("%d×%d", im[0], im[1])
+		Say("assign: %s", label)
+		s.each(ctx, "assign", label, im[0]*im[1], []string{recipesName}, func(contender, string) (map[string]float64, error) {
+			f := map[string]float64{}
+			settled := partition.Assign(items, members[1:], nil)
+			for what, current := range map[string]map[string]string{"start": nil, "join": settled} {
+				t, err := timeAssign(ctx, items, members, current)
+				if err != nil {
+					return nil, err
+				}
+				Say("    %s: %v per Assign (rounds %v to %v), %.0f bytes", what, t.median, t.fastest, t.slowest, t.bytes)
+				f[what] = float64(t.median.Nanoseconds()) / float64(im[0]*im[1])
+				f["bytes-"+what] = t.bytes / float64(im[0]+im[1])
+			}
+			return f, nil
+		})
+	}
+}
+
+// assignTiming is what timeAssign measured: one call's time, the median of the
+// rounds and their extremes, and the bytes one call allocates.
+type assignTiming struct {
+	median, fastest, slowest time.Duration
+	bytes                    float64
+}
+
+// timeAssign calls Assign in assignRounds rounds, each of as many calls as take
+// assignRound or more (as the first call took).
+func timeAssign(ctx context.Context, items, members []string, current map[string]string) (assignTiming, error) {
+	start := time.Now()
+	partition.Assign(items, members, current)
+	calls := max(1, int(assignRound/max(time.Since(start), 1)))
+	var before, after runtime.MemStats
+	var rounds []time.Duration
+	runtime.GC()
+	runtime.ReadMemStats(&before)
+	for range assignRounds {
+		if err := ctx.Err(); err != nil {
+			return assignTiming{}, err
+		}
+		start := time.Now()
+		for range calls {
+			partition.Assign(items, members, current)
+		}
+		rounds = append(rounds, time.Since(start)/time.Duration(calls))
+	}
+	runtime.ReadMemStats(&after)
+	slices.Sort(rounds)
+	return assignTiming{median: rounds[len(rounds)/2], fastest: rounds[0], slowest: rounds[len(rounds)-1],
+		bytes: float64(after.TotalAlloc-before.TotalAlloc) / float64(calls*assignRounds)}, nil
+}
+
+// numbered is n names, prefix-0 to prefix-(n-1).
+func numbered(prefix string, n int) []string {
+	names := make([]string, n)
+	for i := range names {
+		names[i] = fmt.Sprintf("%s-%d", prefix, i)
+	}
+	return names
 }
 
 // prepare makes w's path and has c prepare a trial of w there.

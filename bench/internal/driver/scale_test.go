@@ -18,7 +18,8 @@ import (
 // plumbing, within make test) and checks the counts, which do not depend on the
 // machine's load: one lock watch per waiter, the requests of a contended
 // acquisition, a cache's reads, a partition member's watches following the
-// members, not the items, a group member's following every member, a latch
+// members, not the items, the assignment's memory in proportion to the items and
+// members, a group member's following every member, a latch
 // candidate's one watch; then renders the report and its plots. Curator and kazoo
 // join when make curator-peer and scripts/deps.sh kazoo have installed them.
 func TestScaleSmoke(t *testing.T) {
@@ -72,6 +73,9 @@ func TestScaleSmoke(t *testing.T) {
 	require.LessOrEqual(t, figure("partition", recipesName, "watches"), 12.0)
 	require.Equal(t, 1.0, figure("partition", recipesName, "moved-join"), "the fewest items move")
 	require.Equal(t, 1.0, figure("partition", recipesName, "moved-leave"), "the fewest items move")
+	// The assignment's memory grows with the names, not their pairs (issue 39).
+	require.Positive(t, figure("assign", recipesName, "start"))
+	require.Less(t, figure("assign", recipesName, "bytes-start"), 512.0, "bytes per item + member")
 	// The bench's members promise a fixed payload (group.FixedPayload): each watches
 	// the group's children and its own node, not every member's node (10 at this size
 	// without the option).
