@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"net"
 	"net/http"
+	"os"
 	"strings"
 	"time"
 
@@ -37,8 +38,12 @@ an old picture as current.
 
 The server changes nothing in ZooKeeper: it answers GET only. It listens on
 loopback unless --listen names another address, and then says so on stderr: the
-page shows every node's data under PATH to whoever reaches it. It prints its URL
-on stdout once the copy is loaded, and runs until SIGINT, SIGTERM or SIGHUP.`,
+page shows every node's data under PATH to whoever reaches it with the URL. It
+answers only requests for the host names it listens on (loopback names, --listen's
+host; with an address of every interface, also IP addresses and this machine's
+name), which stops DNS rebinding, and only those that carry the token of this
+run: it prints its URL, token included, on stdout once the copy is loaded, and
+runs until SIGINT, SIGTERM or SIGHUP. The page keeps the token in a cookie.`,
 	example: "  zkr ui /locks\n  zkr --servers zk1:2181 ui / --listen 0.0.0.0:8080",
 	flags: func(fs *flag.FlagSet) func(*env, []string, []string, bool) int {
 		listen := fs.String("listen", "127.0.0.1:8080", "serve on this `host:port`; a host other than loopback is announced on stderr")
@@ -100,10 +105,13 @@ func serveUI(e *env, p, listen string, holdWarn time.Duration) int {
 		return s.fail(zkError("loading %s: %v", p, err))
 	}
 
-	hs := &http.Server{Handler: srv, ReadHeaderTimeout: 10 * time.Second}
+	hostname, _ := os.Hostname() // none: only loopback names and addresses are answered
+	token := newUIToken()
+	guard := newUIGuard(srv, token, host, ln.Addr().(*net.TCPAddr), hostname)
+	hs := &http.Server{Handler: guard, ReadHeaderTimeout: 10 * time.Second}
 	served := make(chan error, 1)
 	go func() { served <- hs.Serve(ln) }()
-	fmt.Fprintf(e.stdout, "http://%s/\n", ln.Addr())
+	fmt.Fprintf(e.stdout, "http://%s/?%s=%s\n", ln.Addr(), uiTokenParam, token)
 	select {
 	case <-ctx.Done():
 	case err := <-served:
