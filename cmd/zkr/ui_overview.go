@@ -13,16 +13,14 @@ import (
 	"github.com/zkrecipes/zkrecipes/recipes/participants"
 )
 
-// overviewLimits bound the overview's walk of the copy, so that neither its work
-// nor its answer grows with the subtree: it looks at no more than nodes nodes,
-// breadth first, and lists no more than recipes recipes. A page that was cut
-// short says so.
+// overviewLimits bound the overview's walk of the copy, so that its work does not
+// grow with the subtree: it looks at no more than nodes nodes, breadth first. A
+// walk cut short says so. The recipes found are listed a page at a time.
 type overviewLimits struct {
-	nodes   int
-	recipes int
+	nodes int
 }
 
-var uiOverviewLimits = overviewLimits{nodes: 100_000, recipes: 100}
+var uiOverviewLimits = overviewLimits{nodes: 100_000}
 
 // How many names a line of the overview lists (holders, members, items without an
 // owner) and how long a name or id may be there: the rest is counted, and the
@@ -42,7 +40,9 @@ type uiOverview struct {
 	Exists     bool       `json:"exists"`   // false: the copy has no node at the root
 	Examined   int        `json:"examined"` // nodes the walk looked at
 	Capped     string     `json:"capped,omitempty"`
-	Recipes    []uiRecipe `json:"recipes"` // by path
+	Total      int        `json:"total"`   // recipes found
+	Offset     int        `json:"offset"`  // the first one listed
+	Recipes    []uiRecipe `json:"recipes"` // by path, from offset, at most the limit asked
 }
 
 // uiRecipe is one recipe of the overview: a lock-like recipe's queue, a group's
@@ -83,15 +83,17 @@ type uiPartitionBrief struct {
 	UnownedItems []string `json:"unowned_items"` // the first 20, by name
 }
 
-// readOverview walks the copy from its root, breadth first and in name order, and
-// lists the recipes it finds, as zkr inspect tells them (look): lock-like recipes,
-// partitions and groups. It does not walk into a recipe's own nodes. Values (shared
-// counts, counters) are told only by their length, so they are left to the node
-// pages. The walk reads the copy only: it sends ZooKeeper nothing.
-func readOverview(ctx context.Context, ca *cache.Cache, lim overviewLimits, seq uint64, conn string) *uiOverview {
+// readOverview walks the copy from its root, breadth first and in name order,
+// finds the recipes there as zkr inspect tells them (look): lock-like recipes,
+// partitions and groups; and reads the page of them from offset, by path. It does
+// not walk into a recipe's own nodes. Values (shared counts, counters) are told
+// only by their length, so they are left to the node pages. The walk reads the
+// copy only: it sends ZooKeeper nothing.
+func readOverview(ctx context.Context, ca *cache.Cache, lim overviewLimits, offset, limit int, seq uint64, conn string) *uiOverview {
 	root := ca.Path()
-	o := &uiOverview{Root: root, Connection: conn, Seq: seq, Now: time.Now().UTC(), Recipes: []uiRecipe{}}
+	o := &uiOverview{Root: root, Connection: conn, Seq: seq, Now: time.Now().UTC(), Offset: offset, Recipes: []uiRecipe{}}
 	r := participants.FromCache(ca)
+	var found []uiRecipe // their path and recipe: read only if on the page
 	next := []string{root}
 	for len(next) > 0 {
 		if o.Examined == lim.nodes {
@@ -107,53 +109,56 @@ func readOverview(ctx context.Context, ca *cache.Cache, lim overviewLimits, seq 
 		}
 		o.Examined++
 		o.Exists = true
-		rec := overviewRecipe(ctx, ca, r, p, children)
-		if rec == nil {
-			for _, name := range children {
-				next = append(next, path.Join(p, name))
-			}
+		if recipe := overviewKind(ctx, ca, r, p, children); recipe != "" {
+			found = append(found, uiRecipe{Path: p, Recipe: recipe})
 			continue
 		}
-		if len(o.Recipes) == lim.recipes {
-			o.Capped = fmt.Sprintf("lists the first %d recipes found under %s, breadth first; there are more (zkr ui with a deeper PATH lists them)",
-				lim.recipes, root)
-			break
+		for _, name := range children {
+			next = append(next, path.Join(p, name))
 		}
-		o.Recipes = append(o.Recipes, *rec)
 	}
-	slices.SortFunc(o.Recipes, func(a, b uiRecipe) int { return strings.Compare(a.Path, b.Path) })
+	slices.SortFunc(found, func(a, b uiRecipe) int { return strings.Compare(a.Path, b.Path) })
+	o.Total = len(found)
+	for _, rec := range cut(found, offset, limit) {
+		o.Recipes = append(o.Recipes, overviewRecipe(ctx, ca, r, rec))
+	}
 	return o
 }
 
-// overviewRecipe tells the recipe at p from its listing, as look does, and sums it
-// up; nil when p is no recipe's (the walk goes on below it). A recipe with more
-// than uiRecipeLimit nodes to read is named, not read.
-func overviewRecipe(ctx context.Context, ca *cache.Cache, r participants.Reader, p string, children []string) *uiRecipe {
+// overviewKind tells the recipe at p from its listing, as look does; "" when p is
+// no recipe's (the walk goes on below it).
+func overviewKind(ctx context.Context, ca *cache.Cache, r participants.Reader, p string, children []string) string {
 	if len(children) == 0 {
-		return nil // a value, or an idle recipe's parent: the node pages show them
+		return "" // a value, or an idle recipe's parent: the node pages show them
 	}
-	rec := &uiRecipe{Path: p}
-	size := len(children)
 	layout, lockLike := participants.Detect(children)
 	sem, _ := isSemaphore(ctx, r, p, children) // the copy's reader fails on nothing
 	switch {
 	case slices.Contains(children, "members") && slices.Contains(children, "items"):
-		rec.Recipe, size = "partition", len(ca.Children(path.Join(p, "items")))
+		return "partition"
 	case sem:
-		rec.Recipe, size = "semaphore", len(ca.Children(path.Join(p, "leases")))+len(ca.Children(path.Join(p, "locks")))
+		return "semaphore"
 	case lockLike:
-		rec.Recipe = layout.Recipe()
+		return layout.Recipe()
 	case len(children) <= uiRecipeLimit && allEphemeral(ca, p, children):
-		rec.Recipe, rec.Group = asGroup, &uiGroupSummary{Members: len(children)}
-		return rec
-	default:
-		return nil
+		return asGroup
 	}
-	if size > uiRecipeLimit {
-		rec.Note = fmt.Sprintf("%d nodes: too many to read here; zkr inspect %s reads it", size, p)
+	return ""
+}
+
+// overviewRecipe sums up rec, a recipe the walk found. A recipe with more than
+// uiRecipeLimit nodes to read is named, not read.
+func overviewRecipe(ctx context.Context, ca *cache.Cache, r participants.Reader, rec uiRecipe) uiRecipe {
+	children := ca.Children(rec.Path)
+	if rec.Recipe == asGroup {
+		rec.Group = &uiGroupSummary{Members: len(children)}
 		return rec
 	}
-	q, err := surveyOf(ctx, r, p, children)
+	if size := recipeSize(ctx, ca, r, rec.Path, children); size > uiRecipeLimit {
+		rec.Note = fmt.Sprintf("%d nodes: too many to read here; zkr inspect %s reads it", size, rec.Path)
+		return rec
+	}
+	q, err := surveyOf(ctx, r, rec.Path, children)
 	if err != nil {
 		rec.Note = err.Error()
 		return rec

@@ -122,9 +122,9 @@ func TestUIOverviewListsEveryRecipe(t *testing.T) {
 	require.NoError(t, owner.Release(ctx))
 }
 
-// The walk is bounded: it lists at most limits.recipes recipes and looks at most
-// at limits.nodes nodes, and says so when it stopped short; under the bounds it
-// says nothing.
+// The walk is bounded: it looks at most at limits.nodes nodes, and says so when it
+// stopped short; under the bound it says nothing. The recipes it found come a
+// page at a time, by path.
 func TestUIOverviewIsBounded(t *testing.T) {
 	t.Parallel()
 	h := newHarness(t)
@@ -138,16 +138,21 @@ func TestUIOverviewIsBounded(t *testing.T) {
 	require.NoError(t, err)
 	ca := loadCache(t, h.client, "/g")
 
-	o := readOverview(ctx, ca, overviewLimits{nodes: 100, recipes: 3}, 0, connConnected)
+	o := readOverview(ctx, ca, overviewLimits{nodes: 100}, 0, 3, 0, connConnected)
 	require.Equal(t, []string{"/g/group0 group members=1", "/g/group1 group members=1", "/g/group2 group members=1"}, briefs(*o))
 	require.Empty(t, o.Capped)
+	require.Equal(t, 3, o.Total)
 	require.Equal(t, 4, o.Examined) // /g and the three groups, not their members
 
-	o = readOverview(ctx, ca, overviewLimits{nodes: 100, recipes: 2}, 0, connConnected)
+	o = readOverview(ctx, ca, overviewLimits{nodes: 100}, 0, 2, 0, connConnected)
 	require.Equal(t, []string{"/g/group0 group members=1", "/g/group1 group members=1"}, briefs(*o))
-	require.Equal(t, "lists the first 2 recipes found under /g, breadth first; there are more (zkr ui with a deeper PATH lists them)", o.Capped)
+	require.Equal(t, 3, o.Total)
+	require.Empty(t, o.Capped)
+	o = readOverview(ctx, ca, overviewLimits{nodes: 100}, 2, 2, 0, connConnected)
+	require.Equal(t, []string{"/g/group2 group members=1"}, briefs(*o))
+	require.Equal(t, 2, o.Offset)
 
-	o = readOverview(ctx, ca, overviewLimits{nodes: 2, recipes: 100}, 0, connConnected)
+	o = readOverview(ctx, ca, overviewLimits{nodes: 2}, 0, 100, 0, connConnected)
 	require.Equal(t, []string{"/g/group0 group members=1"}, briefs(*o))
 	require.Equal(t, 2, o.Examined)
 	require.Equal(t, "looked at the first 2 of the 7 nodes under /g, breadth first: recipes further down are not listed (zkr ui with a deeper PATH lists them)", o.Capped)

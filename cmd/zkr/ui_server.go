@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"io/fs"
 	"net/http"
-	"strconv"
 	"sync"
 	"time"
 
@@ -43,13 +42,24 @@ func newUIServer(ca *cache.Cache, holdWarn time.Duration) *uiServer {
 	assets, _ := fs.Sub(ui.Assets, "assets") // the directory is embedded: it exists
 	// Patterns with GET also match HEAD; every other method gets 405: the server
 	// changes nothing.
-	s.mux.Handle("GET /{$}", serveAsset(assets, "index.html"))
-	s.mux.Handle("GET /assets/", http.StripPrefix("/assets/", http.FileServerFS(assets)))
-	s.mux.HandleFunc("GET /api/status", s.status)
+	s.mux.Handle("GET /{$}", noQuery(serveAsset(assets, "index.html")))
+	s.mux.Handle("GET /assets/", noQuery(http.StripPrefix("/assets/", http.FileServerFS(assets))))
+	s.mux.Handle("GET /api/status", noQuery(http.HandlerFunc(s.status)))
 	s.mux.HandleFunc("GET /api/overview", s.overview)
 	s.mux.HandleFunc("GET /api/node", s.node)
-	s.mux.HandleFunc("GET /api/events", s.events)
+	s.mux.Handle("GET /api/events", noQuery(http.HandlerFunc(s.events)))
 	return s
+}
+
+// noQuery serves h to requests whose query has no parameter but the token.
+func noQuery(h http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if _, err := checkQuery(r.URL.Query()); err != nil {
+			refuse(w, r, http.StatusBadRequest, err.Error())
+			return
+		}
+		h.ServeHTTP(w, r)
+	})
 }
 
 // ServeHTTP adds the headers that keep the page's content inert: even a name that
@@ -117,27 +127,33 @@ func (s *uiServer) status(w http.ResponseWriter, r *http.Request) {
 		HoldWarnSeconds: s.holdWarn.Seconds(), Now: time.Now().UTC()})
 }
 
-// overview is /api/overview: the recipes under the root.
+// overview is /api/overview?offset=N&limit=M: a page of the recipes under the root.
 func (s *uiServer) overview(w http.ResponseWriter, r *http.Request) {
-	seq, conn := s.state()
-	writeJSON(w, http.StatusOK, readOverview(r.Context(), s.ca, s.limits, seq, conn))
-}
-
-// node is /api/node?path=P&offset=N&limit=M.
-func (s *uiServer) node(w http.ResponseWriter, r *http.Request) {
-	q := r.URL.Query()
-	p := q.Get("path")
-	if p == "" {
-		p = s.ca.Path()
+	q, err := checkQuery(r.URL.Query(), "offset", "limit")
+	var offset, limit int
+	if err == nil {
+		offset, err = q.number("offset", 0)
 	}
-	offset, err1 := queryInt(q.Get("offset"), 0)
-	limit, err2 := queryInt(q.Get("limit"), uiPageDefault)
-	if err := firstErr(checkUIPath(s.ca.Path(), p), err1, err2); err != nil {
+	if err == nil {
+		limit, err = q.number("limit", uiPageDefault)
+	}
+	if err != nil {
 		writeJSON(w, http.StatusBadRequest, uiError{Error: err.Error()})
 		return
 	}
 	seq, conn := s.state()
-	writeJSON(w, http.StatusOK, readUINode(r.Context(), s.ca, p, offset, min(limit, uiPageMax), seq, conn))
+	writeJSON(w, http.StatusOK, readOverview(r.Context(), s.ca, s.limits, offset, min(limit, uiPageMax), seq, conn))
+}
+
+// node is /api/node?path=P&offset=N&limit=M (parseNodeQuery has the rest).
+func (s *uiServer) node(w http.ResponseWriter, r *http.Request) {
+	q, err := parseNodeQuery(s.ca.Path(), r.URL.Query())
+	if err != nil {
+		writeJSON(w, http.StatusBadRequest, uiError{Error: err.Error()})
+		return
+	}
+	seq, conn := s.state()
+	writeJSON(w, http.StatusOK, readUINode(r.Context(), s.ca, q, seq, conn))
 }
 
 // uiChange is one Server-Sent Event of /api/events.
@@ -192,17 +208,6 @@ func writeJSON(w http.ResponseWriter, code int, v any) {
 	w.Header().Set("Cache-Control", "no-store")
 	w.WriteHeader(code)
 	_ = json.NewEncoder(w).Encode(v) // plain data; a failed write is the client gone
-}
-
-func queryInt(s string, def int) (int, error) {
-	if s == "" {
-		return def, nil
-	}
-	n, err := strconv.Atoi(s)
-	if err != nil || n < 0 {
-		return 0, fmt.Errorf("%w: want a number of 0 or more, not %q", errUIQuery, s)
-	}
-	return n, nil
 }
 
 func firstErr(errs ...error) error {

@@ -3,12 +3,20 @@
 // recipe under the root; with one, the node it names, /api/node. It reads what it
 // shows again whenever /api/events says the copy changed. Every piece is built
 // with DOM calls, and every name or datum from ZooKeeper is set as text: nothing
-// read from ZooKeeper is ever parsed as markup.
+// read from ZooKeeper is ever parsed as markup. Every list comes a page at a
+// time (children, a recipe's participants, members and items, the overview's
+// recipes), each with its own pager.
+//
+// The page is opened with zkr ui's token in its URL (?token=...); the answer left
+// it in a cookie that every later request carries, so the page takes it out of
+// the address bar, where it would be seen, kept in the history or copied along.
 (function () {
+  if (location.search) history.replaceState(null, "", location.pathname + location.hash);
   const pageSize = 100;
   const maxTimeline = 20;
   const st = {
-    root: "/", path: null, offset: 0, node: null, fetchedAt: 0,
+    root: "/", path: null, node: null, fetchedAt: 0,
+    offsets: {}, // where each list's page starts: offset (children or the overview's recipes), participants, members, items
     conn: "loading", streaming: false, holdWarn: 600,
     timelines: new Map(), // path -> [{at, text}]: the hand-overs this page saw
     inflight: false, again: false,
@@ -97,8 +105,10 @@
     st.inflight = true;
     try {
       const p = st.path;
-      const r = await fetch(p === null ? "/api/overview" :
-        "/api/node?path=" + encodeURIComponent(p) + "&offset=" + st.offset + "&limit=" + pageSize);
+      const o = st.offsets;
+      const r = await fetch(p === null ? "/api/overview?offset=" + (o.offset || 0) + "&limit=" + pageSize :
+        "/api/node?path=" + encodeURIComponent(p) + "&limit=" + pageSize + "&offset=" + (o.offset || 0) +
+        "&participants_offset=" + (o.participants || 0) + "&members_offset=" + (o.members || 0) + "&items_offset=" + (o.items || 0));
       const n = await r.json();
       if (p === st.path) {
         if (!r.ok) renderError(n.error || r.statusText);
@@ -115,7 +125,7 @@
 
   function go() {
     const p = pathFromHash();
-    if (p !== st.path) { st.path = p; st.offset = 0; }
+    if (p !== st.path) { st.path = p; st.offsets = {}; }
     load();
   }
 
@@ -126,7 +136,7 @@
     st.fetchedAt = Date.now();
     renderCrumbs(n.path);
     $("overview").replaceChildren();
-    $("recipe").replaceChildren(...recipeView(n));
+    $("recipe").replaceChildren(...recipeView(n).filter(Boolean)) // a list that fits its page has no pager;
     $("timeline").replaceChildren(...timelineView(n));
     $("node").replaceChildren(...nodeView(n));
     $("children").replaceChildren(...childrenView(n));
@@ -175,54 +185,81 @@
     const r = n.recipe;
     if (!r) return n.recipe_note ? [el("p", { class: "muted" }, n.recipe_note)] : [];
     const title = el("h2", null, recipeNames[r.recipe] || r.recipe);
+    const pages = n.recipe_pages || {};
     switch (r.recipe) {
-      case "partition": return [title, ...partitionView(r)];
-      case "group": return [title, groupView(r)];
+      case "partition": return [title, ...partitionView(r, pages)];
+      case "group": return [title, groupView(r, pages)];
       case "count": case "counter":
         return [title, el("p", { "data-value": r.number }, String(r.number), el("span", { class: "muted" }, " version " + r.version))];
     }
-    return [title, queueView(r)];
+    return [title, queueView(r, pages)];
   }
 
-  function queueView(q) {
-    const holding = q.participants.filter((p) => p.state !== "waiting").length;
+  // pager is a list's previous and next buttons and where its page is: key names
+  // the list's offset in st.offsets, page is {total, offset}, shown how many the
+  // page holds.
+  function pager(key, page, shown, id) {
+    const prev = el("button", { type: "button", "data-list": key, "data-go": "previous" }, "previous");
+    const next = el("button", { type: "button", "data-list": key, "data-go": "next" }, "next");
+    prev.disabled = page.offset === 0;
+    next.disabled = page.offset + shown >= page.total;
+    prev.addEventListener("click", () => { st.offsets[key] = Math.max(0, page.offset - pageSize); load(); });
+    next.addEventListener("click", () => { st.offsets[key] = page.offset + pageSize; load(); });
+    const where = shown ? (page.offset + 1) + "–" + (page.offset + shown) + " of " + page.total : "none of " + page.total;
+    return el("div", { class: "pager", "data-list": key }, prev, next, el("span", id ? { class: "muted", id } : { class: "muted" }, where));
+  }
+
+  // paged is a list's pager, when the list does not fit one page.
+  function paged(key, page, shown) {
+    return page && (page.offset > 0 || shown < page.total) ? pager(key, page, shown) : null;
+  }
+
+  function queueView(q, pages) {
+    const page = pages.participants || { total: q.participants.length, offset: 0 };
+    const holding = pages.holding !== undefined ? pages.holding : q.participants.filter((p) => p.state !== "waiting").length;
     const body = q.participants.map((p, i) => {
       const rel = p.node.slice(p.node.lastIndexOf("/") + 1);
       return el("tr", { "data-state": p.state, "data-id": p.id, "data-kind": p.kind },
-        el("td", null, String(i + 1)), el("td", null, p.state), el("td", null, p.kind),
+        el("td", null, String(page.offset + i + 1)), el("td", null, p.state), el("td", null, p.kind),
         el("td", { class: "text" }, p.id), el("td", null, p.session),
         el("td", { "data-age": p.age_seconds, "data-hold": p.state !== "waiting" ? "1" : "0" }),
         el("td", null, String(p.fencing_token)), el("td", { class: "text muted" }, rel));
     });
     return el("div", null,
-      el("p", null, holding + " holding, " + (q.participants.length - holding) + " waiting"),
+      el("p", null, holding + " holding, " + (page.total - holding) + " waiting"),
       el("table", null,
         el("thead", null, el("tr", null, ...["#", "state", "kind", "id", "session", "for", "token", "node"].map((h) => el("th", null, h)))),
-        el("tbody", null, ...body)));
+        el("tbody", null, ...body)),
+      paged("participants", pages.participants, q.participants.length));
   }
 
-  function partitionView(r) {
-    const items = r.items || [];
-    const owners = new Map();
-    for (const it of items) if (it.owner) owners.set(it.owner, (owners.get(it.owner) || 0) + 1);
-    const unowned = items.filter((it) => !it.owner).length;
-    const members = (r.members || []).map((m) => el("li", null, m + " ", el("span", { class: "muted" }, "(" + (owners.get(m) || 0) + " items)")));
+  // A partition's members and items each come a page at a time; the server counts
+  // the items without an owner, and each member's share, over them all.
+  function partitionView(r, pages) {
+    const items = r.items || [], members = r.members || [];
+    const owned = pages.owned || [];
+    const memberPage = pages.members || { total: members.length, offset: 0 };
+    const itemPage = pages.items || { total: items.length, offset: 0 };
+    const unowned = pages.unowned !== undefined ? pages.unowned : items.filter((it) => !it.owner).length;
     return [
-      el("p", null, (r.members || []).length + " members, " + items.length + " items, " + unowned + " without an owner"),
-      el("ul", null, ...members),
+      el("p", null, memberPage.total + " members, " + itemPage.total + " items, " + unowned + " without an owner"),
+      el("ul", null, ...members.map((m, i) => el("li", null, m + " ", el("span", { class: "muted" }, "(" + (owned[i] || 0) + " items)")))),
+      paged("members", pages.members, members.length),
       el("table", null,
         el("thead", null, el("tr", null, ...["item", "owner", "token", "waiting"].map((h) => el("th", null, h)))),
         el("tbody", null, ...items.map((it) => el("tr", { "data-item": it.name, "data-owner": it.owner },
           el("td", { class: "text" }, it.name), el("td", { class: "text" }, it.owner || "—"),
           el("td", null, String(it.fencing_token)), el("td", null, String(it.waiting)))))),
+      paged("items", pages.items, items.length),
     ];
   }
 
-  function groupView(g) {
-    return el("table", null,
+  function groupView(g, pages) {
+    return el("div", null, el("table", null,
       el("thead", null, el("tr", null, ...["member", "payload", "session"].map((h) => el("th", null, h)))),
       el("tbody", null, ...g.members.map((m) => el("tr", { "data-member": m.id },
-        el("td", { class: "text" }, m.id), el("td", { class: "text" }, bytesText(m.payload)), el("td", null, m.session)))));
+        el("td", { class: "text" }, m.id), el("td", { class: "text" }, bytesText(m.payload)), el("td", null, m.session))))),
+      paged("members", pages.members, g.members.length));
   }
 
   function plural(n, word) { return n + " " + word + (n === 1 ? "" : "s"); }
@@ -231,7 +268,8 @@
   function overviewView(o) {
     const head = el("h2", null, "Recipes under " + o.root);
     if (!o.exists) return [head, el("p", { class: "muted" }, "There is no node at " + o.root + " (yet).")];
-    const found = el("p", { class: "muted" }, plural(o.recipes.length, "recipe") + " found among " +
+    const total = o.total !== undefined ? o.total : o.recipes.length;
+    const found = el("p", { class: "muted" }, plural(total, "recipe") + " found among " +
       plural(o.examined, "node") + "; each links to its page.");
     const parts = [head, found];
     if (o.capped) parts.push(el("p", { class: "capped", id: "capped" }, "Not all: this page " + o.capped + "."));
@@ -239,6 +277,8 @@
     parts.push(el("table", { id: "recipes" },
       el("thead", null, el("tr", null, ...["path", "recipe", "who", "for", "details"].map((h) => el("th", null, h)))),
       el("tbody", null, ...o.recipes.map(overviewRow))));
+    const p = paged("offset", { total, offset: o.offset || 0 }, o.recipes.length);
+    if (p) parts.push(p);
     return parts;
   }
 
@@ -277,16 +317,27 @@
 
   // The timeline is the holders' changes this page has seen at a path since it
   // was opened: ZooKeeper keeps no history of them.
+  // Holders come first in a queue, so the first page of participants has them,
+  // or as many as fit: the rest are counted. Another page of participants leaves
+  // the timeline as it was.
   function timelineView(n) {
     const r = n.recipe;
     if (!r || !r.participants) return [];
-    const holders = r.participants.filter((p) => p.state !== "waiting").map((p) => p.id).join(", ") || "nobody";
+    const pages = n.recipe_pages || {};
     let tl = st.timelines.get(n.path);
+    if (pages.participants && pages.participants.offset > 0) return tl ? timelineList(r, tl) : [];
+    const ids = r.participants.filter((p) => p.state !== "waiting").map((p) => p.id);
+    const more = pages.holding > ids.length ? " and " + (pages.holding - ids.length) + " more" : "";
+    const holders = (ids.join(", ") || "nobody") + more;
     if (!tl) { tl = []; st.timelines.set(n.path, tl); }
     if (!tl.length || tl[tl.length - 1].text !== holders) {
       tl.push({ at: new Date(), text: holders });
       if (tl.length > maxTimeline) tl.shift();
     }
+    return timelineList(r, tl);
+  }
+
+  function timelineList(r, tl) {
     return [el("h2", null, r.recipe === "latch" || r.recipe === "mutex" ? "Leaders and holders seen" : "Holders seen"),
       el("ol", { id: "changes" }, ...tl.map((e) => el("li", { "data-holders": e.text },
         el("span", { class: "muted" }, e.at.toLocaleTimeString() + " "), e.text)))];
@@ -307,15 +358,7 @@
     const items = c.names.map((ch) => el("li", null,
       el("a", { href: href(join(n.path, ch.name)), "data-name": ch.name }, ch.name),
       el("span", { class: "muted" }, (ch.num_children ? " (" + ch.num_children + ")" : "") + (ch.ephemeral ? " ephemeral" : ""))));
-    const prev = el("button", { type: "button" }, "previous");
-    const next = el("button", { type: "button" }, "next");
-    prev.disabled = c.offset === 0;
-    next.disabled = c.offset + c.names.length >= c.total;
-    prev.addEventListener("click", () => { st.offset = Math.max(0, c.offset - pageSize); load(); });
-    next.addEventListener("click", () => { st.offset = c.offset + pageSize; load(); });
-    return [el("h2", null, "Children"), el("ul", null, ...items),
-      el("div", { class: "pager" }, prev, next,
-        el("span", { class: "muted", id: "page" }, (c.offset + 1) + "–" + (c.offset + c.names.length) + " of " + c.total))];
+    return [el("h2", null, "Children"), el("ul", null, ...items), pager("offset", c, c.names.length, "page")];
   }
 
   // tick moves the ages shown, from what the server said at the last read.
