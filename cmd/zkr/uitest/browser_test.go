@@ -6,7 +6,6 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"strings"
 	"testing"
 	"time"
 
@@ -101,7 +100,7 @@ func startUI(t *testing.T, servers string, args ...string) *ui {
 	select {
 	case line, ok := <-lines:
 		require.True(t, ok, "zkr ui ended: %s", stderr.String())
-		require.True(t, strings.HasPrefix(line, "http://"), line)
+		require.Regexp(t, `^http://127\.0\.0\.1:[0-9]+/\?token=[A-Z2-7]+$`, line)
 		return &ui{url: line, cmd: cmd}
 	case <-time.After(zkrtest.Wait):
 		t.Fatalf("zkr ui printed no URL: %s", stderr.String())
@@ -121,8 +120,18 @@ type tab struct {
 const recordViolations = `window.__violations = [];
 document.addEventListener("securitypolicyviolation", (e) => window.__violations.push(e.violatedDirective + " " + e.sample));`
 
-// open opens the page at the node p (the #fragment) in a new tab.
+// open opens the page at the node p (the #fragment) in a new tab, by the URL zkr ui
+// printed (its token included), as an operator does.
 func (u *ui) open(t *testing.T, p string) *tab {
+	t.Helper()
+	tb := newTab(t)
+	tb.do(chromedp.Navigate(u.url + "#" + p))
+	tb.waitFor("the page connected", `document.getElementById("conn").dataset.connection === "connected" && window.zkrUI.renders > 0`)
+	return tb
+}
+
+// newTab opens a blank tab that records the page's policy violations.
+func newTab(t *testing.T) *tab {
 	t.Helper()
 	ctx, cancel := chromedp.NewContext(browser)
 	t.Cleanup(cancel)
@@ -134,8 +143,6 @@ func (u *ui) open(t *testing.T, p string) *tab {
 		_, err := cdp.Call(ctx, t, page.AddScriptToEvaluateOnNewDocument, page.AddScriptToEvaluateOnNewDocumentParams{Source: recordViolations})
 		return err
 	}))
-	tb.do(chromedp.Navigate(u.url + "#" + p))
-	tb.waitFor("the page connected", `document.getElementById("conn").dataset.connection === "connected" && window.zkrUI.renders > 0`)
 	return tb
 }
 

@@ -7,6 +7,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/chromedp/chromedp"
 	"github.com/stretchr/testify/require"
 
 	"github.com/zkrecipes/zkrecipes/framework"
@@ -260,8 +261,8 @@ func TestOverviewShowsEveryRecipe(t *testing.T) {
 	require.NoError(t, second.Close(ctx))
 }
 
-// The overview lists at most 100 recipes, and says so when there are more.
-func TestOverviewSaysWhenCapped(t *testing.T) {
+// The overview lists 100 recipes a page; the next page has the rest.
+func TestOverviewPages(t *testing.T) {
 	srv := zktest.NewServer(t)
 	ctx := zkrtest.Context(t)
 	c := zkrtest.Client(t, []string{srv.Addr()})
@@ -275,6 +276,63 @@ func TestOverviewSaysWhenCapped(t *testing.T) {
 	u := startUI(t, srv.Addr(), "/")
 	tb := u.open(t, "")
 	tb.waitFor("100 recipes listed", `document.querySelectorAll("#recipes tr[data-path]").length === 100`)
-	require.Contains(t, eval[string](tb, `document.getElementById("capped").textContent`), "lists the first 100 recipes found under /")
-	tb.screenshot("overview-capped")
+	require.Contains(t, eval[string](tb, `document.getElementById("overview").textContent`), "101 recipes found")
+	tb.screenshot("overview-paged")
+	tb.do(chromedpClick(`#overview button[data-go=next]`))
+	tb.waitFor("the second page", `[...document.querySelectorAll("#recipes tr[data-path]")].map((r) => r.dataset.path).join() === "/groups/g100"`)
+	tb.do(chromedpClick(`#overview button[data-go=previous]`))
+	tb.waitFor("the first page again", `document.querySelectorAll("#recipes tr[data-path]").length === 100`)
+}
+
+// A partition's items and members come a page at a time, each with its pager; the
+// counts and each member's share are of them all.
+func TestPagePagesAPartition(t *testing.T) {
+	srv := zktest.NewServer(t)
+	ctx := zkrtest.Context(t)
+	c := zkrtest.Client(t, []string{srv.Addr()})
+	ops := []framework.Op{framework.CreateOp("/jobs", nil), framework.CreateOp("/jobs/items", nil), framework.CreateOp("/jobs/members", nil),
+		framework.CreateOp("/jobs/members/m1", nil, framework.Ephemeral())}
+	for i := range 150 {
+		ops = append(ops, framework.CreateOp(fmt.Sprintf("/jobs/items/job-%03d", i), nil))
+	}
+	_, err := c.Multi(ctx, ops...)
+	require.NoError(t, err)
+	owner, err := mutex.New(zkrtest.Client(t, []string{srv.Addr()}), "/jobs/items/job-120", mutex.WithID("m1"))
+	require.NoError(t, err)
+	require.NoError(t, owner.Acquire(ctx))
+
+	u := startUI(t, srv.Addr())
+	tb := u.open(t, "/jobs")
+	const items = `[...document.querySelectorAll("#recipe tr[data-item]")]`
+	tb.waitFor("the first 100 items", items+`.length === 100 && `+items+`[0].dataset.item === "job-000"`)
+	text := eval[string](tb, `document.getElementById("recipe").textContent`)
+	require.Contains(t, text, "1 members, 150 items, 149 without an owner")
+	require.Contains(t, text, "m1 (1 items)")
+	require.Contains(t, text, "1–100 of 150")
+	tb.do(chromedpClick(`#recipe button[data-list=items][data-go=next]`))
+	tb.waitFor("the other 50", items+`.length === 50 && `+items+`[20].dataset.owner === "m1"`)
+	tb.screenshot("partition-paged")
+	release, cancel := context.WithTimeout(context.Background(), zkrtest.Wait)
+	defer cancel()
+	require.NoError(t, owner.Release(release))
+}
+
+// The printed URL opens the page and its token goes from the address bar into a
+// cookie: a reload still shows the page. The same address without the token, or
+// with a wrong one, shows zkr ui's refusal, not the page.
+func TestPageKeepsTheTokenOutOfTheURL(t *testing.T) {
+	srv := zktest.NewServer(t)
+	u := startUI(t, srv.Addr())
+	require.Contains(t, u.url, "/?token=")
+	tb := u.open(t, "/")
+	require.NotContains(t, eval[string](tb, `location.href`), "token")
+	require.Equal(t, "", eval[string](tb, `document.cookie`), "the cookie is HttpOnly")
+	tb.do(chromedp.Reload())
+	tb.waitFor("the page again, by its cookie", `document.getElementById("conn").dataset.connection === "connected" && window.zkrUI.renders > 0`)
+
+	base, _, _ := strings.Cut(u.url, "?")
+	other := newTab(t) // the same browser: the cookie goes along, a wrong token wins over it
+	other.do(chromedp.Navigate(base + "?token=WRONG"))
+	other.waitFor("the refusal", `document.body.textContent.includes("needs the token")`)
+	require.Zero(t, eval[int](other, `document.querySelectorAll("#conn").length`))
 }
