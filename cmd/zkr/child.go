@@ -7,20 +7,31 @@ import (
 	"io/fs"
 	"os"
 	"os/exec"
-	"runtime"
 	"strconv"
 	"syscall"
 	"time"
 )
 
-// child is the command zkr runs while it holds.
+// child is the command zkr runs while it holds, and everything it starts.
+//
+// Nothing may run on under a lock that nobody holds, so CMD runs in a process group
+// of its own, led by zkr's guard (child_guard.go): a second zkr process that kills the
+// whole group when zkr ends, however it ends (SIGKILL included), or when zkr is done
+// with CMD. A process that leaves the group (setsid, setpgid) escapes it: a cgroup
+// would be needed for those.
+//
+// When stdin is zkr's controlling terminal, CMD's group gets the terminal whenever
+// zkr has it, and zkr does a shell's job control for it (child_linux.go): Ctrl-C
+// and Ctrl-\ go to CMD's group alone, and Ctrl-Z stops CMD and then zkr, so that
+// the shell's fg and bg work on the whole.
 type child struct {
-	cmd *exec.Cmd
-	// group: the child leads a process group of its own, and signals go to the whole
-	// group, so that a shell's children stop with it. Only when stdin is not a
-	// terminal: a background group that reads the terminal would be stopped (SIGTTIN).
-	group bool
-	done  chan struct{} // closed once the child has exited and been reaped
+	cmd  *exec.Cmd
+	pgid int // CMD's process group, the guard's pid; 0 when CMD shares zkr's group
+	// guard leads pgid and kills it when toGuard, its stdin, closes.
+	guard   *exec.Cmd
+	toGuard *os.File
+	tty     *ctty         // stdin, zkr's controlling terminal; nil when it is not one
+	done    chan struct{} // closed once CMD has exited and been reaped
 }
 
 // childEnv is zkr's environment plus what the child needs to know of its hold.
@@ -31,51 +42,80 @@ func childEnv(h *held) []string {
 		"ZKR_FENCING_TOKEN="+strconv.FormatInt(h.token, 10))
 }
 
-// startChild starts argv with zkr's stdin and the given stdout and stderr. An error
-// carries the shell's exit code for a command that cannot run (126) or is missing
-// (127).
+// startChild starts argv with zkr's stdin and the given stdout and stderr, in a
+// process group that its guard kills when zkr ends. An error carries the shell's
+// exit code for a command that cannot run (126) or is missing (127).
 func startChild(argv, env []string, stdout, stderr io.Writer) (*child, error) {
 	cmd := exec.Command(argv[0], argv[1:]...)
 	cmd.Stdin, cmd.Stdout, cmd.Stderr, cmd.Env = os.Stdin, stdout, stderr, env
-	c := &child{cmd: cmd, group: !isTerminal(os.Stdin), done: make(chan struct{})}
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: c.group}
-	// If zkr is killed (SIGKILL cannot be caught) its child must not outlive it,
-	// running without the lock.
-	setParentDeathSignal(cmd.SysProcAttr)
-
-	started := make(chan error, 1)
-	go func() {
-		// The parent-death signal is sent when the thread that started the child
-		// ends, not the process: keep this thread for as long as the child lives.
-		runtime.LockOSThread()
-		defer runtime.UnlockOSThread()
-		if err := cmd.Start(); err != nil {
-			started <- err
-			return
+	c := &child{cmd: cmd, tty: controllingTerminal(os.Stdin), done: make(chan struct{})}
+	if !sharesGroup(os.Stdin) {
+		// The guard first: the group exists, guarded, before CMD is in it.
+		if err := c.startGuard(); err != nil {
+			return nil, &exitError{exitCannotRun, fmt.Sprintf("cannot start zkr's guard for %s: %v", argv[0], err)}
 		}
-		started <- nil
-		_ = cmd.Wait() // the exit status is in cmd.ProcessState
-		close(c.done)
-	}()
-	if err := <-started; err != nil {
+		cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pgid: c.pgid}
+	}
+	stopJobs := c.jobControl() // listening before CMD can stop
+	if err := cmd.Start(); err != nil {
+		stopJobs()
+		c.close()
 		code := exitCannotRun
 		if errors.Is(err, exec.ErrNotFound) || errors.Is(err, fs.ErrNotExist) {
 			code = exitNotFound
 		}
 		return nil, &exitError{code, fmt.Sprintf("cannot run %s: %v", argv[0], err)}
 	}
+	go func() {
+		_ = cmd.Wait() // the exit status is in cmd.ProcessState
+		stopJobs()
+		c.tty.takeBack(c.pgid)
+		close(c.done)
+	}()
 	return c, nil
 }
 
-// signal passes sig on to the child, or to its process group.
+// startGuard starts the guard, the leader of a new process group, which gets the
+// terminal if zkr has it.
+func (c *child) startGuard() error {
+	r, w, err := os.Pipe() // close-on-exec: only zkr holds w, and CMD never inherits it
+	if err != nil {
+		return err
+	}
+	defer r.Close()
+	g := &exec.Cmd{Path: selfExe(), Args: []string{childGuardName}, Stdin: r}
+	g.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	if c.tty.inForeground() {
+		g.SysProcAttr.Foreground, g.SysProcAttr.Ctty = true, c.tty.fd
+	}
+	if err := g.Start(); err != nil {
+		w.Close()
+		return err
+	}
+	c.guard, c.toGuard, c.pgid = g, w, g.Process.Pid
+	return nil
+}
+
+// close ends CMD's process group: the guard kills whatever is left in it (CMD
+// itself, if it still runs) and itself. Safe to call twice.
+func (c *child) close() {
+	if c.guard == nil {
+		return
+	}
+	_ = c.toGuard.Close()
+	_ = c.guard.Wait()
+	c.guard = nil
+}
+
+// signal passes sig on to the child's process group (the guard ignores it).
 func (c *child) signal(sig syscall.Signal) {
 	select {
 	case <-c.done: // reaped: its pid may belong to another process by now
 		return
 	default:
 	}
-	if c.group {
-		_ = syscall.Kill(-c.cmd.Process.Pid, sig)
+	if c.pgid != 0 {
+		_ = syscall.Kill(-c.pgid, sig)
 		return
 	}
 	_ = c.cmd.Process.Signal(sig)
@@ -92,10 +132,8 @@ func (c *child) stop(grace time.Duration) {
 	case <-c.done:
 	case <-t.C:
 	}
-	if c.group {
-		// The group outlives its reaped leader while members remain, and its id is
-		// not reused meanwhile.
-		_ = syscall.Kill(-c.cmd.Process.Pid, syscall.SIGKILL)
+	if c.pgid != 0 {
+		c.close()
 	} else {
 		_ = c.cmd.Process.Kill()
 	}

@@ -35,9 +35,14 @@ connection dropped, after which ZooKeeper may give the lock to another, or anoth
 client deleted our node), CMD gets
 SIGTERM, SIGKILL after --grace, and zkr exits 76. When CMD exits, zkr asks
 ZooKeeper whether the hold outlived it (zkr may have been paused meanwhile, with
-CMD) and exits 76 if not. When stdin is not a terminal
-(cron, scripts), CMD runs in a process group of its own and signals go to the
-whole group, so that nothing a shell started keeps working without the lock.
+CMD) and exits 76 if not.
+
+CMD runs in a process group of its own, and signals go to the whole group.
+A guard process (zkr-guard in ps) kills that group when zkr ends, however it
+ends (kill -9 included), and when CMD exits: nothing CMD started works on
+without the lock (except what leaves the group, as setsid does). On zkr's
+terminal, CMD's group has the terminal: Ctrl-C reaches CMD, and Ctrl-Z stops
+CMD and zkr together as one job (fg and bg continue both).
 `
 
 var (

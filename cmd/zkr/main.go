@@ -161,7 +161,13 @@ func (e *env) globals(fs *flag.FlagSet) {
 	fs.BoolVar(&e.verbose, "verbose", e.verbose, "log connection states and client details on stderr")
 }
 
-func main() { os.Exit(run(os.Args[1:], os.Stdout, os.Stderr)) }
+func main() {
+	if isChildGuard() { // zkr started itself to guard a CMD (child_guard.go)
+		runChildGuard()
+		return
+	}
+	os.Exit(run(os.Args[1:], os.Stdout, os.Stderr))
+}
 
 // run is zkr with its arguments and streams: it returns the exit code.
 func run(args []string, stdout, stderr io.Writer) int {

@@ -24,14 +24,16 @@ func TestLockPausedPastItsSession(t *testing.T) {
 	eventually(t, "the child's pid", func() bool { return len(h.lines("child")) == 1 })
 	child, err := strconv.Atoi(h.lines("child")[0])
 	require.NoError(t, err)
+	group, err := syscall.Getpgid(child) // led by zkr's guard
+	require.NoError(t, err)
 	first.signal(syscall.SIGSTOP)
-	require.NoError(t, syscall.Kill(-child, syscall.SIGSTOP)) // its process group (stdin is not a terminal)
+	require.NoError(t, syscall.Kill(-group, syscall.SIGSTOP))
 
 	second := h.start(args("lock", "/paused", sh(`echo second >> "$DIR/log"`))...)
 	require.Equal(t, 0, second.wait(), second.stderr.String())
 
 	h.touch("resume")
-	require.NoError(t, syscall.Kill(-child, syscall.SIGCONT))
+	require.NoError(t, syscall.Kill(-group, syscall.SIGCONT))
 	eventually(t, "the child's exit", func() bool { return exited(child) })
 	first.signal(syscall.SIGCONT)
 	require.Equal(t, exitLost, first.wait(), first.stderr.String())

@@ -229,6 +229,7 @@ func (s *session) hold(h *held, argv []string, grace time.Duration) (code int, l
 	if err != nil {
 		return s.fail(err), false
 	}
+	defer c.close() // before the release: nothing CMD started runs on
 	for {
 		select {
 		case <-c.done:
