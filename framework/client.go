@@ -49,7 +49,8 @@ type core struct {
 	mu   sync.Mutex
 	link link // guarded by mu
 
-	watchSubs watchSubscribers // OnWatchEvent's
+	watchSubs watchSubscribers   // OnWatchEvent's
+	watches   *persistentWatches // AddWatch's
 
 	phases
 	requests requests       // background work and the request goroutines (workers.go)
@@ -125,6 +126,7 @@ func New(servers []string, opts ...Option) (*Client, error) {
 		phases:    newPhases(),
 		requests:  requests{idle: make(chan *worker, idleWorkers)},
 	}}
+	c.watches = &persistentWatches{c: c.core}
 	if c.metrics != nil && c.metrics.lastErrors != nil {
 		c.log.Warn("zkrecipes: making the client's instruments", "error", c.metrics.lastErrors)
 	}
@@ -282,6 +284,7 @@ func (c *Client) Close() error {
 		c.mu.Unlock()
 		c.listeners.Stop() // unless Close runs inside a listener: it cannot wait for itself
 		h.close()
+		c.watches.close()
 		<-idle
 		c.drain()
 		c.requests.workers.Wait()

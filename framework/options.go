@@ -43,6 +43,8 @@ type options struct {
 	ensembleTracking  bool
 	tls               *tls.Config // nil for plaintext
 	maxData           int
+	maxPacket         int
+	oneShotWatches    bool // AddWatch refuses: the recipes follow state on one-shot watches
 	meterProvider     metric.MeterProvider
 	tracerProvider    trace.TracerProvider
 }
@@ -57,6 +59,7 @@ func defaultOptions() options {
 		dialer:            net.DialTimeout,
 		resolver:          net.DefaultResolver,
 		maxData:           DefaultMaxDataSize,
+		maxPacket:         DefaultMaxPacketSize,
 		meterProvider:     metricnoop.NewMeterProvider(),
 		tracerProvider:    tracenoop.NewTracerProvider(),
 	}
@@ -245,6 +248,37 @@ func WithMaxDataSize(n int) Option {
 			return invalidOption("max data size %d must be from 1 to %d (go-zookeeper sends at most 1.5 MiB)", n, maxRequest-1024)
 		}
 		o.maxData = n
+		return nil
+	}
+}
+
+// DefaultMaxPacketSize is the largest packet the client reads from a server by
+// default. A server bounds the requests it reads (jute.maxbuffer, 1 MiB by default)
+// but not its replies: a listing of a node with a few hundred thousand children is
+// larger, and a reply that large is read. A length above the maximum is what a
+// broken or hostile server announces; reading it would take that much memory.
+const DefaultMaxPacketSize = 16 << 20
+
+// WithMaxPacketSize sets the largest packet the client reads from a server, 1 KiB at
+// least. A larger connect response fails the attempt to connect (ConnectError says
+// why); a larger reply fails its request with an error wrapping ErrPacketTooLarge,
+// and is skipped without being held in memory. Default DefaultMaxPacketSize.
+func WithMaxPacketSize(n int) Option {
+	return func(o *options) error {
+		if n < 1024 {
+			return invalidOption("max packet size %d is below 1 KiB", n)
+		}
+		o.maxPacket = n
+		return nil
+	}
+}
+
+// WithOneShotWatches makes AddWatch refuse with ErrPersistentWatchUnsupported, as a
+// server before ZooKeeper 3.6 does, so that the recipes follow state with one-shot
+// watches: for comparing the two, or for a server that mishandles persistent ones.
+func WithOneShotWatches() Option {
+	return func(o *options) error {
+		o.oneShotWatches = true
 		return nil
 	}
 }

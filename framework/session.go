@@ -2,8 +2,6 @@ package framework
 
 import (
 	"context"
-	"crypto/tls"
-	"encoding/binary"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -29,7 +27,8 @@ type handle struct {
 	negotiated atomic.Int64                // the session timeout the server granted, in ns
 	lastErr    atomic.Pointer[error]       // why the last attempt to reach a server failed
 	authed     bool                        // credentials sent on this handle (state goroutine only)
-	watched    atomic.Bool                 // a request that sets a watch was written (race builds only)
+	oneShots   oneShots                    // go-zookeeper's watches
+	tooLarge   atomic.Pointer[error]       // why the last reply too large to read was dropped
 	hosts      *hostProvider
 
 	// The requests sent through the handle (use), which close waits for.
@@ -73,7 +72,13 @@ func use[T any](h *handle, req func(*zk.Conn) (T, error)) (T, error) {
 	h.users.Add(1)
 	h.usersMu.Unlock()
 	defer h.users.Done()
-	return req(h.conn)
+	v, err := req(h.conn)
+	if err != nil && err.Error() == tooLargeMessage {
+		if e := h.tooLarge.Load(); e != nil {
+			err = *e
+		}
+	}
+	return v, err
 }
 
 // failed records why an attempt to reach a server failed, and logs the first failure
@@ -197,7 +202,7 @@ func (c *Client) connect(h *handle, network, addr string, timeout time.Duration)
 			return nil, err
 		}
 	}
-	t := &trackedConn{Conn: conn, h: h, addr: addr, tls: c.opts.tls, handshake: bound, hold: newReplyHold(h)}
+	t := newTrackedConn(c.core, h, conn, addr, bound)
 	h.net.Store(t)
 	// close cancels, then closes the connection it finds stored: either it found this
 	// one, or this sees it cancelled.
@@ -207,6 +212,9 @@ func (c *Client) connect(h *handle, network, addr string, timeout time.Duration)
 	}
 	return t, nil
 }
+
+// tooLargeMessage is go-zookeeper's error for the reply trackedConn.tooLarge hands it.
+var tooLargeMessage = fmt.Sprintf("unknown error: %v", zk.ErrCode(codeTooLarge))
 
 var errHandleClosed = errors.New("zkrecipes: the session was abandoned or the client closed")
 
@@ -333,65 +341,6 @@ func (c *Client) replaceHandle(gen int) {
 		defer c.loops.Done()
 		old.close()
 	}()
-}
-
-// trackedConn notes when a server last said anything, and reads the session timeout
-// the server granted from the connect response (bytes 8 to 12 of the stream), which
-// go-zookeeper keeps to itself. It also bounds the wait for that response:
-// go-zookeeper allows ten receive timeouts for it (and none at all once its first
-// bytes came), and a server caught starting up can accept a connection and never
-// answer, which would hold the client for minutes instead of moving to the next try.
-// A connection that fails before the response is recorded as a failed attempt.
-type trackedConn struct {
-	net.Conn
-	h         *handle
-	addr      string
-	tls       *tls.Config // nil without TLS
-	handshake time.Duration
-	head      [12]byte
-	seen      int
-	hold      replyHold
-}
-
-func (t *trackedConn) SetReadDeadline(d time.Time) error {
-	if t.seen < len(t.head) {
-		if limit := time.Now().Add(t.handshake); d.IsZero() || d.After(limit) {
-			d = limit
-		}
-	}
-	return t.Conn.SetReadDeadline(d)
-}
-
-func (t *trackedConn) Read(b []byte) (int, error) {
-	var n int
-	var err error
-	if t.hold.holding() {
-		n, err = t.hold.readHeld(t.h, t.Conn, b)
-	} else {
-		n, err = t.Conn.Read(b)
-		t.hold.read(b[:max(n, 0)])
-	}
-	if n > 0 {
-		t.h.lastRead.Store(time.Now().UnixNano())
-		if t.seen < len(t.head) {
-			t.seen += copy(t.head[t.seen:], b[:n])
-			if t.seen == len(t.head) {
-				if ms := int32(binary.BigEndian.Uint32(t.head[8:12])); ms > 0 {
-					t.h.negotiated.Store(int64(time.Duration(ms) * time.Millisecond))
-				}
-				t.h.lastErr.Store(nil) // a server answered
-			}
-		}
-	}
-	if err != nil && t.seen < len(t.head) {
-		t.h.failed(noAnswer(t.addr, t.tls, t.seen, err))
-	}
-	return n, err
-}
-
-func (t *trackedConn) Write(b []byte) (int, error) {
-	t.hold.wrote(t.h, b)
-	return t.Conn.Write(b)
 }
 
 // zkLogger sends go-zookeeper's log lines to the client's logger at Debug.

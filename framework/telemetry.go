@@ -101,6 +101,7 @@ const (
 	opSetACL    = "setacl"
 	opDeleteAll = "deleteall"
 	opReconfig  = "reconfig"
+	opAddWatch  = "addwatch"
 )
 
 var operations = []string{opCreate, opDelete, opGet, opGetW, opExists, opExistsW, opChildren, opChildrenW, opSet, opMulti, opSync, opOther,

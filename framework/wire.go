@@ -1,0 +1,157 @@
+package framework
+
+import (
+	"encoding/binary"
+	"errors"
+)
+
+// ZooKeeper's wire protocol, as far as the framework speaks it under go-zookeeper
+// (persistent watches, persistentwatch.go) or reads it (wireconn.go). Facts relied
+// on, from the servers' code (apache/zookeeper: FinalRequestProcessor, DataTree,
+// WatchManager, 3.8 and 3.9) and checked by this package's tests on 3.8.0 and 3.9:
+//
+//   - Every packet is a 4-byte big-endian length, then that many bytes. The first
+//     reply on a connection is the connect response: protocol version (4), session
+//     timeout in ms (4), session id (8, 0 when the session has expired), password.
+//     Every later reply starts with a header: xid (4), zxid (8), error code (4).
+//   - A request is a length, then xid (4), opcode (4) and the body. The server
+//     answers each request with the xid it carried, whatever it is, except that it
+//     gives -1 to notifications, -2 to pings, -4 to credentials and -8 to SetWatches
+//     of its own. go-zookeeper's xids count up from 1, masked to 31 bits, so a
+//     negative range of ours (ourXid) can never meet them, and a reply in it is ours.
+//   - A connection's replies and notifications come in the order the server made
+//     them: a change's notification before the reply to the request that made it.
+//   - A notification is the header with xid -1, then type (4), state (4), path. Its
+//     zxid is the change's on 3.9, -1 on 3.8.
+//   - Watches belong to the connection, not the session: a new connection has none
+//     until the client sets them again. SetWatches2 (105) sets persistent and
+//     recursive ones again without replaying what changed meanwhile (DataTree
+//     .setWatches adds them as they are), so the follower must read again.
+//   - 3.8 keeps one mode per path and connection in each of its two watch tables
+//     (data, children): a one-shot watch set on a path replaces a persistent one
+//     there, and removeWatches knows only the types 1 (children), 2 (data) and 3
+//     (any, which also drops one-shot watches). 3.9 keeps every mode of a path apart
+//     and adds the types 4 (persistent) and 5 (persistent recursive).
+const (
+	opcodeRemoveWatches = 18
+	opcodeSetWatches2   = 105
+	opcodeAddWatch      = 106
+
+	xidNotification = -1
+
+	// What removeWatches removes.
+	removePersistent          = 4
+	removePersistentRecursive = 5
+	removeAny                 = 3
+
+	// ZooKeeper's error codes that the framework reads itself.
+	codeUnimplemented = -6
+	codeNoWatcher     = -121
+)
+
+// ourXid is the n-th xid of the framework's own requests: a negative range below the
+// server's special xids (-1 to -8), which go-zookeeper never uses.
+func ourXid(n uint32) int32 { return -(1 << 16) - int32(n&(1<<29-1)) }
+
+// isOurXid says whether a reply's xid is in ourXid's range.
+func isOurXid(xid int32) bool { return xid <= -(1<<16) && xid > -(1<<16)-(1<<29) }
+
+// jute is a request being encoded: ZooKeeper's serialisation, big-endian, strings
+// and vectors prefixed by their length.
+type jute []byte
+
+func (j jute) int(v int32) jute  { return binary.BigEndian.AppendUint32(j, uint32(v)) }
+func (j jute) long(v int64) jute { return binary.BigEndian.AppendUint64(j, uint64(v)) }
+
+func (j jute) str(s string) jute {
+	j = j.int(int32(len(s)))
+	return append(j, s...)
+}
+
+func (j jute) strs(ss []string) jute {
+	j = j.int(int32(len(ss)))
+	for _, s := range ss {
+		j = j.str(s)
+	}
+	return j
+}
+
+// frame is a request packet: length, xid, opcode, then body.
+func frame(xid, opcode int32, body []byte) []byte {
+	p := make(jute, 4, 12+len(body))
+	p = p.int(xid).int(opcode)
+	p = append(p, body...)
+	binary.BigEndian.PutUint32(p, uint32(len(p)-4))
+	return p
+}
+
+// reader decodes a packet's fields; a short packet sets err and reads zeros.
+type reader struct {
+	b   []byte
+	err error
+}
+
+var errShortPacket = errors.New("framework: a packet from the server ends too soon")
+
+func (r *reader) int() int32 {
+	if len(r.b) < 4 {
+		r.err = errShortPacket
+		return 0
+	}
+	v := int32(binary.BigEndian.Uint32(r.b))
+	r.b = r.b[4:]
+	return v
+}
+
+func (r *reader) long() int64 {
+	if len(r.b) < 8 {
+		r.err = errShortPacket
+		return 0
+	}
+	v := int64(binary.BigEndian.Uint64(r.b))
+	r.b = r.b[8:]
+	return v
+}
+
+func (r *reader) str() string {
+	n := r.int()
+	if n < 0 {
+		return "" // jute's null string
+	}
+	if int(n) > len(r.b) {
+		r.err = errShortPacket
+		return ""
+	}
+	s := string(r.b[:n])
+	r.b = r.b[n:]
+	return s
+}
+
+// requestPath reads the opcode of a request packet go-zookeeper writes and, for the
+// reads that may set a one-shot watch (exists, getData, getChildren, getChildren2),
+// their path and watch flag.
+func requestPath(p []byte) (xid, opcode int32, path string, watch bool) {
+	r := reader{b: p[min(4, len(p)):]}
+	xid, opcode = r.int(), r.int()
+	switch opcode {
+	case opcodeExists, opcodeGetData, opcodeGetChildren, opcodeGetChildren2:
+		path = r.str()
+		watch = len(r.b) > 0 && r.b[0] != 0 && r.err == nil
+	}
+	return xid, opcode, path, watch
+}
+
+// setWatchesPaths reads the paths of a SetWatches request (opcode 101) go-zookeeper
+// writes: relative zxid, then its data, exist and child watches.
+func setWatchesPaths(p []byte) []string {
+	r := reader{b: p[min(12, len(p)):]}
+	r.long()
+	var paths []string
+	for range 3 {
+		n := r.int()
+		for i := int32(0); i < n && r.err == nil; i++ {
+			paths = append(paths, r.str())
+		}
+	}
+	return paths
+}

@@ -1,0 +1,321 @@
+package framework
+
+import (
+	"crypto/tls"
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/go-zookeeper/zk"
+)
+
+// trackedConn is one connection to a server, as go-zookeeper sees it, with the
+// framework between them. Reading, it takes whole packets from the server: it bounds
+// their size (WithMaxPacketSize; go-zookeeper does not bound the connect response at
+// all), reads the session timeout the server granted and whether the session is
+// still there from the connect response, keeps the framework's own replies from
+// go-zookeeper, hands notifications to the persistent watches with their zxid, and
+// notes when a server last said anything. Writing, it sends go-zookeeper's packets
+// and the framework's own one at a time, and watches go-zookeeper's requests for the
+// one-shot watches they set (oneShots). It also bounds the wait for the connect
+// response: go-zookeeper allows ten receive timeouts for it (and none at all once its
+// first bytes came), and a server caught starting up can accept a connection and
+// never answer, which would hold the client for minutes instead of moving to the
+// next try. A connection that fails before the response is recorded as a failed
+// attempt.
+type trackedConn struct {
+	net.Conn
+	h         *handle
+	c         *core
+	addr      string
+	tls       *tls.Config // nil without TLS
+	handshake time.Duration
+	maxPacket int
+
+	// The reader's (go-zookeeper's connecting goroutine, then its receive loop).
+	answered bool   // the connect response has been read
+	got      int    // bytes read, counted until the connect response's length is read
+	pending  []byte // what go-zookeeper has yet to read of the current packet
+	buf      []byte
+	hold     replyHold
+
+	established atomic.Bool   // the connect response came, with a session
+	closed      chan struct{} // closed when reading ends or the connection is closed
+	closeOnce   sync.Once
+
+	wmu sync.Mutex // one packet written at a time
+
+	// The framework's own requests waiting for their replies.
+	cmu   sync.Mutex
+	calls map[int32]chan wireReply
+	xids  uint32
+	ended bool // reading ended: no reply will come
+}
+
+// wireReply is the reply to one of the framework's own requests.
+type wireReply struct {
+	zxid int64
+	code int32
+	body []byte
+}
+
+func newTrackedConn(c *core, h *handle, conn net.Conn, addr string, handshake time.Duration) *trackedConn {
+	return &trackedConn{Conn: conn, h: h, c: c, addr: addr, tls: c.opts.tls, handshake: handshake,
+		maxPacket: c.opts.maxPacket, closed: make(chan struct{})}
+}
+
+func (t *trackedConn) SetReadDeadline(d time.Time) error {
+	if !t.answered {
+		if limit := time.Now().Add(t.handshake); d.IsZero() || d.After(limit) {
+			d = limit
+		}
+	}
+	return t.Conn.SetReadDeadline(d)
+}
+
+func (t *trackedConn) Close() error {
+	t.end()
+	return t.Conn.Close()
+}
+
+// end fails the framework's requests waiting for a reply: none will come.
+func (t *trackedConn) end() {
+	t.closeOnce.Do(func() {
+		close(t.closed)
+		t.cmu.Lock()
+		t.ended = true
+		calls := t.calls
+		t.calls = nil
+		t.cmu.Unlock()
+		for _, ch := range calls {
+			close(ch)
+		}
+	})
+}
+
+func (t *trackedConn) Read(b []byte) (int, error) {
+	for len(t.pending) == 0 {
+		if err := t.readPacket(); err != nil {
+			if !t.answered {
+				t.h.failed(noAnswer(t.addr, t.tls, t.got, err))
+			}
+			t.end()
+			return 0, err
+		}
+	}
+	n := copy(b, t.pending)
+	t.pending = t.pending[n:]
+	return n, nil
+}
+
+// ErrPacketTooLarge is the error of a connection whose server sent a packet larger
+// than the client's maximum (WithMaxPacketSize): the connection is dropped, as the
+// Java client drops it, and a reply too large is the failure of its request.
+var ErrPacketTooLarge = errors.New("framework: packet from the server larger than the maximum packet size (WithMaxPacketSize)")
+
+// readPacket reads the next packet and decides what go-zookeeper gets of it.
+func (t *trackedConn) readPacket() error {
+	var size [4]byte
+	got, err := io.ReadFull(t.Conn, size[:])
+	t.got += got
+	if err != nil {
+		return err
+	}
+	t.h.lastRead.Store(time.Now().UnixNano())
+	n := int(binary.BigEndian.Uint32(size[:]))
+	if n > t.maxPacket {
+		err := fmt.Errorf("%w: %d bytes from %s, more than %d", ErrPacketTooLarge, n, t.addr, t.maxPacket)
+		if !t.answered || n < replyHeader-4 {
+			t.c.log.Error("zkrecipes: dropping the connection", "error", err)
+			return err
+		}
+		return t.tooLarge(n, err)
+	}
+	if cap(t.buf) < 4+n {
+		t.buf = make([]byte, 4+n)
+	}
+	p := t.buf[:4+n]
+	copy(p, size[:])
+	if _, err := io.ReadFull(t.Conn, p[4:]); err != nil {
+		return err
+	}
+	t.h.lastRead.Store(time.Now().UnixNano())
+	if !t.answered {
+		t.answered = true
+		t.connectResponse(p[4:])
+		t.pending = p
+		return nil
+	}
+	r := reader{b: p[4:]}
+	xid, zxid, code := r.int(), r.long(), r.int()
+	if r.err != nil {
+		return r.err
+	}
+	switch {
+	case isOurXid(xid):
+		t.reply(xid, wireReply{zxid: zxid, code: code, body: append([]byte(nil), r.b...)})
+		return nil // go-zookeeper never sees it
+	case xid == xidNotification:
+		typ, _, path := EventType(r.int()), r.int(), r.str()
+		if r.err != nil {
+			return r.err
+		}
+		t.h.oneShots.fired(typ, path)
+		t.c.watches.notify(typ, path, zxid)
+	case xid >= 0:
+		t.h.oneShots.replied(xid, code)
+		if zxid > 0 {
+			t.hold.wait(t.h, t.closed)
+		}
+	}
+	t.pending = p
+	return nil
+}
+
+// replyHeader is a reply's length and header: length, xid, zxid, error code.
+const replyHeader = 4 + 4 + 8 + 4
+
+// codeTooLarge is the error code go-zookeeper is handed in place of a reply too large
+// to read (ZooKeeper's marshalling error, which go-zookeeper does not name): use
+// tells the request's caller why.
+const codeTooLarge = -5
+
+// tooLarge skips a packet of n bytes that is too large to read, and hands
+// go-zookeeper, for a reply, a reply of its own that fails the request.
+func (t *trackedConn) tooLarge(n int, err error) error {
+	var head [replyHeader - 4]byte
+	if _, err := io.ReadFull(t.Conn, head[:]); err != nil {
+		return err
+	}
+	if _, err := io.CopyN(io.Discard, t.Conn, int64(n-len(head))); err != nil {
+		return err
+	}
+	xid := int32(binary.BigEndian.Uint32(head[:4]))
+	t.c.log.Warn("zkrecipes: a reply too large was dropped", "error", err)
+	switch {
+	case isOurXid(xid):
+		t.reply(xid, wireReply{code: codeTooLarge})
+		return nil
+	case xid < 0:
+		return nil // not go-zookeeper's: a notification cannot be this large
+	}
+	t.h.tooLarge.Store(&err)
+	p := jute(nil).int(replyHeader - 4).int(xid).long(0).int(codeTooLarge)
+	t.h.oneShots.replied(xid, codeTooLarge)
+	t.pending = p
+	return nil
+}
+
+// connectResponse reads the session timeout and whether the session is there, and
+// sets the persistent watches again on a session that is.
+func (t *trackedConn) connectResponse(p []byte) {
+	r := reader{b: p}
+	r.int() // protocol version
+	ms, sid := r.int(), r.long()
+	if r.err != nil {
+		return // go-zookeeper fails the connection
+	}
+	if ms > 0 {
+		t.h.negotiated.Store(int64(time.Duration(ms) * time.Millisecond))
+	}
+	t.h.lastErr.Store(nil) // a server answered
+	t.hold.begin(t.h.oneShots.connected(sid == 0))
+	if sid == 0 {
+		return // expired: go-zookeeper gives up this session; a new one comes
+	}
+	t.established.Store(true)
+	t.c.watches.connected(t)
+}
+
+// Write sends one of go-zookeeper's packets (it writes each in one call), and after
+// it, on 3.8, what keeps a persistent watch on a path where the packet set a
+// one-shot watch (persistentwatch.go).
+func (t *trackedConn) Write(b []byte) (int, error) {
+	xid, opcode, path, watch := requestPath(b)
+	if t.answered && (watch || opcode == opcodeSetWatches) {
+		if watch {
+			t.h.oneShots.wrote(xid, opcode, path)
+		} else {
+			t.hold.wroteSetWatches()
+		}
+		return t.c.watches.afterOneShot(t, b, path, opcode)
+	}
+	t.wmu.Lock()
+	defer t.wmu.Unlock()
+	return t.Conn.Write(b)
+}
+
+// send writes packets of the framework's own, whose replies are ignored, after
+// first, which may be go-zookeeper's (nil: none). The caller holds the persistent
+// watches' lock.
+func (t *trackedConn) send(first []byte, more ...[]byte) (int, error) {
+	t.wmu.Lock()
+	defer t.wmu.Unlock()
+	n := 0
+	if first != nil {
+		var err error
+		if n, err = t.Conn.Write(first); err != nil {
+			return n, err
+		}
+	}
+	for _, p := range more {
+		if _, err := t.Conn.Write(p); err != nil {
+			return n, err
+		}
+	}
+	return n, nil
+}
+
+// request writes a request of the framework's own and returns the channel its reply
+// comes on, closed without one if the connection ends first. The caller holds the
+// persistent watches' lock, so that the requests about a path reach the server in
+// the order their changes were made.
+func (t *trackedConn) request(opcode int32, body []byte) <-chan wireReply {
+	ch := make(chan wireReply, 1)
+	t.cmu.Lock()
+	if t.ended {
+		t.cmu.Unlock()
+		close(ch)
+		return ch
+	}
+	t.xids++
+	xid := ourXid(t.xids)
+	if t.calls == nil {
+		t.calls = map[int32]chan wireReply{}
+	}
+	t.calls[xid] = ch
+	t.cmu.Unlock()
+	if _, err := t.send(nil, frame(xid, opcode, body)); err != nil {
+		_ = t.Conn.Close() // go-zookeeper sees the connection end, and connects again
+	}
+	return ch
+}
+
+// ignored is a request of the framework's own whose reply nobody waits for.
+func (t *trackedConn) ignored(opcode int32, body []byte) []byte {
+	t.cmu.Lock()
+	t.xids++
+	xid := ourXid(t.xids)
+	t.cmu.Unlock()
+	return frame(xid, opcode, body)
+}
+
+// reply hands a reply to the request waiting for it.
+func (t *trackedConn) reply(xid int32, r wireReply) {
+	t.cmu.Lock()
+	ch := t.calls[xid]
+	delete(t.calls, xid)
+	t.cmu.Unlock()
+	if ch != nil {
+		ch <- r
+	}
+}
+
+// errConnectionLost is the error of a request of the framework's own whose
+// connection ended before its reply: retryable, as go-zookeeper's own.
+var errConnectionLost = fmt.Errorf("framework: the connection ended before the reply: %w", zk.ErrConnectionClosed)
