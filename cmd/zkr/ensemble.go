@@ -140,7 +140,7 @@ func (v *ensembleView) print(e *env) {
 		if role == "" {
 			role = "-"
 		}
-		fmt.Fprintf(w, "%s\t%s\t%s\t%s\t%s\n", mark, id, role, m.Client, m.Mode)
+		fmt.Fprintf(w, "%s\t%s\t%s\t%s\t%s\n", mark, id, printable(role), printable(m.Client), printable(m.Mode))
 	}
 	_ = w.Flush()
 	if v.Version != "" {

@@ -325,15 +325,15 @@ func (q *queue) print(e *env) {
 	fmt.Fprintln(tw, "#\tSTATE\tKIND\tID\tSESSION\tAGE\tTOKEN\tNODE")
 	for i, p := range q.Participants {
 		rel := strings.TrimPrefix(p.Node, strings.TrimSuffix(q.Path, "/")+"/")
-		fmt.Fprintf(tw, "%d\t%s\t%s\t%s\t%s\t%s\t%d\t%s\n", i+1, p.State, p.Kind, p.ID, p.Session,
-			age(time.Duration(p.AgeSeconds*float64(time.Second))), p.FencingToken, rel)
+		fmt.Fprintf(tw, "%d\t%s\t%s\t%s\t%s\t%s\t%d\t%s\n", i+1, p.State, p.Kind, printable(p.ID), p.Session,
+			age(time.Duration(p.AgeSeconds*float64(time.Second))), p.FencingToken, printable(rel))
 	}
 	_ = tw.Flush()
 }
 
 func (q *queue) printPartition(e *env) {
 	fmt.Fprintf(e.stdout, "%s: partition, %d members (%s), %d items with an owner or a queue\n",
-		q.Path, len(q.Members), strings.Join(q.Members, ", "), len(q.Items))
+		q.Path, len(q.Members), printable(strings.Join(q.Members, ", ")), len(q.Items))
 	if len(q.Items) == 0 {
 		return
 	}
@@ -344,7 +344,7 @@ func (q *queue) printPartition(e *env) {
 		if owner == "" {
 			owner = "-"
 		}
-		fmt.Fprintf(tw, "%s\t%s\t%d\t%d\n", it.Name, owner, it.FencingToken, it.Waiting)
+		fmt.Fprintf(tw, "%s\t%s\t%d\t%d\n", printable(it.Name), printable(owner), it.FencingToken, it.Waiting)
 	}
 	_ = tw.Flush()
 }
@@ -356,7 +356,9 @@ func age(d time.Duration) string {
 
 // summary is the queue on one line, for --watch: who holds (with tokens) and who
 // waits, in queue order.
-func (q *queue) summary() string {
+func (q *queue) summary() string { return printable(q.line()) }
+
+func (q *queue) line() string {
 	if q.Recipe == "partition" {
 		items := make([]string, len(q.Items))
 		for i, it := range q.Items {

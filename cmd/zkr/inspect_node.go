@@ -185,7 +185,7 @@ func (g *groupView) print(e *env) {
 	tw := tabwriter.NewWriter(e.stdout, 0, 4, 2, ' ', 0)
 	fmt.Fprintln(tw, "ID\tPAYLOAD\tSESSION\tAGE")
 	for _, m := range g.Members {
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\n", m.ID, m.Payload, m.Session, age(time.Since(m.Created)))
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\n", printable(m.ID), m.Payload, m.Session, age(time.Since(m.Created)))
 	}
 	_ = tw.Flush()
 }
@@ -193,7 +193,7 @@ func (g *groupView) print(e *env) {
 func (g *groupView) summary() string {
 	ms := make([]string, len(g.Members))
 	for i, m := range g.Members {
-		ms[i] = m.ID + "=" + m.Payload.String()
+		ms[i] = printable(m.ID) + "=" + m.Payload.String()
 	}
 	return fmt.Sprintf("%s: group, %d members: %s", g.Path, len(g.Members), strings.Join(ms, ", "))
 }

@@ -107,10 +107,10 @@ func (s *treeSummary) print(e *env) {
 	fmt.Fprintf(e.stdout, "%s: %d nodes, %d levels below, %d bytes of data, %d ephemeral\n",
 		s.Path, s.Nodes, s.Levels, s.DataBytes, s.Ephemeral)
 	if l := s.LastChanged; l != nil {
-		fmt.Fprintf(e.stdout, "last changed: %s (version %d) at %s\n", l.Path, l.Version, l.Modified.Format(time.RFC3339))
+		fmt.Fprintf(e.stdout, "last changed: %s (version %d) at %s\n", printable(l.Path), l.Version, l.Modified.Format(time.RFC3339))
 	}
 	for _, r := range s.Refused {
-		fmt.Fprintf(e.stdout, "refused by an ACL: %s\n", r)
+		fmt.Fprintf(e.stdout, "refused by an ACL: %s\n", printable(r))
 	}
 	if len(s.Children) == 0 {
 		return
@@ -118,7 +118,7 @@ func (s *treeSummary) print(e *env) {
 	tw := tabwriter.NewWriter(e.stdout, 0, 4, 2, ' ', 0)
 	fmt.Fprintln(tw, "CHILD\tNODES\tBYTES")
 	for _, ch := range s.Children {
-		fmt.Fprintf(tw, "%s\t%d\t%d\n", ch.Name, ch.Nodes, ch.DataBytes)
+		fmt.Fprintf(tw, "%s\t%d\t%d\n", printable(ch.Name), ch.Nodes, ch.DataBytes)
 	}
 	_ = tw.Flush()
 }

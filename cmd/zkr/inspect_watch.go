@@ -165,7 +165,7 @@ type watchOutput struct {
 func (o *watchOutput) connection(ev cache.Event) {
 	note := connNotes[ev.Type]
 	if ev.Type == cache.Error {
-		note = fmt.Sprintf("cannot read %s: %v", ev.Path, ev.Err)
+		note = printable(fmt.Sprintf("cannot read %s: %v", ev.Path, ev.Err))
 	}
 	switch {
 	case o.json:
@@ -209,6 +209,7 @@ func (o *watchOutput) show(v view, err error) {
 	} else {
 		summary = v.summary()
 	}
+	summary = printable(summary) // an error may quote data too
 	if summary == o.last {
 		return
 	}
@@ -231,7 +232,7 @@ func (o *watchOutput) show(v view, err error) {
 
 func (o *watchOutput) emit(line watchLine) {
 	data, _ := json.Marshal(line) // the views are plain data
-	fmt.Fprintf(o.stdout, "%s\n", data)
+	fmt.Fprintf(o.stdout, "%s\n", escapeJSON(data))
 }
 
 // redraw draws the terminal's view again from the top of the screen, as watch(1)

@@ -95,9 +95,9 @@ func (s *session) describe(ctx context.Context, w waitFor) (string, bool) {
 	case 0:
 		line += "nobody holds it"
 	case 1:
-		line += fmt.Sprintf("held by %s (joined %s ago)", holders[0].ID, joined(holders[0]))
+		line += fmt.Sprintf("held by %s (joined %s ago)", printable(holders[0].ID), joined(holders[0]))
 	default:
-		line += fmt.Sprintf("held by %s (joined %s ago) and %d more", holders[0].ID, joined(holders[0]), len(holders)-1)
+		line += fmt.Sprintf("held by %s (joined %s ago) and %d more", printable(holders[0].ID), joined(holders[0]), len(holders)-1)
 	}
 	return line + fmt.Sprintf(", %d ahead of us", len(ahead)), true
 }

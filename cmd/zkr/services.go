@@ -150,7 +150,7 @@ func (l *serviceList) print(e *env) {
 		return
 	}
 	for _, s := range l.Services {
-		fmt.Fprintf(e.stdout, "%s (%d)\n", s.Name, len(s.Instances))
+		fmt.Fprintf(e.stdout, "%s (%d)\n", printable(s.Name), len(s.Instances))
 		for _, in := range s.Instances {
 			fmt.Fprintf(e.stdout, "  %s\n", in.line())
 		}
@@ -158,7 +158,9 @@ func (l *serviceList) print(e *env) {
 }
 
 // line is the instance on one line: id, address:port, ssl, age, disabled.
-func (v instanceView) line() string {
+func (v instanceView) line() string { return printable(v.fields()) }
+
+func (v instanceView) fields() string {
 	if v.Error != "" {
 		return v.ID + "  (not an instance: " + v.Error + ")"
 	}
@@ -243,10 +245,10 @@ func servicesLine(e *env, asJSON bool, now time.Time, mark, change, key string, 
 			Service  string       `json:"service"`
 			Instance instanceView `json:"instance"`
 		}{stamp, change, service, v})
-		fmt.Fprintf(e.stdout, "%s\n", out)
+		fmt.Fprintf(e.stdout, "%s\n", escapeJSON(out))
 		return
 	}
-	fmt.Fprintf(e.stdout, "%s %s %s  %s\n", stamp, mark, service, v.line())
+	fmt.Fprintf(e.stdout, "%s %s %s  %s\n", stamp, mark, printable(service), v.line())
 }
 
 func servicesConnection(e *env, ev cache.Event, asJSON bool) {

@@ -80,9 +80,8 @@ func checkVersion(v int) error {
 
 // printJSON prints v for scripts, indented.
 func (e *env) printJSON(v any) {
-	out := json.NewEncoder(e.stdout)
-	out.SetIndent("", "  ")
-	_ = out.Encode(v)
+	data, _ := json.MarshalIndent(v, "", "  ") // plain data
+	_, _ = fmt.Fprintf(e.stdout, "%s\n", escapeJSON(data))
 }
 
 // nodeStat is a node's stat in JSON, the one schema zkr shows it in: stat --json,

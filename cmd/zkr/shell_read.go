@@ -8,6 +8,7 @@ import (
 	"os"
 	"path"
 	"slices"
+	"strings"
 
 	"github.com/zkrecipes/zkrecipes/framework"
 )
@@ -50,7 +51,7 @@ func ls(ctx context.Context, e *env, c *framework.Client, p string, recursive, a
 			return nil
 		}
 		for _, n := range names {
-			fmt.Fprintln(e.stdout, n)
+			fmt.Fprintln(e.stdout, e.shown(n))
 		}
 		return nil
 	}
@@ -68,9 +69,24 @@ func ls(ctx context.Context, e *env, c *framework.Client, p string, recursive, a
 		return nil
 	}
 	for _, n := range nodes {
-		fmt.Fprintln(e.stdout, n)
+		fmt.Fprintln(e.stdout, e.shown(n))
 	}
 	return nil
+}
+
+// shown is a name as ls prints it: escaped on a terminal (printable), as it is
+// for a script.
+func (e *env) shown(name string) string {
+	if e.onTerminal() {
+		return printable(name)
+	}
+	return name
+}
+
+// onTerminal tells whether stdout is a terminal.
+func (e *env) onTerminal() bool {
+	f, ok := e.stdout.(*os.File)
+	return ok && isTerminal(f)
 }
 
 // walk appends p and its subtree to nodes, depth first, in name order; a node
@@ -97,9 +113,9 @@ var getCmd = &command{
 	name:     "get",
 	synopsis: "get [--json] PATH",
 	summary:  "print a node's data",
-	help: `Prints the data of PATH on stdout, as stored, byte for byte (a newline is
-added only on a terminal, after data that has none): zkr get PATH > FILE copies
-it. With --json, the data (as text when it is UTF-8, else base64) and the node's
+	help: `Prints the data of PATH on stdout, as stored, byte for byte, so that
+zkr get PATH > FILE copies it. On a terminal, control characters other than
+newlines and tabs are shown escaped (\x1b), and a newline ends the data. With --json, the data (as text when it is UTF-8, else base64) and the node's
 stat (see zkr stat).`,
 	example: "  zkr get /config/feature\n  zkr get /config/blob > blob.bin\n  zkr get /config/feature --json | jq .stat.version",
 	flags: func(fs *flag.FlagSet) func(*env, []string, []string, bool) int {
@@ -122,10 +138,15 @@ stat (see zkr stat).`,
 					}{p, newBlob(data), newNodeStat(st)})
 					return nil
 				}
-				_, _ = e.stdout.Write(data)
-				if f, ok := e.stdout.(*os.File); ok && isTerminal(f) && len(data) > 0 && data[len(data)-1] != '\n' {
-					fmt.Fprintln(e.stdout)
+				if !e.onTerminal() {
+					_, _ = e.stdout.Write(data)
+					return nil
 				}
+				text := printableText(string(data))
+				if text != "" && !strings.HasSuffix(text, "\n") {
+					text += "\n"
+				}
+				fmt.Fprint(e.stdout, text)
 				return nil
 			})
 		}
