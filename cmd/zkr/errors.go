@@ -24,7 +24,7 @@ func nodeError(p string, err error) error {
 	case errors.Is(err, framework.ErrNotEmpty):
 		return &exitError{exitData, fmt.Sprintf("%s: the node has children (-r deletes them too)", p)}
 	case errors.Is(err, framework.ErrNoAuth):
-		return &exitError{exitNoPerm, fmt.Sprintf("%s: refused by the node's ACL (--auth sends credentials)", p)}
+		return &exitError{exitNoPerm, fmt.Sprintf("%s: refused by the node's ACL (credentials: --auth, $ZK_AUTH or --auth-file)", p)}
 	case errors.Is(err, framework.ErrTTLDisabled):
 		return zkError("%s: the server does not allow TTL nodes (it needs zookeeper.extendedTypesEnabled=true)", p)
 	case errors.Is(err, framework.ErrNoChildrenForEphemerals):

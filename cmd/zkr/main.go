@@ -83,7 +83,7 @@ const exitCodesHelp = `Exit codes:
   75        --timeout ran out while waiting; nothing was acquired
   76        the lock, lease or leadership was lost while held: CMD got SIGTERM,
             and SIGKILL after --grace (zkr never exits 0 then)
-  77        an ACL refused the request (see --auth)
+  77        an ACL refused the request (see --auth, --auth-file, --acl)
   126, 127  CMD could not be run, or was not found
   128+N     CMD was killed by signal N; or zkr got signal N while waiting
 `
@@ -131,7 +131,7 @@ type env struct {
 	sessionTimeout time.Duration
 	connectTimeout time.Duration
 	namespace      string
-	auth           string
+	auth           authFlags
 	tls            tlsFlags
 	quiet, verbose bool
 	stdin          io.Reader // DATA "-" (set, create)
@@ -155,7 +155,7 @@ func (e *env) globals(fs *flag.FlagSet) {
 		"how long to wait for a session before giving up with exit code 69 (default 15s)")
 	fs.StringVar(&e.namespace, "namespace", e.namespace,
 		"put every path under /`NAMESPACE`, as Curator's namespace does (\"app\" or \"app/sub\")")
-	fs.StringVar(&e.auth, "auth", e.auth, "credentials to send, as `scheme:credentials` (e.g. \"digest:user:password\")")
+	e.auth.register(fs)
 	e.tls.register(fs)
 	fs.BoolVar(&e.quiet, "quiet", e.quiet, "no progress line and no notices on stderr; errors still")
 	fs.BoolVar(&e.verbose, "verbose", e.verbose, "log connection states and client details on stderr")
@@ -175,7 +175,7 @@ func run(args []string, stdout, stderr io.Writer) int {
 	if servers == "" {
 		servers = "127.0.0.1:2181"
 	}
-	e := &env{cmd: "zkr", servers: servers, sessionTimeout: defaultSessionTimeout,
+	e := &env{cmd: "zkr", servers: servers, auth: authFlags{auth: os.Getenv("ZK_AUTH")}, sessionTimeout: defaultSessionTimeout,
 		connectTimeout: 15 * time.Second, stdin: os.Stdin, stdout: stdout, stderr: stderr}
 
 	fs := flag.NewFlagSet("zkr", flag.ContinueOnError)

@@ -91,13 +91,11 @@ func (e *env) connect(ctx context.Context) (*framework.Client, error) {
 	if e.namespace != "" {
 		opts = append(opts, framework.WithNamespace(e.namespace))
 	}
-	if e.auth != "" {
-		scheme, cred, ok := strings.Cut(e.auth, ":")
-		if !ok || scheme == "" || cred == "" {
-			return nil, usageError("--auth wants scheme:credentials") // the value is a secret: not echoed
-		}
-		opts = append(opts, framework.WithAuth(scheme, []byte(cred)))
+	auth, err := e.auth.options()
+	if err != nil {
+		return nil, err
 	}
+	opts = append(opts, auth...)
 	if cfg, err := e.tls.config(); err != nil {
 		return nil, usageError("%v", err)
 	} else if cfg != nil {
