@@ -157,7 +157,11 @@ func WithAuth(scheme string, auth []byte) Option {
 }
 
 // WithACL sets the ACL provider for every node the client creates, container parents
-// included. Default FixedACL(WorldACL(PermAll)...), open to all.
+// included. Default FixedACL(WorldACL(PermAll)...), Curator's default: open to all.
+// Any client that reaches the servers, with credentials or without, may then read,
+// change and delete those nodes, and so delete a lock holder's node and take the lock
+// beside it. With WithAuth, WithACL(FixedACL(AuthACL(PermAll)...)) keeps them to the
+// client's credentials.
 func WithACL(p ACLProvider) Option {
 	return func(o *options) error {
 		if p == nil {
