@@ -57,7 +57,7 @@ func (a *authFlags) credentials() ([]credential, error) {
 	if a.auth != "" {
 		c, ok := parseCredential(a.auth)
 		if !ok {
-			return nil, usageError("--auth (or $ZK_AUTH) wants scheme:credentials")
+			return nil, usageError("--auth wants scheme:credentials (so does $ZK_AUTH)")
 		}
 		creds = append(creds, c)
 	}
