@@ -28,8 +28,8 @@ import (
 //     recursive ones again without replaying what changed meanwhile (DataTree
 //     .setWatches adds them as they are), so the follower must read again.
 //   - 3.8 keeps one mode per path and connection in each of its two watch tables
-//     (data, children): a one-shot watch set on a path replaces a persistent one
-//     there, and removeWatches knows only the types 1 (children), 2 (data) and 3
+//     (data, children), and files a recursive watch in both: a one-shot watch set
+//     on a path replaces a persistent one there, and removeWatches knows only the types 1 (children), 2 (data) and 3
 //     (any, which also drops one-shot watches). 3.9 keeps every mode of a path apart
 //     and adds the types 4 (persistent) and 5 (persistent recursive).
 const (

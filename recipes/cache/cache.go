@@ -2,6 +2,7 @@ package cache
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"sync"
 
@@ -20,8 +21,9 @@ type Cache struct {
 	store *store  // the copy, read by any goroutine
 	en    *engine // changes the copy, on its loop
 
-	cancel   context.CancelFunc // ends the engine's context, at Close
-	initDone chan struct{}      // closed once Initialized has been delivered
+	watch    *framework.PersistentWatch // nil on one-shot watches
+	cancel   context.CancelFunc         // ends the engine's context, at Close
+	initDone chan struct{}              // closed once Initialized has been delivered
 
 	life       sync.Mutex // guards the stops, which Start sets and Close calls
 	state      lifecycle.Lifecycle
@@ -90,13 +92,23 @@ func (ca *Cache) Start(ctx context.Context) error {
 	if err := ca.firstSession(ctx); err != nil {
 		return err
 	}
+	watch, err := ca.en.follow(ctx)
+	if err != nil {
+		return ca.unstart(err)
+	}
 	ca.life.Lock()
 	if ca.state.State() == lifecycle.Closed { // Close came meanwhile
 		ca.life.Unlock()
+		if watch != nil {
+			_ = watch.Close(ctx)
+		}
 		return ErrClosed
 	}
 	en := ca.en
-	ca.stopWatch = ca.c.OnWatchEvent(en.heard)
+	ca.watch = watch
+	if watch == nil {
+		ca.stopWatch = ca.c.OnWatchEvent(en.heard)
+	}
 	ca.stopState = ca.c.Listen(func(s framework.ConnectionState) {
 		en.inbox.Push(func() { en.connection(s) })
 	})
@@ -132,19 +144,28 @@ func (ca *Cache) firstSession(ctx context.Context) error {
 	if err == nil {
 		return nil
 	}
+	return ca.unstart(err)
+}
+
+// unstart undoes a Start that could not begin, and returns its error.
+func (ca *Cache) unstart(err error) error {
 	ca.life.Lock()
 	defer ca.life.Unlock()
 	if !ca.state.Unstart() {
 		return ErrClosed
 	}
+	if errors.Is(err, framework.ErrClosed) {
+		return lifecycle.ClientClosed(ca.c, "cache: start "+ca.path)
+	}
 	return fmt.Errorf("cache: start %s: %w", ca.path, err)
 }
 
-// Close stops watching: no read is sent and no event delivered after it returns
-// (ZooKeeper keeps the watches already set until they fire or the session ends, and
-// the cache sets none again). The copy stays as it was: Get, Children, Len and Nodes
-// still answer from it. ctx bounds the wait for the reads under way to end (the cache
-// writes nothing); if it ends first, Close returns its error and they end on their
+// Close stops watching: no read is sent and no event delivered after it returns. It
+// removes the cache's persistent watch from the server (on one-shot watches,
+// ZooKeeper keeps those already set until they fire or the session ends, and the
+// cache sets none again). The copy stays as it was: Get, Children, Len and Nodes
+// still answer from it. ctx bounds the wait for the watch's removal and the reads
+// under way to end (the cache writes nothing); if it ends first, Close returns its error and they end on their
 // own. A second Close returns nil; Close may be called from a listener.
 func (ca *Cache) Close(ctx context.Context) error {
 	ca.life.Lock()
@@ -153,8 +174,12 @@ func (ca *Cache) Close(ctx context.Context) error {
 		return nil
 	}
 	stops := []func(){ca.stopState, ca.stopWatch}
-	stopClient := ca.stopClient
+	stopClient, watch := ca.stopClient, ca.watch
 	ca.life.Unlock()
+	var unwatched error
+	if watch != nil {
+		unwatched = watch.Close(ctx)
+	}
 	for _, stop := range stops {
 		if stop != nil {
 			stop()
@@ -169,6 +194,9 @@ func (ca *Cache) Close(ctx context.Context) error {
 	go func() { ca.en.wait(); close(done) }()
 	select {
 	case <-done:
+		if unwatched != nil {
+			return fmt.Errorf("cache: closing %s: removing its watch: %w", ca.path, unwatched)
+		}
 		return nil
 	case <-ctx.Done():
 		return fmt.Errorf("cache: closing %s: reads still under way: %w", ca.path, ctx.Err())

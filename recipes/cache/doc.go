@@ -5,10 +5,16 @@
 // keeps stats only; WithSelector leaves subtrees out; TrustReadOnly follows the nodes
 // no one may change (their ACL grants no WRITE or ADMIN) without a data watch.
 //
-// go-zookeeper has one-shot watches only, so the cache reads every node with a watch
-// and reads it again, with a new watch, each time the watch fires. That loop is easy
-// to get subtly wrong, and this package exists so that no recipe writes it twice
-// (the group and shared-value recipes follow their nodes through it):
+// Where the server has persistent watches (ZooKeeper 3.6 and later), the cache
+// follows its tree on one of them, as Curator's CuratorCache does: one recursive
+// watch on the path (a persistent one for Depth(0)), whatever the tree's size. A
+// created or changed node is read once, a deleted one not at all, and after any
+// connection loss the watch, set again, says so and the cache reads every node again
+// (persistent.go). On a server without them, or a client made
+// framework.WithOneShotWatches, it reads every node with a watch and reads it again,
+// with a new watch, each time the watch fires. Either loop is easy to get subtly
+// wrong, and this package exists so that no recipe writes it twice (the group,
+// discovery, partition and shared-value recipes follow their nodes through it):
 //
 //   - No update is missed. A node has at most one read of each kind (data, children)
 //     in flight, and a watch that fires meanwhile asks for another read after it, so
@@ -28,14 +34,18 @@
 //     reports only the differences, as ordinary events, then Synced.
 //   - The cached node may not exist yet, or be deleted and come back: the cache
 //     watches for its creation (one existence watch) and follows it.
-//   - Cost. One data watch and one child watch per cached node at most (a second
+//   - Cost. On a persistent watch: one watch on the server, one read per node
+//     created or changed, none per node deleted; the child fields of a parent's
+//     stat follow its children's creations and deletions with no read (on 3.8,
+//     whose notifications carry no zxid, the parent is read again). On one-shot
+//     watches: one data watch and one child watch per cached node at most (a second
 //     read while a watch is armed sets none), one read per watch that fired, plus
-//     the reads of each node newly seen; nothing is polled. At most 32 reads are
-//     in flight, each on a goroutine while it lasts, and the watches'
-//     notifications come through the client's OnWatchEvent: there is no goroutine
-//     per node, and an idle cache has none but its loop and its listeners'. Close
-//     sets no watch again; ZooKeeper keeps those already set until they fire or the
-//     session ends (go-zookeeper cannot remove them).
+//     the reads of each node newly seen. Nothing is polled. At most 32 reads are in
+//     flight, each on a goroutine while it lasts, and the notifications come on the
+//     client's receiving goroutine: there is no goroutine per node, and an idle
+//     cache has none but its loop and its listeners'. Close removes the persistent
+//     watch from the server; one-shot watches already set stay until they fire or
+//     the session ends (go-zookeeper cannot remove them), and none is set again.
 //   - A node an ACL refuses is reported once (an Error event wrapping ErrRefused)
 //     and left out, not asked for again in a loop.
 //   - Before its client's first session, Start waits for one as the client's

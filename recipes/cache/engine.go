@@ -43,6 +43,7 @@ type engine struct {
 	retry      *time.Timer
 	retryArmed bool
 	stopped    bool // the client closed: no more reads
+	persistent bool // one persistent watch follows the tree (persistent.go); set before the loop starts
 	tel        *telemetry
 
 	inbox   *notify.Queue[func()] // work for the loop

@@ -133,6 +133,7 @@ func TestConnectionCutAndServerRestart(t *testing.T) {
 	h.requireClean(t)
 }
 
+// On one-shot watches (a server before 3.6), a data and a child watch per node.
 func TestCloseLeavesNoWatchAndNoGoroutine(t *testing.T) {
 	srv := zktest.NewServer(t)
 	writer := newClient(t, []string{srv.Addr()})
@@ -149,7 +150,7 @@ func TestCloseLeavesNoWatchAndNoGoroutine(t *testing.T) {
 		}
 	}
 	paths = append(paths, "/w")
-	c := newClient(t, []string{srv.Addr()})
+	c := newClient(t, []string{srv.Addr()}, framework.WithOneShotWatches())
 	before := runtime.NumGoroutine()
 	ca, _ := started(t, c, "/w")
 	require.Equal(t, len(paths), ca.Len())
@@ -173,6 +174,43 @@ func TestCloseLeavesNoWatchAndNoGoroutine(t *testing.T) {
 	require.True(t, ok, "the copy stays readable")
 	require.Empty(t, n.Data)
 	require.Equal(t, len(paths), ca.Len())
+}
+
+// On a persistent watch, one watch on the server for the whole tree, none left
+// after Close.
+func TestOneWatchFollowsTheTree(t *testing.T) {
+	srv := zktest.NewServer(t)
+	writer := newClient(t, []string{srv.Addr()})
+	create(t, writer, "/w", "")
+	for d := range 10 {
+		create(t, writer, fmt.Sprintf("/w/d%d", d), "")
+		for n := range 30 {
+			create(t, writer, fmt.Sprintf("/w/d%d/n%d", d, n), "")
+		}
+	}
+	c := newClient(t, []string{srv.Addr()})
+	before := runtime.NumGoroutine()
+	ca, h := started(t, c, "/w")
+	require.Equal(t, 311, ca.Len())
+	require.Less(t, runtime.NumGoroutine()-before, 40)
+	require.Equal(t, []string{"/w"}, zkrtest.DataWatches(t, srv, c.SessionID()), "one recursive watch")
+	one := 1
+	if strings.HasPrefix(srv.Version(), "3.8.") {
+		one = 2 // 3.8 files a recursive watch in both its tables, data and children
+	}
+	require.Equal(t, one, watchCount(t, srv), "on the whole server")
+
+	n := len(h.get())
+	create(t, writer, "/w/d0/n0/new", "")
+	set(t, writer, "/w/d9/n29", "x")
+	del(t, writer, "/w/d5/n5")
+	h.waitEventsUnordered(t, n, "Created /w/d0/n0/new", "Changed /w/d9/n29", "Deleted /w/d5/n5")
+	requireConverges(t, ca, writer, math.MaxInt, true)
+	require.Equal(t, one, watchCount(t, srv), "the reads set none")
+
+	require.NoError(t, ca.Close(testCtx(t)))
+	require.Zero(t, watchCount(t, srv), "Close removes it")
+	h.requireClean(t)
 }
 
 // watchCount is the number of watches on the server, data and child watches of

@@ -54,7 +54,9 @@ func WithoutData() Option {
 // and removed, the cache checks each such node again (one getACL, whose stat says
 // whether it is still the node it read) and reports a new one as Deleted then
 // Created. A super user, or any client of a server run with skipACL=yes, can still
-// change such a node unseen. Default off: every node keeps its data watch.
+// change such a node unseen. Default off: every node keeps its data watch. It
+// matters on one-shot watches only: on a persistent watch the cache sets no data
+// watch at all, and the option changes nothing.
 func TrustReadOnly() Option {
 	return func(o *options) error {
 		o.trustReadOnly = true

@@ -22,7 +22,9 @@ func TestTrustReadOnlyWatchesOnlyWhatCanChange(t *testing.T) {
 	_, err := writer.Create(ctx, "/app/x", []byte("old"), fixed)
 	require.NoError(t, err)
 	create(t, writer, "/app/y", "y")
-	reader := newClient(t, []string{srv.Addr()})
+	// On a persistent watch the cache sets no data watch at all: TrustReadOnly is for
+	// one-shot watches.
+	reader := newClient(t, []string{srv.Addr()}, framework.WithOneShotWatches())
 	ca, h := started(t, reader, "/app", Depth(1), TrustReadOnly())
 	requireConverges(t, ca, writer, 1, true)
 	watched := func() []string { return zkrtest.DataWatches(t, srv, reader.SessionID()) }

@@ -119,14 +119,14 @@ func (en *engine) dispatch(e *entry, k readKind) {
 	rs := &e.reads[k]
 	rs.pending = true
 	t := task{e: e, kind: k, probe: k == dataRead && e.absent}
-	if en.o.trustReadOnly && k == dataRead && e != en.root && (e.fixed || !e.live) {
+	if en.o.trustReadOnly && !en.persistent && k == dataRead && e != en.root && (e.fixed || !e.live) {
 		t.acl, t.fixed, t.czxid = true, e.fixed, e.stat.Czxid
 	}
 	if en.holding {
 		en.held = append(en.held, t)
 		return
 	}
-	t.watch = !rs.armed
+	t.watch = !rs.armed && !en.persistent
 	en.send(t)
 }
 
@@ -188,7 +188,7 @@ func (en *engine) hold(t task) {
 		en.held = append(en.held, t)
 		return
 	}
-	t.watch = !t.e.reads[t.kind].armed
+	t.watch = !t.e.reads[t.kind].armed && !en.persistent
 	en.send(t)
 }
 
@@ -269,6 +269,11 @@ func (en *engine) done(t task, r result) {
 	if e.removed {
 		return
 	}
+	if rs.stale { // sent before the node's deletion was heard: it may show the node
+		rs.stale = false
+		en.dispatch(e, t.kind)
+		return
+	}
 	answered := false
 	switch {
 	case r.err == nil && t.epoch < en.lostEpoch:
@@ -334,7 +339,7 @@ func (en *engine) connection(s framework.ConnectionState) {
 		en.send(task{e: en.root, kind: syncRead})
 	case framework.Connected, framework.Reconnected:
 		en.retryFailed()
-		if s == framework.Reconnected {
+		if s == framework.Reconnected && !en.persistent { // the watch's Reset says it
 			en.resync()
 		}
 	}

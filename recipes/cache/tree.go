@@ -27,6 +27,11 @@ type entry struct {
 	absent   bool // the root is missing: its data read is an existence check
 	refused  bool // an ACL refused a read: it is not read again
 	fixed    bool // TrustReadOnly: its ACL lets no one change its data; no data watch
+	born     bool // its creation was heard (persistent.go): its children come as events, unlisted
+	// childEvent: the child fields of stat were last moved by a child's creation or
+	// deletion heard (persistent.go), not read: another of the same zxid (a multi)
+	// is not in them yet.
+	childEvent bool
 }
 
 // copy is the node as the copy has it.
@@ -55,6 +60,7 @@ type readState struct {
 	firedDuring bool  // a notification came while a read was pending: it sets no armed
 	pending     bool  // a read is queued or in flight
 	again       bool  // read again when it returns: a watch fired meanwhile
+	stale       bool  // its answer is dropped and the read sent again: the node was deleted meanwhile
 	need        bool  // counted in unsettled: the copy is not complete without this read
 	needEpoch   int32 // the read must be sent in this epoch or later
 }
@@ -100,6 +106,7 @@ func (en *engine) gotData(e *entry, t task, r result) (answered bool) {
 	n := Node{Path: e.path, Data: data, Stat: *r.stat}
 	en.store.mu.Lock()
 	defer en.store.mu.Unlock()
+	defer e.readChildFields(r.stat.Pzxid)
 	old := e.copy()
 	switch {
 	case e.live && n.Stat.Czxid == old.Stat.Czxid && n.Stat.Mzxid > old.Stat.Mzxid:
@@ -116,9 +123,15 @@ func (en *engine) gotData(e *entry, t task, r result) (answered bool) {
 		return false // an older incarnation: a stale answer; the watch it set will fire
 	}
 	// A node seen for the first time, or deleted and created again since the last
-	// read: what was in the copy is gone.
-	en.vanish(e)
-	if e.parent != nil && n.Stat.Czxid > e.parent.stat.Pzxid {
+	// read: what was in the copy is gone. (Kids of a node not yet in the copy are
+	// kept: on a persistent watch they were heard being made, and wait for it.)
+	if e.live || !en.persistent {
+		en.vanish(e)
+	}
+	if en.persistent && e.parent != nil && !e.parent.live {
+		return true // its parent's creation is read first, which reads e again
+	}
+	if !en.persistent && e.parent != nil && n.Stat.Czxid > e.parent.stat.Pzxid {
 		// Created after the parent's children were last listed, so perhaps under a
 		// later incarnation of the parent: the listing its watch brings decides.
 		return true
@@ -135,8 +148,11 @@ func (en *engine) appear(e *entry, n Node) {
 	e.live = true
 	en.store.live++
 	en.emit(Event{Type: Created, Path: e.path, New: n})
-	if en.follows(e) {
+	if en.follows(e) && !e.born {
 		en.want(e, childRead)
+	}
+	if en.persistent {
+		en.bornKidsOf(e)
 	}
 }
 
@@ -158,6 +174,7 @@ func (en *engine) gotChildren(e *entry, r result) (answered bool) {
 	en.store.mu.Lock()
 	defer en.store.mu.Unlock()
 	e.stat = childFields(e.stat, *r.stat)
+	e.readChildFields(r.stat.Pzxid)
 	listed := make(map[string]bool, len(r.names))
 	for _, name := range r.names {
 		listed[name] = true
@@ -169,7 +186,7 @@ func (en *engine) gotChildren(e *entry, r result) (answered bool) {
 	for _, name := range sortedKeys(e.kids) {
 		kid := e.kids[name]
 		// A kid created after the listing was made is not in it, and stays.
-		if !listed[name] && (!kid.live || kid.stat.Czxid <= r.stat.Pzxid) {
+		if !listed[name] && en.unlisted(kid, r.stat.Pzxid) {
 			en.remove(kid)
 			changes++
 		}
@@ -197,6 +214,17 @@ func (en *engine) gotChildren(e *entry, r result) (answered bool) {
 	}
 	en.recheckFixed(e, r.stat.Cversion, changes)
 	return true
+}
+
+// unlisted says whether a kid a listing whose pzxid is pzxid does not show is gone.
+// On one-shot watches a kid not yet read is gone too: a child watch will tell of its
+// coming back. On a persistent watch its creation may have been heard after the
+// listing was made: its read decides, and its deletion will be heard.
+func (en *engine) unlisted(kid *entry, pzxid int64) bool {
+	if !kid.live {
+		return !en.persistent
+	}
+	return kid.stat.Czxid <= pzxid
 }
 
 // recheckFixed reads again the read-only kids of e, which have no data watch to say
@@ -250,11 +278,22 @@ func (en *engine) settled(e *entry, k readKind) {
 	}
 }
 
+// readChildFields notes a read of e whose stat's Pzxid is pzxid: if the copy's is
+// the same, its child fields include every change of that zxid (a transaction is
+// read whole or not at all).
+func (e *entry) readChildFields(pzxid int64) {
+	if e.stat.Pzxid == pzxid {
+		e.childEvent = false
+	}
+}
+
 // childFields is s with the child fields (Cversion, NumChildren, Pzxid) of from, if
-// from saw a later child change. A listing moves only these: its data fields may be
-// newer than the data the copy holds, and must wait for the data read.
+// from saw a later child change: a later Pzxid, which every creation and deletion of
+// a child moves (a deletion leaves Cversion as it is). A listing moves only these:
+// its data fields may be newer than the data the copy holds, and must wait for the
+// data read.
 func childFields(s, from framework.Stat) framework.Stat {
-	if from.Cversion > s.Cversion {
+	if from.Pzxid > s.Pzxid {
 		s.Cversion, s.NumChildren, s.Pzxid = from.Cversion, from.NumChildren, from.Pzxid
 	}
 	return s
