@@ -116,12 +116,12 @@ oldest-go:
 # what the recipes promise, and for liveness once the faults stop; prints a report and
 # fails on any violation. make chaos DURATION=10m.
 #
-# Without the race detector, unlike every other test: go-zookeeper v1.0.4 races on
-# Conn.lastZxid between its receive loop and its re-sending of watches after a
-# reconnect (go-zookeeper/zk#35, open since 2020). In race builds the client holds
-# replies back until the watches are re-sent (framework/replyhold.go), but only for a
-# bounded time, and the chaos run's thousands of reconnects under load could still
-# outlast it. GOFLAGS=-race make chaos to try.
+# Without the race detector, unlike every other test, for the load it puts on the
+# servers. go-zookeeper v1.0.4 races on Conn.lastZxid between its receive loop and
+# its re-sending of watches after a reconnect (go-zookeeper/zk#35, open since 2020);
+# in race builds the client holds replies back exactly until go-zookeeper has re-sent
+# its watches (framework/replyhold.go). GOFLAGS=-race make chaos runs it with the race
+# detector.
 #
 # A run that finds a violation or a server data loss keeps the servers' data
 # directories (snapshots, transaction logs, server.log), its fault log and the writes

@@ -81,6 +81,7 @@ func (r *replyHold) wait(h *handle, closed <-chan struct{}) {
 	select {
 	case <-r.released:
 	case <-timer.C:
+		h.holdsGivenUp.Add(1)
 		if h.log != nil {
 			h.log.Debug("zkrecipes: go-zookeeper did not re-set its watches; replies held no longer")
 		}

@@ -58,8 +58,84 @@ func TestReconnectWithWatchesAndRequestsInFlight(t *testing.T) {
 				stop()
 				wg.Wait()
 			}
+			requireHoldsExact(t, c)
 		})
 	}
+}
+
+// requireHoldsExact checks that every reply hold of c's connection ended when
+// go-zookeeper re-set its watches, none at the hold's limit: the connection knew
+// exactly whether go-zookeeper had watches to set, so the race cannot happen by
+// chance, however slow the machine.
+func requireHoldsExact(t *testing.T, c *Client) {
+	t.Helper()
+	c.mu.Lock()
+	h := c.link.h
+	c.mu.Unlock()
+	require.Zero(t, h.holdsGivenUp.Load(), "reply holds that ended at their limit")
+}
+
+// The connection follows go-zookeeper's one-shot watches as go-zookeeper does: each
+// kind is set by a successful read and dropped by the notification that fires it,
+// an existence watch on a missing node included, so that after every reconnect the
+// hold waits for a SetWatches exactly when one comes.
+func TestReconnectsHoldRepliesExactlyWhenWatchesAreSetAgain(t *testing.T) {
+	if !holdReplies {
+		t.Skip("replies are held in race builds only")
+	}
+	srv := zktest.NewServer(t)
+	proxy := zktest.NewProxy(t, srv.Addr())
+	c := newClient(t, []string{proxy.Addr()}, WithSessionTimeout(longSession))
+	other := newClient(t, []string{srv.Addr()})
+	ctx := testCtx(t)
+	_, err := c.Create(ctx, "/n", nil)
+	require.NoError(t, err)
+	log := listen(c)
+	reconnects := 0
+	reconnect := func() {
+		t.Helper()
+		proxy.Cut()
+		proxy.Restore()
+		reconnects++
+		want := make([]ConnectionState, 0, 2*reconnects)
+		for range reconnects {
+			want = append(want, Suspended, Reconnected)
+		}
+		log.waitFor(t, want...)
+		_, _, err := c.Exists(ctx, "/n") // a reply with a zxid, which a hold would hold
+		require.NoError(t, err)
+	}
+	fired := func(ch <-chan Event) {
+		t.Helper()
+		select {
+		case <-ch:
+		case <-time.After(wait):
+			t.Fatal("the watch did not fire")
+		}
+	}
+	// Each kind of watch: set (a SetWatches follows the reconnect), then fired (none).
+	_, _, data, err := c.GetW(ctx, "/n")
+	require.NoError(t, err)
+	reconnect()
+	_, err = other.Set(ctx, "/n", []byte("x"), -1)
+	require.NoError(t, err)
+	fired(data)
+	reconnect()
+	_, _, exist, err := c.ExistsW(ctx, "/missing")
+	require.NoError(t, err)
+	reconnect()
+	_, err = other.Create(ctx, "/missing", nil)
+	require.NoError(t, err)
+	fired(exist)
+	reconnect()
+	_, _, kids, err := c.ChildrenW(ctx, "/n")
+	require.NoError(t, err)
+	reconnect()
+	_, err = other.Create(ctx, "/n/kid", nil)
+	require.NoError(t, err)
+	fired(kids)
+	reconnect()
+	requireHoldsExact(t, c)
 }
 
 // A short session whose watches have all fired reconnects once: holding replies back
@@ -86,4 +162,5 @@ func TestShortSessionReconnectsOnceAfterItsWatchesFired(t *testing.T) {
 		require.NoError(t, err)
 	}
 	require.Equal(t, []ConnectionState{Suspended, Reconnected}, log.get(), "one reconnect")
+	requireHoldsExact(t, c)
 }

@@ -28,8 +28,11 @@ type handle struct {
 	lastErr    atomic.Pointer[error]       // why the last attempt to reach a server failed
 	authed     bool                        // credentials sent on this handle (state goroutine only)
 	oneShots   oneShots                    // go-zookeeper's watches
-	tooLarge   atomic.Pointer[error]       // why the last reply too large to read was dropped
-	hosts      *hostProvider
+	// holdsGivenUp counts the reply holds (race builds) that ended at their limit,
+	// not at go-zookeeper's SetWatches: none, when oneShots is exact.
+	holdsGivenUp atomic.Int32
+	tooLarge     atomic.Pointer[error] // why the last reply too large to read was dropped
+	hosts        *hostProvider
 
 	// The requests sent through the handle (use), which close waits for.
 	usersMu sync.Mutex
