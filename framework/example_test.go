@@ -308,3 +308,43 @@ func ExampleWithNodePerms() {
 	// setACL refused: true
 	// delete: <nil>
 }
+
+func ExampleClient_AddWatch() {
+	ctx := context.Background()
+	srv, err := zktest.StartServer(ctx)
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	defer srv.Close()
+	client, err := framework.New([]string{srv.Addr()})
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	defer client.Close()
+
+	// One watch follows /jobs and everything below it until it is closed.
+	w, err := client.AddWatch(ctx, "/jobs", framework.WatchPersistentRecursive)
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	defer w.Close(ctx)
+	if _, err := client.Create(ctx, "/jobs/a", []byte("1"), framework.CreatingParents()); err != nil {
+		fmt.Println(err)
+		return
+	}
+	if _, err := client.Set(ctx, "/jobs/a", []byte("2"), -1); err != nil {
+		fmt.Println(err)
+		return
+	}
+	for range 3 {
+		ev := <-w.Events()
+		fmt.Println(ev.Type, ev.Path)
+	}
+	// Output:
+	// EventNodeCreated /jobs
+	// EventNodeCreated /jobs/a
+	// EventNodeDataChanged /jobs/a
+}
