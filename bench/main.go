@@ -18,6 +18,7 @@ import (
 	"os/signal"
 	"path/filepath"
 	"runtime/pprof"
+	"strconv"
 	"strings"
 	"syscall"
 	"time"
@@ -84,11 +85,13 @@ func parseFlags() (options, error) {
 	flag.StringVar(&contenders, "contenders", strings.Join(driver.AllContenders, ","), "contenders to run, in this order (and kazoo, for the partition scenarios)")
 	flag.StringVar(&only, "only", "", "scenarios to run, by id (comma-separated; default all)")
 	var scaleRecipes string
-	flag.BoolVar(&o.scale, "curves", false, "measure how each recipe's cost grows with its size (issue 28; make bench-scale), against Curator and kazoo, "+
+	flag.BoolVar(&o.scale, "curves", false, "measure how each recipe's cost grows with its size (issue 28; make bench-scale), against Curator, kazoo and, for the followers of state, our own one-shot watches, "+
 		"instead of the locks' scenarios; -out names the report, its plots are written beside it")
 	flag.StringVar(&scaleRecipes, "curves-recipes", strings.Join(driver.ScaleRecipes, ","), "with -curves: the recipes to measure")
 	flag.BoolVar(&o.scaleCfg.Smallest, "smallest", false, "with -curves: only each recipe's smallest size (the smoke run)")
-	var scaleSizes string
+	var scaleSizes, oneShotLargest string
+	flag.StringVar(&oneShotLargest, "curves-oneshot-max", "", "with -curves: the largest size the zkrecipes-oneshot contender runs, by recipe (e.g. group=300,cache=10010); default every size")
+	flag.StringVar(&o.scaleCfg.Note, "note", "", "with -curves: a sentence for the report's header about the machine (what else ran on it)")
 	flag.StringVar(&scaleSizes, "curves-sizes", "", "with -curves: only these sizes of the recipes sized by one number (lock, group, discovery, election), comma-separated (e.g. 10,100); default all")
 	flag.StringVar(&o.out, "out", defaultOut, "report to write (empty: none)")
 	flag.StringVar(&o.plot, "plot", defaultPlot, "plot to write and embed in the report (empty: none)")
@@ -106,6 +109,17 @@ func parseFlags() (options, error) {
 	o.Contenders = fields(contenders)
 	o.scaleCfg.Recipes, o.scaleCfg.Peer, o.scaleCfg.Kazoo = fields(scaleRecipes), o.Peer, o.Kazoo
 	o.scaleCfg.Sizes = fields(scaleSizes)
+	for _, f := range fields(oneShotLargest) {
+		recipe, size, ok := strings.Cut(f, "=")
+		n, err := strconv.Atoi(size)
+		if !ok || err != nil || n < 1 {
+			return o, fmt.Errorf("-curves-oneshot-max: %q is not recipe=size", f)
+		}
+		if o.scaleCfg.OneShotLargest == nil {
+			o.scaleCfg.OneShotLargest = map[string]int{}
+		}
+		o.scaleCfg.OneShotLargest[recipe] = n
+	}
 	o.Only = fields(only)
 	set := map[string]bool{}
 	flag.Visit(func(f *flag.Flag) { set[f.Name] = true })

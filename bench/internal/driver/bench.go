@@ -107,6 +107,8 @@ func startContenders(ctx context.Context, cfg Config, addr string) ([]contender,
 			cs = append(cs, newZKLock(addr))
 		case recipesName:
 			cs = append(cs, newZKRecipes(addr))
+		case oneShotName:
+			cs = append(cs, newZKRecipesOneShot(addr))
 		case curatorName:
 			Say("starting the Curator peer")
 			p, err := startCurator(ctx, cfg.Peer, addr, cfg.PeerHeapMB)
@@ -122,7 +124,7 @@ func startContenders(ctx context.Context, cfg Config, addr string) ([]contender,
 			}
 			cs = append(cs, k)
 		default:
-			return cs, fmt.Errorf("unknown contender %q (have %s)", name, strings.Join(append(AllContenders, kazooName), ", "))
+			return cs, fmt.Errorf("unknown contender %q (have %s)", name, strings.Join(append(AllContenders, oneShotName, kazooName), ", "))
 		}
 	}
 	return cs, nil

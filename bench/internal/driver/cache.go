@@ -174,7 +174,7 @@ func (g *goContender) prepareRecipe(ctx context.Context, w workload) (t trial, o
 		return nil, false, nil
 	}
 	limit := g.name == limitName
-	if g.name != recipesName && !(limit && w.Kind == cachePropagation) {
+	if !isRecipes(g.name) && !(limit && w.Kind == cachePropagation) {
 		return nil, true, errUnsupported
 	}
 	rt := &recipeTrial{w: w, limit: limit}
@@ -513,4 +513,17 @@ func recipeGoals(check func(text string, ids []string, ok func(rw row) (float64,
 	check("cache propagation p50 ≤ 1.1× one watch notification plus one read (the limit)", []string{"cache-propagation-p50"},
 		func(rw row) (float64, bool) { v := rw.ratio(recipesName, limitName); return v, v <= 1.1 },
 		func(_ string, v float64) string { return fmt.Sprintf("%.2f× the limit's p50", v) })
+}
+
+// cached is the version of the node at p in the trial's cache, and whether it has
+// it (scaleRun.cacheChanges).
+func (t *recipeTrial) cached(p string) (int32, bool) {
+	if t.cache == nil {
+		return 0, false
+	}
+	n, ok := t.cache.Get(p)
+	if !ok {
+		return 0, false
+	}
+	return n.Stat.Version, true
 }

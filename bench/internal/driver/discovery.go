@@ -101,7 +101,7 @@ func (g *goContender) prepareDiscovery(ctx context.Context, w workload) (t trial
 	default:
 		return nil, false, nil
 	}
-	if g.name != recipesName {
+	if !isRecipes(g.name) {
 		return nil, true, errUnsupported
 	}
 	dt := &discoveryTrial{w: w}

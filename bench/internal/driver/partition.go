@@ -449,7 +449,13 @@ func workLost(start map[string]int, log []itemEvent, at time.Duration) time.Dura
 // apart agree, or 2 s have gone by): the last of a change's requests may follow
 // its last event.
 func (t *partitionTrial) stillRequests(ctx context.Context) (int64, error) {
-	last, err := t.requests(ctx)
+	return stillRequests(ctx, t.requests)
+}
+
+// stillRequests reads the request count with read until two readings 100 ms apart
+// agree, or 2 s have gone by.
+func stillRequests(ctx context.Context, read func(context.Context) (int64, error)) (int64, error) {
+	last, err := read(ctx)
 	if err != nil {
 		return 0, err
 	}
@@ -459,7 +465,7 @@ func (t *partitionTrial) stillRequests(ctx context.Context) (int64, error) {
 		case <-ctx.Done():
 			return 0, ctx.Err()
 		}
-		n, err := t.requests(ctx)
+		n, err := read(ctx)
 		if err != nil {
 			return 0, err
 		}

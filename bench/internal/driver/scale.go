@@ -24,12 +24,16 @@ import (
 
 // ScaleConfig is what `make bench-scale` asks for.
 type ScaleConfig struct {
-	Contenders []string // zkrecipes, Curator, kazoo; default all three
+	Contenders []string // zkrecipes, zkrecipes-oneshot, Curator, kazoo; default all four
 	Recipes    []string // ScaleRecipes' names; default all
 	Smallest   bool     // only each recipe's smallest size: the smoke run
 	Sizes      []string // only these sizes, as the report labels them (10, 100); default all
-	Peer       string   // directory of CuratorPeer.class
-	Kazoo      string   // kazoo's peer script
+	// OneShotLargest caps the one-shot contender's sizes, by recipe: it skips the
+	// sizes (in units: members, instances, nodes) above it; none when absent.
+	OneShotLargest map[string]int
+	Note           string // said in the report's header, below what the run measured of the load
+	Peer           string // directory of CuratorPeer.class
+	Kazoo          string // kazoo's peer script
 }
 
 // ScaleRecipes are the recipes the curves cover, in order.
@@ -64,6 +68,8 @@ var scaleFigures = []scaleFigure{
 	{"cache", "watches", "server watches per node", true},
 	{"cache", "requests", "requests per node loaded", true},
 	{"cache", "bytes", "bytes the server sent per node loaded", true},
+	{"cache", "change-requests", "requests per change followed (a leaf created, set, deleted), the write not counted", true},
+	{"cache", "change-bytes", "bytes the server sent per change followed (the write's reply included)", true},
 	{"cache", "heap", "client heap per node (bytes)", true},
 	{"cache", "load", "load time per node (µs)", false},
 	{"partition", "watches", "server watches per member", true},
@@ -143,6 +149,11 @@ var electionSizes = []int{10, 30, 100, 300, 1000}
 // each size, one at a time.
 const scaleRounds = 40
 
+// cacheChangeRounds are the rounds of changes a loaded cache follows, each three
+// changes one at a time: a new leaf created, an existing leaf set, the new leaf
+// deleted.
+const cacheChangeRounds = 20
+
 // scalePeerHeapMB is the Curator peer's heap in a scale run: the largest group is a
 // million members known, in a JVM.
 const scalePeerHeapMB = 4096
@@ -154,8 +165,10 @@ type ScaleReport struct {
 	Elapsed  time.Duration
 	Machine  [][2]string
 	Busy     float64 // share of the CPUs other processes kept busy during the run, 0 to 1
+	Note     string  // ScaleConfig.Note: what the run's command knew of the machine
 	Points   []ScalePoint
 	Failures []string
+	Skipped  []string // the points a cap left out (ScaleConfig.OneShotLargest)
 }
 
 // RunScale starts a server and the contenders and measures every recipe at every
@@ -163,7 +176,7 @@ type ScaleReport struct {
 func RunScale(ctx context.Context, cfg ScaleConfig, args []string) (*ScaleReport, error) {
 	started, cpu0 := time.Now(), sampleCPU()
 	if len(cfg.Contenders) == 0 {
-		cfg.Contenders = []string{recipesName, curatorName, kazooName}
+		cfg.Contenders = []string{recipesName, oneShotName, curatorName, kazooName}
 	}
 	if len(cfg.Recipes) == 0 {
 		cfg.Recipes = ScaleRecipes
@@ -187,7 +200,7 @@ func RunScale(ctx context.Context, cfg ScaleConfig, args []string) (*ScaleReport
 	if err != nil {
 		return nil, err
 	}
-	s := &scaleRun{tg: tg, cs: cs, smallest: cfg.Smallest, only: cfg.Sizes}
+	s := &scaleRun{tg: tg, cs: cs, smallest: cfg.Smallest, only: cfg.Sizes, oneShotLargest: cfg.OneShotLargest}
 	for _, r := range cfg.Recipes {
 		switch r {
 		case "lock":
@@ -214,7 +227,7 @@ func RunScale(ctx context.Context, cfg ScaleConfig, args []string) (*ScaleReport
 		command = append(command, a)
 	}
 	rep := &ScaleReport{Commands: []string{strings.Join(command, " ")}, Date: time.Now().UTC(), Elapsed: time.Since(started), Machine: machine(ctx, tg, cs),
-		Busy: othersBusy(cpu0, sampleCPU()), Points: s.points, Failures: s.failures}
+		Busy: othersBusy(cpu0, sampleCPU()), Note: cfg.Note, Points: s.points, Failures: s.failures, Skipped: s.skipped}
 	if slices.Contains(cfg.Contenders, kazooName) {
 		rep.Machine = append(rep.Machine, [2]string{"kazoo", kazooVersion(ctx) + " (Debian's python3-kazoo, on " + kazooPython + ")"})
 	}
@@ -228,7 +241,10 @@ type scaleRun struct {
 	only     []string // ScaleConfig.Sizes
 	points   []ScalePoint
 	failures []string
+	skipped  []string
 	n        int // trials so far, for their paths
+
+	oneShotLargest map[string]int
 }
 
 // sizes is all of them, or the first only, or those ScaleConfig.Sizes names.
@@ -246,6 +262,12 @@ func sizes[T any](s *scaleRun, all []T) []T {
 func (s *scaleRun) each(ctx context.Context, recipe, label string, size int, who []string, fn func(c contender, p string) (map[string]float64, error)) {
 	for _, c := range s.cs {
 		if !slices.Contains(who, c.Name()) || ctx.Err() != nil {
+			continue
+		}
+		if most, ok := s.oneShotLargest[recipe]; ok && c.Name() == oneShotName && size > most {
+			msg := fmt.Sprintf("%s %s, %s: above the one-shot contender's cap of %d", recipe, label, c.Name(), most)
+			Say("skipped %s", msg)
+			s.skipped = append(s.skipped, msg)
 			continue
 		}
 		s.n++
@@ -305,7 +327,7 @@ func (s *scaleRun) cache(ctx context.Context) {
 	for _, shape := range sizes(s, cacheShapes) {
 		n := fanoutSize(shape)
 		Say("cache: %d nodes", n)
-		s.each(ctx, "cache", fmt.Sprint(n), n, []string{recipesName, curatorName}, func(c contender, p string) (map[string]float64, error) {
+		s.each(ctx, "cache", fmt.Sprint(n), n, []string{recipesName, oneShotName, curatorName}, func(c contender, p string) (map[string]float64, error) {
 			w := workload{Kind: cacheLoadTree, Path: p, Fanout: shape}
 			if c.Name() == curatorName {
 				w.Kind = cacheLoad // CuratorCache, Curator's own choice since 5.0
@@ -323,30 +345,123 @@ func (s *scaleRun) cache(ctx context.Context) {
 				return nil, err
 			}
 			defer t.Close()
+			// The writer of the changes, a plain session as a user's other process
+			// would be, connected before the counts start.
+			writer, err := dialZK(ctx, s.tg.addr)
+			if err != nil {
+				return nil, err
+			}
+			defer writer.Close()
 			watches := -1
+			var ch cacheChanged
 			loaded := func(ctx context.Context) (err error) {
-				watches, _, err = s.tg.watches(ctx)
+				if watches, _, err = s.tg.watches(ctx); err != nil {
+					return err
+				}
+				// The peer's cache is open until it is told to count: it follows the
+				// changes now, and the counts around Run less theirs are its load's.
+				ch, err = s.cacheChanges(ctx, writer, p, shape, nil)
 				return err
 			}
 			res, requests, bytes, err := s.countedRun(ctx, t, loaded, false)
 			if err != nil {
 				return nil, err
 			}
+			requests, bytes = requests-ch.requests, bytes-ch.bytes
 			if watches < 0 { // a contender in this process: its cache is still open
 				if watches, _, err = s.tg.watches(ctx); err != nil {
+					return nil, err
+				}
+				f, ok := t.(interface {
+					cached(path string) (version int32, ok bool)
+				})
+				if !ok {
+					return nil, errors.New("not a cache trial")
+				}
+				if ch, err = s.cacheChanges(ctx, writer, p, shape, f.cached); err != nil {
 					return nil, err
 				}
 			}
 			nodes := float64(res.Total)
 			return map[string]float64{
-				"watches":  float64(watches) / nodes,
-				"requests": float64(requests) / nodes,
-				"bytes":    float64(bytes) / nodes,
-				"heap":     res.Heap,
-				"load":     micros(res.Elapsed) / nodes,
+				"watches":         float64(watches) / nodes,
+				"requests":        float64(requests) / nodes,
+				"bytes":           float64(bytes) / nodes,
+				"change-requests": float64(ch.requests-int64(ch.changes)) / float64(ch.changes),
+				"change-bytes":    float64(ch.bytes) / float64(ch.changes),
+				"heap":            res.Heap,
+				"load":            micros(res.Elapsed) / nodes,
 			}, nil
 		})
 	}
+}
+
+// cacheChanged is what the changes a cache followed cost: the server's requests
+// (the writes included) and the bytes it sent.
+type cacheChanged struct {
+	changes         int
+	requests, bytes int64
+}
+
+// cacheChanges makes cacheChangeRounds rounds of changes in a loaded cache's tree
+// of that shape under p, one at a time, each until the cache has it (seen, for a
+// cache in this process; nil for the peer's) and the server's request count has been
+// still for 100 ms: a change's whole cost, apart from the next's. A round creates a
+// leaf beside those of a node of the second level, sets one of them, and deletes the
+// new one.
+func (s *scaleRun) cacheChanges(ctx context.Context, writer *zk.Conn, p string, shape []int, seen func(string) (int32, bool)) (cacheChanged, error) {
+	var ch cacheChanged
+	r0, err := s.tg.requests(ctx)
+	if err != nil {
+		return ch, err
+	}
+	b0, err := s.tg.responseBytes(ctx)
+	if err != nil {
+		return ch, err
+	}
+	data := make([]byte, 64)
+	for i := range cacheChangeRounds {
+		parent := path.Join(p, fmt.Sprintf("n%d", i%shape[0]), fmt.Sprintf("n%d", i%shape[1]))
+		leaf, old := path.Join(parent, fmt.Sprintf("x%d", i)), path.Join(parent, fmt.Sprintf("n%d", i%shape[2]))
+		changes := []struct {
+			path string
+			do   func() (int32, error) // the version the cache must have, or -1 for none
+		}{
+			{leaf, func() (int32, error) { _, err := writer.Create(leaf, data, 0, openACL); return 0, err }},
+			{old, func() (int32, error) { st, err := writer.Set(old, data, -1); return st.Version, err }},
+			{leaf, func() (int32, error) { return -1, writer.Delete(leaf, -1) }},
+		}
+		for _, c := range changes {
+			want, err := c.do()
+			if err != nil {
+				return ch, fmt.Errorf("changing %s: %w", c.path, err)
+			}
+			ch.changes++
+			if seen != nil {
+				if err := pollUntil(ctx, func() bool {
+					v, ok := seen(c.path)
+					return (want < 0 && !ok) || (want >= 0 && ok && v == want)
+				}); err != nil {
+					return ch, fmt.Errorf("waiting for the cache to have %s: %w", c.path, err)
+				}
+			}
+			if _, err := stillRequests(ctx, s.tg.requests); err != nil {
+				return ch, err
+			}
+		}
+	}
+	r1, err := s.tg.requests(ctx)
+	if err != nil {
+		return ch, err
+	}
+	b1, err := s.tg.responseBytes(ctx)
+	if err != nil {
+		return ch, err
+	}
+	// The readings' own four-letter words are not requests; the byte count was read
+	// first, so the last reading's is not in it either.
+	ch.requests, ch.bytes = r1-r0, b1-b0
+	return ch, nil
 }
 
 // partition starts members sharing items, counts the server's watches, then makes a
@@ -552,7 +667,7 @@ func (s *scaleRun) joins(ctx context.Context, c contender, w workload, units int
 func (s *scaleRun) group(ctx context.Context) {
 	for _, n := range sizes(s, groupSizes) {
 		Say("group: %d members", n)
-		s.each(ctx, "group", fmt.Sprint(n), n, []string{recipesName, curatorName}, func(c contender, p string) (map[string]float64, error) {
+		s.each(ctx, "group", fmt.Sprint(n), n, []string{recipesName, oneShotName, curatorName}, func(c contender, p string) (map[string]float64, error) {
 			f, err := s.joins(ctx, c, workload{Kind: groupJoin, Path: p, Cycles: scaleRounds, Members: n}, n)
 			if err != nil {
 				return nil, err
@@ -571,7 +686,7 @@ func (s *scaleRun) group(ctx context.Context) {
 func (s *scaleRun) discovery(ctx context.Context) {
 	for _, n := range sizes(s, discoverySizes) {
 		Say("discovery: %d instances", n)
-		s.each(ctx, "discovery", fmt.Sprint(n), n, []string{recipesName, curatorName}, func(c contender, p string) (map[string]float64, error) {
+		s.each(ctx, "discovery", fmt.Sprint(n), n, []string{recipesName, oneShotName, curatorName}, func(c contender, p string) (map[string]float64, error) {
 			return s.joins(ctx, c, workload{Kind: discoveryRegister, Path: p, Cycles: scaleRounds, Nodes: n}, n)
 		})
 	}

@@ -12,6 +12,9 @@ const (
 	zkLockName  = "zk.Lock"
 	recipesName = "zkrecipes"
 	curatorName = "Curator"
+	// oneShotName is zkrecipes on one-shot watches only (framework.WithOneShotWatches),
+	// a contender of the scale curves of the followers of state (issue 36).
+	oneShotName = "zkrecipes-oneshot"
 )
 
 var AllContenders = []string{limitName, zkLockName, recipesName, curatorName}

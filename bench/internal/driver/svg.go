@@ -19,7 +19,7 @@ const (
 	panelsPerRow   = 3
 )
 
-var lineColours = map[string]string{recipesName: "#1f77b4", curatorName: "#d62728", kazooName: "#2ca02c"}
+var lineColours = map[string]string{recipesName: "#1f77b4", oneShotName: "#ff7f0e", curatorName: "#d62728", kazooName: "#2ca02c"}
 
 // svg draws recipe's figures.
 func (r *ScaleReport) svg(recipe string) string {

@@ -14,13 +14,24 @@ import (
 
 // zkrecipes, as a user would run it: one framework.Client per session with its
 // defaults (retries, the standard error policy), one recipe value per participant.
-func newZKRecipes(addr string) contender {
+func newZKRecipes(addr string) contender { return newRecipesContender(recipesName, addr) }
+
+// zkrecipes-oneshot is the same with every client made framework.WithOneShotWatches:
+// the followers of state (the cache, and the group and discovery on it) set one-shot
+// watches, as on a server without persistent watches (before ZooKeeper 3.6), or as
+// every follower did before issue 36.
+func newZKRecipesOneShot(addr string) contender {
+	return newRecipesContender(oneShotName, addr, framework.WithOneShotWatches())
+}
+
+func newRecipesContender(name, addr string, opts ...framework.Option) contender {
+	opts = append([]framework.Option{framework.WithSessionTimeout(sessionTimeout)}, opts...)
 	return &goContender{
-		name:  "zkrecipes",
+		name:  name,
 		kinds: []kind{cycles, contended, rw, counting, handover, queue},
 		addr:  addr,
 		dial: func(ctx context.Context, addr string) (goSession, error) {
-			c, err := framework.New(strings.Split(addr, ","), framework.WithSessionTimeout(sessionTimeout))
+			c, err := framework.New(strings.Split(addr, ","), opts...)
 			if err != nil {
 				return nil, err
 			}
@@ -32,6 +43,9 @@ func newZKRecipes(addr string) contender {
 		},
 	}
 }
+
+// isRecipes says whether a contender runs this module's recipes, in either mode.
+func isRecipes(name string) bool { return name == recipesName || name == oneShotName }
 
 const participantID = "bench"
 
