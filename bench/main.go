@@ -91,7 +91,7 @@ func parseFlags() (options, error) {
 	flag.BoolVar(&o.scaleCfg.Smallest, "smallest", false, "with -curves: only each recipe's smallest size (the smoke run)")
 	var scaleSizes, oneShotLargest string
 	flag.StringVar(&oneShotLargest, "curves-oneshot-max", "", "with -curves: the largest size the zkrecipes-oneshot contender runs, by recipe (e.g. group=300,cache=10010); default every size")
-	flag.StringVar(&o.scaleCfg.Note, "note", "", "with -curves: a sentence for the report's header about the machine (what else ran on it)")
+	flag.StringVar(&o.scaleCfg.Note, "note", "", "with -curves: a sentence for the report's header about the machine (what else ran on it); with -from, instead of the runs'")
 	flag.StringVar(&scaleSizes, "curves-sizes", "", "with -curves: only these sizes of the recipes sized by one number (lock, group, discovery, election), comma-separated (e.g. 10,100); default all")
 	flag.StringVar(&o.out, "out", defaultOut, "report to write (empty: none)")
 	flag.StringVar(&o.plot, "plot", defaultPlot, "plot to write and embed in the report (empty: none)")
@@ -276,6 +276,9 @@ func runScale(o options) error {
 			runs = append(runs, r)
 		}
 		rep = driver.MergeScaleReports(runs...)
+		if o.scaleCfg.Note != "" {
+			rep.Note = o.scaleCfg.Note
+		}
 	} else {
 		ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 		defer stop()
