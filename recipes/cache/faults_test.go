@@ -52,14 +52,31 @@ func nodeEvents(evs []Event) []Event {
 	return out
 }
 
+// watchModes are the two ways a cache follows its tree: one persistent watch, and
+// one-shot watches (a server before 3.6), for the tests of faults, which each
+// recovers from its own way.
+var watchModes = []struct {
+	name string
+	opts []framework.Option
+}{
+	{"persistent watch", nil},
+	{"one-shot watches", []framework.Option{framework.WithOneShotWatches()}},
+}
+
 func TestSessionExpiryRebuildsWithTheDifferencesOnly(t *testing.T) {
+	for _, mode := range watchModes {
+		t.Run(mode.name, func(t *testing.T) { sessionExpiryRebuilds(t, mode.opts) })
+	}
+}
+
+func sessionExpiryRebuilds(t *testing.T, opts []framework.Option) {
 	srv := zktest.NewServer(t)
 	proxy := zktest.NewProxy(t, srv.Addr())
 	ctx := testCtx(t)
 	w := &writes{set: map[string]bool{}}
 	writer := newClient(t, []string{srv.Addr()})
 	leaves := stormTree(t, writer, w)
-	c := newClient(t, []string{proxy.Addr()}, framework.WithSessionTimeout(2*time.Second))
+	c := newClient(t, []string{proxy.Addr()}, append(opts, framework.WithSessionTimeout(2*time.Second))...)
 	ca, h := started(t, c, "/storm")
 	session := c.SessionID()
 
@@ -94,14 +111,22 @@ func TestSessionExpiryRebuildsWithTheDifferencesOnly(t *testing.T) {
 	requireWritten(t, h, w)
 }
 
+// A change made while the client is cut off is in the copy once the connection is
+// back (on a persistent watch, through its Reset).
 func TestConnectionCutAndServerRestart(t *testing.T) {
+	for _, mode := range watchModes {
+		t.Run(mode.name, func(t *testing.T) { connectionCutAndServerRestart(t, mode.opts) })
+	}
+}
+
+func connectionCutAndServerRestart(t *testing.T, opts []framework.Option) {
 	// Sessions long enough to outlive a server's restart on a busy machine.
 	srv := zktest.NewServer(t, zktest.WithSessionTimeouts(400*time.Millisecond, time.Minute))
 	proxy := zktest.NewProxy(t, srv.Addr())
 	w := &writes{set: map[string]bool{}}
 	writer := newClient(t, []string{srv.Addr()})
 	stormTree(t, writer, w)
-	c := newClient(t, []string{proxy.Addr()}, framework.WithSessionTimeout(30*time.Second))
+	c := newClient(t, []string{proxy.Addr()}, append(opts, framework.WithSessionTimeout(30*time.Second))...)
 	ca, h := started(t, c, "/storm")
 	session := c.SessionID()
 
