@@ -320,28 +320,39 @@ func (pw *persistentWatches) remove(ctx context.Context, w *PersistentWatch) err
 	if ch == nil {
 		return nil
 	}
+	r, ok, err := waitReply(ctx, ch)
+	if err != nil || !ok || r.code == 0 || r.code == codeNoWatcher {
+		return err
+	}
+	// 3.8 knows no removal by mode: remove every watch of the path instead.
+	pw.mu.Lock()
+	pw.untyped = true
+	ch = nil
+	if pw.paths[w.path] == nil && pw.conn == t {
+		ch = pw.removeAll(t, w.path)
+	}
+	pw.mu.Unlock()
+	_, _, err = waitReply(ctx, ch)
+	return err
+}
+
+// waitReply waits for a reply of the framework's own request, if ch is not nil.
+func waitReply(ctx context.Context, ch <-chan wireReply) (r wireReply, ok bool, err error) {
+	if ch == nil {
+		return r, false, nil
+	}
 	select {
-	case r, ok := <-ch:
-		if ok && r.code != 0 && r.code != codeNoWatcher && !pw.untyped {
-			// 3.8 knows no removal by mode: remove every watch of the path instead.
-			pw.mu.Lock()
-			pw.untyped = true
-			if pw.paths[w.path] == nil && pw.conn == t {
-				_, _ = t.send(nil, pw.removeAll(t, w.path)...)
-			}
-			pw.mu.Unlock()
-		}
-		return nil
+	case r, ok = <-ch:
+		return r, ok, nil
 	case <-ctx.Done():
-		return ctx.Err()
+		return r, false, ctx.Err()
 	}
 }
 
 // removeFromServer sends the removal of path's watch of mode. pw.mu is held.
 func (pw *persistentWatches) removeFromServer(t *trackedConn, path string, mode WatchMode) <-chan wireReply {
 	if pw.untyped {
-		_, _ = t.send(nil, pw.removeAll(t, path)...)
-		return nil
+		return pw.removeAll(t, path)
 	}
 	typ := int32(removePersistent)
 	if mode == WatchPersistentRecursive {
@@ -350,15 +361,15 @@ func (pw *persistentWatches) removeFromServer(t *trackedConn, path string, mode 
 	return t.request(opcodeRemoveWatches, jute(nil).str(path).int(typ))
 }
 
-// removeAll is the removal of every watch of path, on a server that removes no
+// removeAll sends the removal of every watch of path, on a server that removes no
 // other way (3.8), unless go-zookeeper has a one-shot watch there that it would
 // drop unheard: the persistent watch then stays on the server until the connection
-// ends, and its events reach no one. pw.mu is held.
-func (pw *persistentWatches) removeAll(t *trackedConn, path string) [][]byte {
+// ends, and its events reach no one (nil: nothing sent). pw.mu is held.
+func (pw *persistentWatches) removeAll(t *trackedConn, path string) <-chan wireReply {
 	if t.h.oneShots.on(path) {
 		return nil
 	}
-	return [][]byte{t.ignored(opcodeRemoveWatches, jute(nil).str(path).int(removeAny))}
+	return t.request(opcodeRemoveWatches, jute(nil).str(path).int(removeAny))
 }
 
 func anyRecursive(ws []*PersistentWatch) bool {
