@@ -15,6 +15,17 @@
 //   sharedcount CONNECT PATH SEED       start a SharedCount; COUNT <value> <version> now and on every
 //                                       change heard; input "set N", "tryset N" (from the version held)
 //   cache    CONNECT PATH ID            keep a CuratorCache of PATH's subtree; "dump" lists it
+//   cacheevents CONNECT PATH            keep a CuratorCache of PATH's subtree (PATH may not exist
+//                                       yet), saying each event its listener hears:
+//                                       EVENT <CREATED|CHANGED|DELETED> <path> <czxid> <version>
+//                                       <base64 data> (the new node, the old one for DELETED);
+//                                       READY once initialized; "dump" lists the copy as one block
+//   watch    CONNECT PATH persistent|recursive  set a PersistentWatcher on PATH (PATH may not
+//                                       exist): READY once set, RESET each time it is set again
+//                                       (also when it hears the client connected, which may come
+//                                       after the first setting), and for each event its watcher
+//                                       hears WATCHED <type> <path> <zxid> (zxid "-" from 3.8's
+//                                       client), or WATCHED None <state> for a connection event
 //   group    CONNECT PATH ID PAYLOAD    be a GroupMember; input "members" lists them
 //                                       (MEMBER <id> <payload>, then END), "payload P" sets ours
 //   double   CONNECT PATH MEMBERS       DistributedDoubleBarrier: enter (ENTERED), then
@@ -27,6 +38,7 @@
 // Output lines: READY, ACQUIRED <node>, RELEASED, LEADER, NOTLEADER, PARTICIPANT <id>
 // <leader>, NODE <path> <czxid> <version> <base64 data>, MEMBER <id> <payload>, END,
 // DONE, ENTERED, LEFT, CREATED <path>, COUNT <value> <version>, SET, TRYSET <true|false>,
+// EVENT ..., WATCHED ..., RESET,
 // ERROR <message>. Input lines: "release" (give
 // back what is held, then exit), "participants" (list them, then END), "dump" (a
 // cache's nodes sorted by path, then END). End of input and SIGTERM release too.
@@ -71,10 +83,13 @@ import org.apache.curator.framework.recipes.shared.SharedCount;
 import org.apache.curator.framework.recipes.shared.SharedCountListener;
 import org.apache.curator.framework.recipes.shared.SharedCountReader;
 import org.apache.curator.framework.recipes.shared.VersionedValue;
+import org.apache.curator.framework.recipes.watch.PersistentWatcher;
 import org.apache.curator.framework.state.ConnectionState;
 import org.apache.curator.retry.ExponentialBackoffRetry;
 import org.apache.curator.retry.RetryNTimes;
 import org.apache.zookeeper.CreateMode;
+import org.apache.zookeeper.WatchedEvent;
+import org.apache.zookeeper.Watcher;
 import org.apache.zookeeper.data.Stat;
 
 public final class CuratorPeer {
@@ -109,8 +124,8 @@ public final class CuratorPeer {
             new Bench(args[1]).serve();
             return;
         }
-        if (args.length < 4 && !(args.length == 3 && args[0].equals("discovery"))) {
-            System.err.println("usage: CuratorPeer mutex|read|write|lease|latch|selector|count|atomic|sharedcount|cache|group|double|persistent CONNECT PATH ...");
+        if (args.length < 4 && !(args.length == 3 && (args[0].equals("discovery") || args[0].equals("cacheevents")))) {
+            System.err.println("usage: CuratorPeer mutex|read|write|lease|latch|selector|count|atomic|sharedcount|cache|cacheevents|watch|group|double|persistent CONNECT PATH ...");
             System.exit(64);
         }
         CuratorFramework client = CuratorFrameworkFactory.builder()
@@ -230,6 +245,12 @@ public final class CuratorPeer {
                 say("RELEASED");
                 break;
             }
+            case "cacheevents":
+                cacheEvents(client, path);
+                break;
+            case "watch":
+                watch(client, path, args[3]);
+                break;
             case "count": {
                 String counter = args[3];
                 int n = Integer.parseInt(args[4]);
@@ -331,6 +352,74 @@ public final class CuratorPeer {
             }
             default:
                 throw new IllegalArgumentException("unknown command " + command);
+        }
+    }
+
+    // cacheEvents says every event of a CuratorCache's listener, and its copy on "dump"
+    // in one block that no event line interrupts.
+    private static void cacheEvents(CuratorFramework client, String path) throws Exception {
+        CountDownLatch initialized = new CountDownLatch(1);
+        CuratorCache cache = CuratorCache.build(client, path);
+        cache.listenable().addListener(new CuratorCacheListener() {
+            public void event(CuratorCacheListener.Type type, ChildData before, ChildData after) {
+                say("EVENT " + type + " " + nodeLine(type == CuratorCacheListener.Type.NODE_DELETED ? before : after));
+            }
+
+            public void initialized() {
+                initialized.countDown();
+            }
+        });
+        cache.start();
+        if (!initialized.await(60, TimeUnit.SECONDS)) {
+            throw new IOException("the cache did not initialize within 60 s");
+        }
+        say("READY");
+        awaitRelease(() -> {
+            synchronized (out) {
+                cache.stream().sorted(Comparator.comparing(ChildData::getPath)).forEach(d -> say("NODE " + nodeLine(d)));
+                say("END");
+            }
+        });
+        cache.close();
+        say("RELEASED");
+    }
+
+    // nodeLine is a node as cacheEvents writes it: path, czxid, version, base64 data.
+    private static String nodeLine(ChildData d) {
+        return d.getPath() + " " + d.getStat().getCzxid() + " " + d.getStat().getVersion() + " "
+                + Base64.getEncoder().encodeToString(d.getData() == null ? new byte[0] : d.getData());
+    }
+
+    // watch says every event of a PersistentWatcher's watcher, and each time the watch
+    // is set (READY the first time, then RESET).
+    private static void watch(CuratorFramework client, String path, String mode) throws Exception {
+        if (!mode.equals("persistent") && !mode.equals("recursive")) {
+            throw new IllegalArgumentException("watch mode " + mode + ": persistent or recursive");
+        }
+        PersistentWatcher watcher = new PersistentWatcher(client, path, mode.equals("recursive"));
+        AtomicBoolean set = new AtomicBoolean();
+        watcher.getResetListenable().addListener(() -> say(set.getAndSet(true) ? "RESET" : "READY"));
+        watcher.getListenable().addListener(event -> {
+            if (event.getType() == Watcher.Event.EventType.None) {
+                say("WATCHED None " + event.getState());
+            } else {
+                say("WATCHED " + event.getType() + " " + event.getPath() + " " + zxidOf(event));
+            }
+        });
+        watcher.start();
+        awaitRelease(null);
+        watcher.close();
+        say("RELEASED");
+    }
+
+    // zxidOf is the zxid a notification carries, from ZooKeeper 3.9's client on ("-"
+    // from 3.8's, which has no such field): looked up at run time, so that the peer
+    // compiles against both. Curator 5.7's PersistentWatcher passes -1 even so.
+    private static String zxidOf(WatchedEvent event) {
+        try {
+            return String.valueOf(event.getClass().getMethod("getZxid").invoke(event));
+        } catch (ReflectiveOperationException e) {
+            return "-";
         }
     }
 
