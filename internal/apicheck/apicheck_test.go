@@ -10,6 +10,7 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
+	"sync"
 	"testing"
 
 	"go.uber.org/goleak"
@@ -22,12 +23,17 @@ var update = flag.Bool("update", false, "rewrite api/next.txt with the exported 
 // root is the module's root, from this package's directory, where go test runs.
 var root = filepath.Join("..", "..")
 
+// moduleAPI is Generate(root), run once for the tests that read it (TestAPIIsRecorded,
+// TestContract): it type-checks the module and its dependencies, the most of this
+// package's time.
+var moduleAPI = sync.OnceValues(func() ([]string, error) { return Generate(root) })
+
 // TestAPIIsRecorded holds the exported API to its record, api/next.txt, and every
 // change to that record since the latest release to a mention in CHANGELOG.md (see
 // the package's documentation).
 func TestAPIIsRecorded(t *testing.T) {
 	watchModule(t)
-	lines, err := Generate(root)
+	lines, err := moduleAPI()
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -18,7 +18,7 @@ var (
 // documentation, "The contract every package of the module keeps"). The Client's
 // Close() error and zktest's test servers are the exceptions it names.
 func TestContract(t *testing.T) {
-	lines, err := Generate(root)
+	lines, err := moduleAPI()
 	if err != nil {
 		t.Fatal(err)
 	}
