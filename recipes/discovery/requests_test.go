@@ -2,20 +2,22 @@ package discovery
 
 import (
 	"context"
+	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/require"
 
 	"github.com/zkrecipes/zkrecipes/framework"
 	"github.com/zkrecipes/zkrecipes/internal/zkrtest"
-	"github.com/zkrecipes/zkrecipes/zktest"
 )
 
 // What a registration and its unregistration cost, counted on the wire once a
 // provider has seen each: the registrar creates its node and watches it (to put it
 // back if it goes), then checks it is still its own and deletes it. The provider
 // hears the creation on its persistent recursive watch and reads the node, and hears
-// the deletion with no read at all: Curator's count (create, getData, delete). On
+// the deletion with no read of the node: Curator's count (create, getData, delete).
+// (On 3.8, whose notifications carry no zxid, it also reads the service's node for
+// its child fields, each time.) On
 // one-shot watches (a server before 3.6) its watches fired, so it lists the service
 // again (setting its child watch) and reads the node (its data watch, which also
 // tells of the node's deletion).
@@ -26,12 +28,12 @@ func TestRequestsPerRegistration(t *testing.T) {
 		opts         []framework.Option
 		see, seeGone map[int32]int
 	}{
-		{"persistent watch", nil, map[int32]int{getData: 1}, map[int32]int{}},
+		{"persistent watch", nil, map[int32]int{getData: 1}, map[int32]int{getData: 1}},
 		{"one-shot watches", []framework.Option{framework.WithOneShotWatches()},
 			map[int32]int{getChildren2: 1, getData: 1}, map[int32]int{getChildren2: 1, getData: 1}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			srv := zktest.NewServer(t)
+			srv := zkrtest.Server(t)
 			rd, pd := &zkrtest.LossyDialer{}, &zkrtest.LossyDialer{}
 			registrar := newDiscovery(t, newClient(t, []string{srv.Addr()}, framework.WithDialer(rd.Dial)))
 			popts := append([]framework.Option{framework.WithDialer(pd.Dial)}, tc.opts...)
@@ -46,7 +48,13 @@ func TestRequestsPerRegistration(t *testing.T) {
 			sees(t, p, "first", "one")
 			n := h.waitFor(t, 0, Added)
 			require.Equal(t, map[int32]int{create: 1, exists: 1}, rd.Requests(), "the registrar's, to register")
-			require.Equal(t, tc.see, pd.Requests(), "the provider's, to see it")
+			see := tc.see
+			if tc.opts == nil && strings.HasPrefix(srv.Version(), "3.8.") {
+				// 3.8's notifications carry no zxid: the provider reads the service's
+				// node again for its child fields (recipes/cache/persistent.go).
+				see = map[int32]int{getData: 2}
+			}
+			require.Equal(t, see, pd.Requests(), "the provider's, to see it")
 			require.NoError(t, r.Close(context.Background()))
 			sees(t, p, "first")
 			h.waitFor(t, n, Removed)
