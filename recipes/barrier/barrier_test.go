@@ -8,11 +8,12 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/zkrecipes/zkrecipes/framework"
+	"github.com/zkrecipes/zkrecipes/internal/zkrtest"
 	"github.com/zkrecipes/zkrecipes/zktest"
 )
 
 func TestBarrier(t *testing.T) {
-	srv := zktest.NewServer(t)
+	srv := zkrtest.Server(t)
 	ctx := testCtx(t)
 	setter := newClient(t, []string{srv.Addr()})
 	b, err := New(setter, "/barriers/deploy")
@@ -43,7 +44,7 @@ func TestBarrier(t *testing.T) {
 }
 
 func TestBarrierWaitEnds(t *testing.T) {
-	srv := zktest.NewServer(t)
+	srv := zkrtest.Server(t)
 	ctx := testCtx(t)
 	c := newClient(t, []string{srv.Addr()})
 	b, err := New(c, "/barriers/held")

@@ -6,13 +6,12 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/zkrecipes/zkrecipes/internal/zkrtest"
-	"github.com/zkrecipes/zkrecipes/zktest"
 )
 
 // A Java DistributedDoubleBarrier and Go members enter and leave together: the
 // same nodes, the same ready node, the same order of leaving.
 func TestDoubleWithCurator(t *testing.T) {
-	srv := zktest.NewServer(t)
+	srv := zkrtest.Server(t)
 	ctx := testCtx(t)
 	observer := newClient(t, []string{srv.Addr()})
 	a := newDouble(t, newClient(t, []string{srv.Addr()}), "/interop/double", 3)

@@ -22,7 +22,7 @@ func members(t *testing.T, c *framework.Client, p string) []string {
 // No member passes Enter before all have entered, and none passes Leave before all
 // have left; then nothing is left of the barrier.
 func TestDoubleEntersAndLeavesTogether(t *testing.T) {
-	srv := zktest.NewServer(t)
+	srv := zkrtest.Server(t)
 	ctx := testCtx(t)
 	observer := newClient(t, []string{srv.Addr()})
 	const n = 3
@@ -100,7 +100,7 @@ func compare(a, b string) int {
 // of a barrier for two all enter, whether they come together or one comes late, and
 // all leave.
 func TestDoubleOverSubscribed(t *testing.T) {
-	srv := zktest.NewServer(t)
+	srv := zkrtest.Server(t)
 	ctx := testCtx(t)
 	observer := newClient(t, []string{srv.Addr()})
 	var ds []*Double
@@ -132,7 +132,7 @@ func TestDoubleOverSubscribed(t *testing.T) {
 // A ready node left by an earlier round, whose members went without deleting it,
 // does not let a lone member pass (it does with Curator's).
 func TestDoubleIgnoresALeftoverReadyNode(t *testing.T) {
-	srv := zktest.NewServer(t)
+	srv := zkrtest.Server(t)
 	ctx := testCtx(t)
 	c := newClient(t, []string{srv.Addr()})
 	_, err := c.Create(ctx, "/barriers/stale/ready", nil, framework.CreatingParents())
@@ -158,7 +158,7 @@ func TestDoubleIgnoresALeftoverReadyNode(t *testing.T) {
 // reconnect wakes it, and it lists the members again (seen on the wire) and waits on.
 func TestDoubleEnterPassesOnlyOnTheCount(t *testing.T) {
 	const getChildren2 = 12 // ZooKeeper's opcode: what Children sends
-	srv := zktest.NewServer(t)
+	srv := zkrtest.Server(t)
 	ctx := testCtx(t)
 	observer := newClient(t, []string{srv.Addr()})
 	d := &zkrtest.LossyDialer{}
@@ -204,7 +204,7 @@ func TestDoubleEnterPassesOnlyOnTheCount(t *testing.T) {
 // A member whose session ends while it waits in Enter joins again in its next
 // session; the barrier opens for all once enough members are there.
 func TestDoubleEnterThroughSessionExpiry(t *testing.T) {
-	srv := zktest.NewServer(t)
+	srv := zkrtest.Server(t)
 	proxy := zktest.NewProxy(t, srv.Addr())
 	ctx := testCtx(t)
 	observer := newClient(t, []string{srv.Addr()})
@@ -238,7 +238,7 @@ func TestDoubleEnterThroughSessionExpiry(t *testing.T) {
 // A member whose session ends between Enter and Leave counts as gone: the others
 // leave without it, and its own Leave says so.
 func TestDoubleMemberLostBeforeLeave(t *testing.T) {
-	srv := zktest.NewServer(t)
+	srv := zkrtest.Server(t)
 	proxy := zktest.NewProxy(t, srv.Addr())
 	ctx := testCtx(t)
 	victimClient := newClient(t, []string{proxy.Addr()}, framework.WithSessionTimeout(2*time.Second))
@@ -258,7 +258,7 @@ func TestDoubleMemberLostBeforeLeave(t *testing.T) {
 // A cancelled Enter leaves no node: nobody counts a member that gave up
 // (CURATOR-80).
 func TestDoubleCancelledEnter(t *testing.T) {
-	srv := zktest.NewServer(t)
+	srv := zkrtest.Server(t)
 	ctx := testCtx(t)
 	observer := newClient(t, []string{srv.Addr()})
 	d := newDouble(t, newClient(t, []string{srv.Addr()}), "/barriers/cancel", 2)

@@ -8,7 +8,6 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/zkrecipes/zkrecipes/internal/zkrtest"
-	"github.com/zkrecipes/zkrecipes/zktest"
 )
 
 const waits = "zkrecipes.barrier.wait.duration"
@@ -16,7 +15,7 @@ const waits = "zkrecipes.barrier.wait.duration"
 // A scripted run at both barriers: every blocking call is measured once, by recipe,
 // operation and outcome, with a span that names the path.
 func TestWaitMetrics(t *testing.T) {
-	srv := zktest.NewServer(t)
+	srv := zkrtest.Server(t)
 	tm := zkrtest.NewTelemetry(t)
 	ctx := testCtx(t)
 	c := newClient(t, []string{srv.Addr()}, tm.Options...)

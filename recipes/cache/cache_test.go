@@ -8,11 +8,11 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/zkrecipes/zkrecipes/framework"
-	"github.com/zkrecipes/zkrecipes/zktest"
+	"github.com/zkrecipes/zkrecipes/internal/zkrtest"
 )
 
 func TestThreeLevelsBuiltChangedAndTornDown(t *testing.T) {
-	srv := zktest.NewServer(t)
+	srv := zkrtest.Server(t)
 	writer := newClient(t, []string{srv.Addr()})
 	create(t, writer, "/app", "root")
 	create(t, writer, "/app/a", "a")
@@ -55,7 +55,7 @@ func TestThreeLevelsBuiltChangedAndTornDown(t *testing.T) {
 }
 
 func TestDeleteAndRecreateWithinOneWatchWindow(t *testing.T) {
-	srv := zktest.NewServer(t)
+	srv := zkrtest.Server(t)
 	writer := newClient(t, []string{srv.Addr()})
 	ctx := testCtx(t)
 	create(t, writer, "/app", "")
@@ -96,7 +96,7 @@ func TestDeleteAndRecreateWithinOneWatchWindow(t *testing.T) {
 }
 
 func TestRootCreatedLateDeletedAndRecreated(t *testing.T) {
-	srv := zktest.NewServer(t)
+	srv := zkrtest.Server(t)
 	writer := newClient(t, []string{srv.Addr()})
 	ca, h := started(t, newClient(t, []string{srv.Addr()}), "/late/root")
 	h.waitEvents(t, 0, "Initialized")
@@ -120,7 +120,7 @@ func TestRootCreatedLateDeletedAndRecreated(t *testing.T) {
 }
 
 func TestDepthDataAndSelector(t *testing.T) {
-	srv := zktest.NewServer(t)
+	srv := zkrtest.Server(t)
 	writer := newClient(t, []string{srv.Addr()})
 	reader := newClient(t, []string{srv.Addr()})
 	for _, p := range []string{"/d", "/d/a", "/d/a/x", "/d/b", "/d/skip", "/d/skip/y"} {

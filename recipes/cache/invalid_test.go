@@ -9,12 +9,11 @@ import (
 
 	"github.com/zkrecipes/zkrecipes/framework"
 	"github.com/zkrecipes/zkrecipes/internal/zkrtest"
-	"github.com/zkrecipes/zkrecipes/zktest"
 )
 
 // Bad input gets the documented error or no-op, at once: never a panic or a hang.
 func TestBadInput(t *testing.T) {
-	srv := zktest.NewServer(t)
+	srv := zkrtest.Server(t)
 	c := newClient(t, []string{srv.Addr()})
 
 	_, err := New(nil, "/a")
@@ -60,7 +59,7 @@ func TestBadInput(t *testing.T) {
 
 // A listener may close its cache, and stop itself, without a deadlock.
 func TestCloseAndStopFromAListener(t *testing.T) {
-	srv := zktest.NewServer(t)
+	srv := zkrtest.Server(t)
 	c := newClient(t, []string{srv.Addr()})
 	ca, err := New(c, "/")
 	require.NoError(t, err)

@@ -65,7 +65,7 @@ func TestTrustReadOnlyWatchesOnlyWhatCanChange(t *testing.T) {
 // The server's own nodes were made at zxid 0: a czxid of 0 is not taken for the
 // read-only node the copy already has.
 func TestTrustReadOnlyReadsTheServersOwnNodes(t *testing.T) {
-	srv := zktest.NewServer(t)
+	srv := zkrtest.Server(t)
 	ca, _ := started(t, newClient(t, []string{srv.Addr()}), "/", Depth(1), TrustReadOnly())
 	n, ok := ca.Get("/zookeeper")
 	require.True(t, ok)

@@ -11,7 +11,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/zkrecipes/zkrecipes/framework"
-	"github.com/zkrecipes/zkrecipes/zktest"
+	"github.com/zkrecipes/zkrecipes/internal/zkrtest"
 )
 
 // writes is what writers wrote: every (path, version, data) the server accepted.
@@ -109,7 +109,7 @@ func requireWritten(t *testing.T, h *history, w *writes) {
 }
 
 func TestWriteStormIntoFiftyNodes(t *testing.T) {
-	srv := zktest.NewServer(t)
+	srv := zkrtest.Server(t)
 	w := &writes{set: map[string]bool{}}
 	setup := newClient(t, []string{srv.Addr()})
 	leaves := stormTree(t, setup, w)

@@ -17,7 +17,7 @@ import (
 // events counted by type are those its listener heard, and the rebuild is counted
 // once.
 func TestEventMetrics(t *testing.T) {
-	srv := zktest.NewServer(t)
+	srv := zkrtest.Server(t)
 	proxy := zktest.NewProxy(t, srv.Addr())
 	tm := zkrtest.NewTelemetry(t)
 	ctx := testCtx(t)

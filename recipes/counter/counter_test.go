@@ -17,7 +17,7 @@ import (
 )
 
 func TestAddGetSetCompareAndSet(t *testing.T) {
-	srv := zktest.NewServer(t)
+	srv := zkrtest.Server(t)
 	ctx := testCtx(t)
 	c := newClient(t, []string{srv.Addr()})
 	n := newCounter(t, c, "/app/counters/jobs")
@@ -61,7 +61,7 @@ func TestAddGetSetCompareAndSet(t *testing.T) {
 }
 
 func TestWritesOnAMissingNodeStartFromZero(t *testing.T) {
-	srv := zktest.NewServer(t)
+	srv := zkrtest.Server(t)
 	ctx := testCtx(t)
 	c := newClient(t, []string{srv.Addr()})
 
@@ -99,7 +99,7 @@ func TestConcurrentAddsEndAtTheExactSum(t *testing.T) {
 		{"promoted to a lock", []Option{WithRetryPolicy(framework.RetryNTimes(1, 0)), PromotedToLock("/locks/hits")}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			srv := zktest.NewServer(t)
+			srv := zkrtest.Server(t)
 			ctx := testCtx(t)
 			const sessions, adds = 6, 15
 			var (
@@ -143,7 +143,7 @@ func TestConcurrentAddsEndAtTheExactSum(t *testing.T) {
 // With no optimistic retry, a write that loses its race goes on under the lock:
 // Curator's mutex, its node named as Curator names it, gone afterwards.
 func TestPromotedToLockTriesAgainUnderTheMutex(t *testing.T) {
-	srv := zktest.NewServer(t)
+	srv := zkrtest.Server(t)
 	ctx := testCtx(t)
 	d := &zkrtest.LossyDialer{}
 	n := newCounter(t, newClient(t, []string{srv.Addr()}, framework.WithDialer(d.Dial)), "/promoted",
@@ -180,7 +180,7 @@ func TestPromotedToLockTriesAgainUnderTheMutex(t *testing.T) {
 }
 
 func TestCancelledBeforeSendingWritesNothing(t *testing.T) {
-	srv := zktest.NewServer(t)
+	srv := zkrtest.Server(t)
 	c := newClient(t, []string{srv.Addr()})
 	n := newCounter(t, c, "/cancelled")
 	ctx, cancel := context.WithCancel(testCtx(t))
@@ -213,7 +213,7 @@ func TestCancelledBeforeSendingWritesNothing(t *testing.T) {
 // a refused write and the read it had saved, and stops the guessing.
 func TestRequestsPerCall(t *testing.T) {
 	const create, getData, setData = 1, 4, 5
-	srv := zktest.NewServer(t)
+	srv := zkrtest.Server(t)
 	ctx := testCtx(t)
 	d := &zkrtest.LossyDialer{}
 	n := newCounter(t, newClient(t, []string{srv.Addr()}, framework.WithDialer(d.Dial)), "/requests")
@@ -268,7 +268,7 @@ func (p cancellingPolicy) NextBackOff() time.Duration  { p.cancel(); return time
 // during it ends the Add at once, with the context's error: not a gave-up, nor a
 // write of unknown outcome.
 func TestCancelledDuringThePauseAfterALostRace(t *testing.T) {
-	srv := zktest.NewServer(t)
+	srv := zkrtest.Server(t)
 	d := &zkrtest.LossyDialer{}
 	ctx, cancel := context.WithCancel(testCtx(t))
 	n := newCounter(t, newClient(t, []string{srv.Addr()}, framework.WithDialer(d.Dial)), "/pause",

@@ -129,7 +129,7 @@ func TestLostWrites(t *testing.T) {
 
 // ctx ends with the write in flight: unknown, and ctx's error, both testable.
 func TestCancelledInFlightIsUnknown(t *testing.T) {
-	srv := zktest.NewServer(t)
+	srv := zkrtest.Server(t)
 	f := newFaulty(t, srv.Addr(), srv.Addr())
 	ctx, cancel := context.WithCancel(testCtx(t))
 	done := f.addInjured(t, ctx, zkrtest.LoseRequest)
@@ -142,7 +142,7 @@ func TestCancelledInFlightIsUnknown(t *testing.T) {
 
 // The client closes with the write in flight: unknown, and ErrClosed.
 func TestClosedInFlightIsUnknown(t *testing.T) {
-	srv := zktest.NewServer(t)
+	srv := zkrtest.Server(t)
 	f := newFaulty(t, srv.Addr(), srv.Addr())
 	done := f.addInjured(t, testCtx(t), zkrtest.LoseRequest)
 	require.NoError(t, f.n.client.Close())
@@ -153,7 +153,7 @@ func TestClosedInFlightIsUnknown(t *testing.T) {
 
 // Set is one unconditional write, never sent twice: a lost reply is unknown.
 func TestSetLostReplyIsUnknown(t *testing.T) {
-	srv := zktest.NewServer(t)
+	srv := zkrtest.Server(t)
 	f := newFaulty(t, srv.Addr(), srv.Addr())
 	written := f.d.Arm(zkrtest.LoseReply)
 	done := make(chan error, 1)
@@ -166,7 +166,7 @@ func TestSetLostReplyIsUnknown(t *testing.T) {
 
 // CompareAndSet's lost request is sent again like Add's.
 func TestCompareAndSetLostRequest(t *testing.T) {
-	srv := zktest.NewServer(t)
+	srv := zkrtest.Server(t)
 	f := newFaulty(t, srv.Addr(), srv.Addr())
 	written := f.d.Arm(zkrtest.LoseRequest)
 	done := make(chan error, 1)
@@ -189,7 +189,7 @@ func TestCompareAndSetLostRequest(t *testing.T) {
 // node appears (our create is refused), vanishes before our read of it, and comes
 // back with 100 just before our write goes.
 func TestAddNeverWritesBlind(t *testing.T) {
-	srv := zktest.NewServer(t)
+	srv := zkrtest.Server(t)
 	ctx := testCtx(t)
 	d := &zkrtest.LossyDialer{}
 	n := newCounter(t, newClient(t, []string{srv.Addr()}, framework.WithDialer(d.Dial)), "/blind")

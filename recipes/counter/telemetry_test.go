@@ -9,7 +9,6 @@ import (
 
 	"github.com/zkrecipes/zkrecipes/framework"
 	"github.com/zkrecipes/zkrecipes/internal/zkrtest"
-	"github.com/zkrecipes/zkrecipes/zktest"
 )
 
 const updates = "zkrecipes.counter.update.duration"
@@ -17,7 +16,7 @@ const updates = "zkrecipes.counter.update.duration"
 // A scripted run of writes, each ending another way: every one is counted once, by
 // operation and outcome, with a span, and the promotion to the lock is counted.
 func TestWriteMetrics(t *testing.T) {
-	srv := zktest.NewServer(t)
+	srv := zkrtest.Server(t)
 	tm := zkrtest.NewTelemetry(t)
 	ctx := testCtx(t)
 	f := newFaulty(t, srv.Addr(), srv.Addr(), tm.Options...) // Set(100): ok

@@ -19,7 +19,7 @@ import (
 // Register, read back, update, list, unregister; and a provider hears each step as
 // the instance it concerns.
 func TestRegisterQueryUpdateClose(t *testing.T) {
-	srv := zktest.NewServer(t)
+	srv := zkrtest.Server(t)
 	c := newClient(t, []string{srv.Addr()})
 	d := newDiscovery(t, c)
 	ctx := testCtx(t)
@@ -78,7 +78,7 @@ func TestRegisterQueryUpdateClose(t *testing.T) {
 // Static and Permanent instances are persistent nodes; DynamicSequential ones get
 // a sequence number, and are found by listing.
 func TestServiceTypes(t *testing.T) {
-	srv := zktest.NewServer(t)
+	srv := zkrtest.Server(t)
 	c := newClient(t, []string{srv.Addr()})
 	d := newDiscovery(t, c)
 	ctx := testCtx(t)
@@ -97,7 +97,7 @@ func TestServiceTypes(t *testing.T) {
 
 // An id registered by another live session is refused, and its node left alone.
 func TestIDTaken(t *testing.T) {
-	srv := zktest.NewServer(t)
+	srv := zkrtest.Server(t)
 	a := newDiscovery(t, newClient(t, []string{srv.Addr()}))
 	b := newDiscovery(t, newClient(t, []string{srv.Addr()}))
 	ctx := testCtx(t)
@@ -112,7 +112,7 @@ func TestIDTaken(t *testing.T) {
 // A reconnect within the session sends nothing that changes the instance: no
 // delete and re-create (Curator's does), so a provider hears no Removed.
 func TestReconnectChangesNothing(t *testing.T) {
-	srv := zktest.NewServer(t)
+	srv := zkrtest.Server(t)
 	proxy := zktest.NewProxy(t, srv.Addr())
 	c := newClient(t, []string{proxy.Addr()}, framework.WithSessionTimeout(20*time.Second))
 	other := newClient(t, []string{srv.Addr()})
@@ -148,7 +148,7 @@ func TestReconnectChangesNothing(t *testing.T) {
 // A node whose data is not an instance is reported once (an Error event), left out
 // of the provider and skipped by queries; the others are read as usual.
 func TestBadNode(t *testing.T) {
-	srv := zktest.NewServer(t)
+	srv := zkrtest.Server(t)
 	c := newClient(t, []string{srv.Addr()})
 	var logged zkrtest.SyncBuffer
 	d, err := New(c, "/services", WithLogger(slog.New(slog.NewTextHandler(&logged, nil))))
@@ -190,7 +190,7 @@ func TestBadNode(t *testing.T) {
 
 // A Register whose context ends first fails with its error and leaves no node.
 func TestRegisterCancelled(t *testing.T) {
-	srv := zktest.NewServer(t)
+	srv := zkrtest.Server(t)
 	c := newClient(t, []string{srv.Addr()})
 	d := newDiscovery(t, c)
 	ctx, cancel := context.WithCancel(testCtx(t))
@@ -203,7 +203,7 @@ func TestRegisterCancelled(t *testing.T) {
 
 // Pick skips what NoteError marked down, and the filter's refusals.
 func TestPickSkips(t *testing.T) {
-	srv := zktest.NewServer(t)
+	srv := zkrtest.Server(t)
 	d := newDiscovery(t, newClient(t, []string{srv.Addr()}))
 	for _, id := range []string{"a", "b", "c"} {
 		register(t, d, Instance{Name: "s", ID: id})
@@ -233,7 +233,7 @@ func TestPickSkips(t *testing.T) {
 
 // Bad input is refused at the call, naming the problem, and writes nothing.
 func TestBadInput(t *testing.T) {
-	srv := zktest.NewServer(t)
+	srv := zkrtest.Server(t)
 	c := newClient(t, []string{srv.Addr()})
 	zkrtest.CheckConstructor(t, ErrInvalid, c, func(c *framework.Client, p string) error {
 		d, err := New(c, p)
@@ -288,7 +288,7 @@ func TestBadInput(t *testing.T) {
 // Start returns with the instances registered before it already known: no wait
 // after it (Curator's CURATOR-705, a ServiceCache empty just after start).
 func TestStartLoadsFirst(t *testing.T) {
-	srv := zktest.NewServer(t)
+	srv := zkrtest.Server(t)
 	d := newDiscovery(t, newClient(t, []string{srv.Addr()}))
 	for _, id := range []string{"a", "b", "c"} {
 		register(t, d, Instance{Name: "s", ID: id})

@@ -8,13 +8,14 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/zkrecipes/zkrecipes/framework"
+	"github.com/zkrecipes/zkrecipes/internal/zkrtest"
 	"github.com/zkrecipes/zkrecipes/zktest"
 )
 
 // A registered client's session expires: its instance is back under the new
 // session with the latest Update's data, and the provider never knows it twice.
 func TestRegisteredSessionExpiry(t *testing.T) {
-	srv := zktest.NewServer(t)
+	srv := zkrtest.Server(t)
 	proxy := zktest.NewProxy(t, srv.Addr())
 	c := newClient(t, []string{proxy.Addr()}, framework.WithSessionTimeout(2*time.Second))
 	other := newClient(t, []string{srv.Addr()})
@@ -49,7 +50,7 @@ func TestRegisteredSessionExpiry(t *testing.T) {
 // The provider's own session expires while the service changes: it reads the
 // service again and reports only the differences, then Synced.
 func TestProviderSessionExpiry(t *testing.T) {
-	srv := zktest.NewServer(t)
+	srv := zkrtest.Server(t)
 	proxy := zktest.NewProxy(t, srv.Addr())
 	c := newClient(t, []string{proxy.Addr()}, framework.WithSessionTimeout(2*time.Second))
 	writer := newDiscovery(t, newClient(t, []string{srv.Addr()}))

@@ -10,7 +10,6 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/zkrecipes/zkrecipes/internal/zkrtest"
-	"github.com/zkrecipes/zkrecipes/zktest"
 )
 
 // javaFields is what the peer prints of an instance Curator read: every field, and
@@ -38,7 +37,7 @@ func startPeer(t *testing.T, addr string) *zkrtest.CuratorPeer {
 // Java registers; Go reads every field, builds the same URI, and writes the same
 // bytes for it.
 func TestCuratorRegistersGoReads(t *testing.T) {
-	srv := zktest.NewServer(t)
+	srv := zkrtest.Server(t)
 	c := newClient(t, []string{srv.Addr()})
 	d := newDiscovery(t, c)
 	ctx := testCtx(t)
@@ -78,7 +77,7 @@ func TestCuratorRegistersGoReads(t *testing.T) {
 // Go registers; Curator's queryForInstance reads every field, its ServiceProvider
 // picks the instance, and its ServiceCache sees Go's update and unregistration.
 func TestGoRegistersCuratorReads(t *testing.T) {
-	srv := zktest.NewServer(t)
+	srv := zkrtest.Server(t)
 	d := newDiscovery(t, newClient(t, []string{srv.Addr()}))
 	ctx := testCtx(t)
 	peer := startPeer(t, srv.Addr())

@@ -18,7 +18,7 @@ import (
 )
 
 func TestLatchLeadershipFollowsStartOrder(t *testing.T) {
-	srv := zktest.NewServer(t)
+	srv := zkrtest.Server(t)
 	ctx := testCtx(t)
 	ref := newReferee(t)
 	var latches []*Latch
@@ -82,7 +82,7 @@ func TestNobodyLeadsWhileLostAndOneLeadsAfter(t *testing.T) {
 }
 
 func TestLeaderSessionExpiry(t *testing.T) {
-	srv := zktest.NewServer(t)
+	srv := zkrtest.Server(t)
 	proxy := zktest.NewProxy(t, srv.Addr())
 	ctx := testCtx(t)
 	ref := newReferee(t)
@@ -135,7 +135,7 @@ func TestEnsembleLeaderServerStopped(t *testing.T) {
 }
 
 func TestAwaitWithADeadline(t *testing.T) {
-	srv := zktest.NewServer(t)
+	srv := zkrtest.Server(t)
 	ctx := testCtx(t)
 	c := newClient(t, []string{srv.Addr()})
 	ref := newReferee(t)
@@ -155,7 +155,7 @@ func TestAwaitWithADeadline(t *testing.T) {
 }
 
 func TestListenerCountsAndNotifyOnClose(t *testing.T) {
-	srv := zktest.NewServer(t)
+	srv := zkrtest.Server(t)
 	ctx := testCtx(t)
 	c := newClient(t, []string{srv.Addr()})
 	for _, notify := range []bool{false, true} {
@@ -225,7 +225,7 @@ func TestCloseWhileJoiningLeavesNoNode(t *testing.T) {
 }
 
 func TestLeaderOfAnEmptyElection(t *testing.T) {
-	srv := zktest.NewServer(t)
+	srv := zkrtest.Server(t)
 	c := newClient(t, []string{srv.Addr()})
 	l := newLatch(t, c, "/election/nobody")
 	_, err := l.Leader(testCtx(t))
@@ -236,7 +236,7 @@ func TestLeaderOfAnEmptyElection(t *testing.T) {
 // listener blocks, with the node gone, and the listener hears the NotifyOnClose that
 // follows once it returns. (goleak sees that the listeners' goroutine then ends.)
 func TestCloseDoesNotWaitForARunningListener(t *testing.T) {
-	srv := zktest.NewServer(t)
+	srv := zkrtest.Server(t)
 	ctx := testCtx(t)
 	c := newClient(t, []string{srv.Addr()})
 	l := newLatch(t, c, "/election/busy-listener", NotifyOnClose())
@@ -261,7 +261,7 @@ func TestCloseDoesNotWaitForARunningListener(t *testing.T) {
 // waits for it), yet the closed leader's term, its Context, has ended by then: the
 // next leader never starts while it runs.
 func TestCloseEndsTheTermBeforeTheNextOneStarts(t *testing.T) {
-	srv := zktest.NewServer(t)
+	srv := zkrtest.Server(t)
 	ctx := testCtx(t)
 	a := newLatch(t, newClient(t, []string{srv.Addr()}), "/election/terms")
 	b := newLatch(t, newClient(t, []string{srv.Addr()}), "/election/terms")
@@ -286,7 +286,7 @@ func TestCloseEndsTheTermBeforeTheNextOneStarts(t *testing.T) {
 // connection ends the leadership (IsLeader, its Context) at once, not when the
 // listener returns, and the listener then hears every change, in order.
 func TestLeadershipEndsWhileAListenerBlocks(t *testing.T) {
-	srv := zktest.NewServer(t)
+	srv := zkrtest.Server(t)
 	proxy := zktest.NewProxy(t, srv.Addr())
 	ctx := testCtx(t)
 	c := newClient(t, []string{proxy.Addr()}, framework.WithSessionTimeout(4*time.Second))
@@ -325,7 +325,7 @@ func TestLeadershipEndsWhileAListenerBlocks(t *testing.T) {
 // A listener may close its latch with NotifyOnClose too: Close returns, and the
 // listener hears the end of leadership once it has returned.
 func TestCloseFromAListenerWithNotifyOnClose(t *testing.T) {
-	srv := zktest.NewServer(t)
+	srv := zkrtest.Server(t)
 	ctx := testCtx(t)
 	c := newClient(t, []string{srv.Addr()})
 	l := newLatch(t, c, "/election/one-shot-notify", NotifyOnClose())
@@ -344,7 +344,7 @@ func TestCloseFromAListenerWithNotifyOnClose(t *testing.T) {
 
 func TestCloseFromALeadershipListener(t *testing.T) {
 	// A one-shot job: lead once, then leave the election from the listener.
-	srv := zktest.NewServer(t)
+	srv := zkrtest.Server(t)
 	ctx := testCtx(t)
 	c := newClient(t, []string{srv.Addr()})
 	l := newLatch(t, c, "/election/one-shot")
@@ -368,7 +368,7 @@ func TestCloseFromALeadershipListener(t *testing.T) {
 }
 
 func TestClientCloseEndsLeadership(t *testing.T) {
-	srv := zktest.NewServer(t)
+	srv := zkrtest.Server(t)
 	ctx := testCtx(t)
 	c, err := framework.New([]string{srv.Addr()})
 	require.NoError(t, err)
@@ -466,7 +466,7 @@ func (s *Selector) joining() bool {
 // Close has already deleted our node and the next leader may lead, so no change of
 // leadership may follow Close (its listeners would hear true, with NotifyOnClose).
 func TestAGrantAsCloseBeginsMakesNoTerm(t *testing.T) {
-	srv := zktest.NewServer(t)
+	srv := zkrtest.Server(t)
 	ctx := testCtx(t)
 	a := newLatch(t, newClient(t, []string{srv.Addr()}), "/election/late", NotifyOnClose())
 	closed, awaited := make(chan error, 1), make(chan error, 1)
@@ -501,7 +501,7 @@ func TestAGrantAsCloseBeginsMakesNoTerm(t *testing.T) {
 // knows (the referee fails the test if two ever lead). The old leader joins again
 // with a new node, so the election comes back to three participants and one leader.
 func TestLatchWhoseNodeIsDeletedJoinsAgain(t *testing.T) {
-	srv := zktest.NewServer(t)
+	srv := zkrtest.Server(t)
 	ctx := testCtx(t)
 	c, op := newClient(t, []string{srv.Addr()}), newClient(t, []string{srv.Addr()})
 	ref := newReferee(t)
@@ -533,7 +533,7 @@ func TestLatchWhoseNodeIsDeletedJoinsAgain(t *testing.T) {
 // Context of a latch that does not lead has ended when it returns, so the docs'
 // `for term.Err() == nil { poll(term, token) }` never polls without leadership.
 func TestLatchContextWithoutLeadershipHasEnded(t *testing.T) {
-	srv := zktest.NewServer(t)
+	srv := zkrtest.Server(t)
 	ctx := testCtx(t)
 	c := newClient(t, []string{srv.Addr()})
 	leader := newLatch(t, c, "/election/ended")

@@ -36,7 +36,7 @@ func newSelector(t *testing.T, c *framework.Client, path, who string, ref *refer
 func untilDone(ctx context.Context, _ Term) error { <-ctx.Done(); return ctx.Err() }
 
 func TestInterruptionHandsOver(t *testing.T) {
-	srv := zktest.NewServer(t)
+	srv := zkrtest.Server(t)
 	ctx := testCtx(t)
 	ref := newReferee(t)
 	a := newSelector(t, newClient(t, []string{srv.Addr()}), "/election/sel", "A", ref, untilDone)
@@ -55,7 +55,7 @@ func TestInterruptionHandsOver(t *testing.T) {
 }
 
 func TestAutoRequeueLeadsAgain(t *testing.T) {
-	srv := zktest.NewServer(t)
+	srv := zkrtest.Server(t)
 	ctx := testCtx(t)
 	var terms atomic.Int32
 	s := newSelector(t, newClient(t, []string{srv.Addr()}), "/election/auto", "A", newReferee(t),
@@ -66,7 +66,7 @@ func TestAutoRequeueLeadsAgain(t *testing.T) {
 }
 
 func TestRotatingLeadership(t *testing.T) {
-	srv := zktest.NewServer(t)
+	srv := zkrtest.Server(t)
 	ctx := testCtx(t)
 	ref := newReferee(t)
 	var mu sync.Mutex
@@ -118,7 +118,7 @@ func TestRotatingLeadership(t *testing.T) {
 }
 
 func TestSelectorLeaderSessionExpiry(t *testing.T) {
-	srv := zktest.NewServer(t)
+	srv := zkrtest.Server(t)
 	proxy := zktest.NewProxy(t, srv.Addr())
 	ctx := testCtx(t)
 	ref := newReferee(t)
@@ -143,7 +143,7 @@ func TestSelectorLeaderSessionExpiry(t *testing.T) {
 }
 
 func TestParticipantsAgree(t *testing.T) {
-	srv := zktest.NewServer(t)
+	srv := zkrtest.Server(t)
 	ctx := testCtx(t)
 	ref := newReferee(t)
 	var selectors []*Selector
@@ -181,7 +181,7 @@ func TestParticipantsAgree(t *testing.T) {
 // TestLeadSeesItsTerm: lead is handed its participant id and its term's fencing
 // token, the one the Selector reports while lead runs.
 func TestLeadSeesItsTerm(t *testing.T) {
-	srv := zktest.NewServer(t)
+	srv := zkrtest.Server(t)
 	ctx := testCtx(t)
 	type seen struct {
 		term     Term
@@ -210,7 +210,7 @@ func TestLeadSeesItsTerm(t *testing.T) {
 // TestLeadContextCause: context.Cause of lead's ctx says which of the three endings
 // ended the term, and only that one.
 func TestLeadContextCause(t *testing.T) {
-	srv := zktest.NewServer(t)
+	srv := zkrtest.Server(t)
 	causes := []error{ErrLeadershipLost, ErrInterrupted, ErrClosed}
 	for _, tc := range []struct {
 		name string
@@ -258,7 +258,7 @@ func TestLeadContextCause(t *testing.T) {
 // test if two ever lead). With AutoRequeue the old one queues again with a new node:
 // three participants, one lead running.
 func TestSelectorWhoseNodeIsDeletedRequeues(t *testing.T) {
-	srv := zktest.NewServer(t)
+	srv := zkrtest.Server(t)
 	ctx := testCtx(t)
 	c, op := newClient(t, []string{srv.Addr()}), newClient(t, []string{srv.Addr()})
 	ref := newReferee(t)

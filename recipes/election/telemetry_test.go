@@ -22,7 +22,7 @@ const (
 // Two latches lead in turn, then a selector leads once: every gain and end of
 // leadership is counted, and each wait for it.
 func TestLeadershipMetrics(t *testing.T) {
-	srv := zktest.NewServer(t)
+	srv := zkrtest.Server(t)
 	tm := zkrtest.NewTelemetry(t)
 	ctx := testCtx(t)
 	c := newClient(t, []string{srv.Addr()}, tm.Options...)
@@ -68,7 +68,7 @@ func TestLeadershipMetrics(t *testing.T) {
 // A latch whose connection is cut loses its leadership, counted as a hold lost and a
 // leadership ended, and leads again in the same session once the connection is back.
 func TestLostLeadershipMetrics(t *testing.T) {
-	srv := zktest.NewServer(t)
+	srv := zkrtest.Server(t)
 	proxy := zktest.NewProxy(t, srv.Addr())
 	tm := zkrtest.NewTelemetry(t)
 	ctx := testCtx(t)

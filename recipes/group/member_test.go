@@ -10,11 +10,12 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/zkrecipes/zkrecipes/framework"
+	"github.com/zkrecipes/zkrecipes/internal/zkrtest"
 	"github.com/zkrecipes/zkrecipes/zktest"
 )
 
 func TestMembersSeeEachOther(t *testing.T) {
-	srv := zktest.NewServer(t)
+	srv := zkrtest.Server(t)
 	ctx := testCtx(t)
 	ca := newClient(t, []string{srv.Addr()})
 	a := join(t, ca, "/groups/g", "a", "pa")
@@ -35,7 +36,7 @@ func TestMembersSeeEachOther(t *testing.T) {
 }
 
 func TestListenHearsEveryChange(t *testing.T) {
-	srv := zktest.NewServer(t)
+	srv := zkrtest.Server(t)
 	ctx := testCtx(t)
 	a := join(t, newClient(t, []string{srv.Addr()}), "/groups/l", "a", "")
 	var mu sync.Mutex
@@ -64,7 +65,7 @@ func TestListenHearsEveryChange(t *testing.T) {
 }
 
 func TestDuplicateIDIsRefused(t *testing.T) {
-	srv := zktest.NewServer(t)
+	srv := zkrtest.Server(t)
 	ctx := testCtx(t)
 	c := newClient(t, []string{srv.Addr()})
 	first := join(t, c, "/groups/d", "same", "first")
@@ -85,7 +86,7 @@ func TestDuplicateIDIsRefused(t *testing.T) {
 // A member whose session expires leaves the others' views, and comes back as its
 // node is made again in the new session.
 func TestSessionExpiry(t *testing.T) {
-	srv := zktest.NewServer(t)
+	srv := zkrtest.Server(t)
 	proxy := zktest.NewProxy(t, srv.Addr())
 	ctx := testCtx(t)
 	a := join(t, newClient(t, []string{srv.Addr()}), "/groups/e", "a", "pa")
@@ -134,7 +135,7 @@ func TestServerRestart(t *testing.T) {
 // A member cut off for longer than its session leaves the others' views once its
 // session has expired, and returns when the connection does.
 func TestConnectionCut(t *testing.T) {
-	srv := zktest.NewServer(t)
+	srv := zkrtest.Server(t)
 	proxy := zktest.NewProxy(t, srv.Addr())
 	a := join(t, newClient(t, []string{srv.Addr()}), "/groups/cut", "a", "pa")
 	b := join(t, newClient(t, []string{proxy.Addr()}, framework.WithSessionTimeout(2*time.Second)), "/groups/cut", "b", "pb")
@@ -151,7 +152,7 @@ func TestConnectionCut(t *testing.T) {
 }
 
 func TestCloseLeavesNothing(t *testing.T) {
-	srv := zktest.NewServer(t)
+	srv := zkrtest.Server(t)
 	ctx := testCtx(t)
 	c := newClient(t, []string{srv.Addr()})
 	m, err := New(c, "/groups/close", "a", nil)

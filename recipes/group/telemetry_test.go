@@ -7,7 +7,6 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/zkrecipes/zkrecipes/internal/zkrtest"
-	"github.com/zkrecipes/zkrecipes/zktest"
 )
 
 const (
@@ -18,7 +17,7 @@ const (
 // A member sees two others join, one update its payload and leave: its changes and
 // the members it sees now are counted as they happen; its Close takes its view out.
 func TestMembershipMetrics(t *testing.T) {
-	srv := zktest.NewServer(t)
+	srv := zkrtest.Server(t)
 	tm := zkrtest.NewTelemetry(t)
 	ctx := testCtx(t)
 	a := join(t, newClient(t, []string{srv.Addr()}, tm.Options...), "/groups/m", "a", "pa")

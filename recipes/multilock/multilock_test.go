@@ -16,7 +16,7 @@ import (
 	"github.com/zkrecipes/zkrecipes/zktest"
 )
 
-func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
+func TestMain(m *testing.M) { goleak.VerifyTestMain(zkrtest.SharedServer(m)) }
 
 var testCtx = zkrtest.Context
 

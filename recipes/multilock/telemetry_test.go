@@ -6,12 +6,11 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/zkrecipes/zkrecipes/internal/zkrtest"
-	"github.com/zkrecipes/zkrecipes/zktest"
 )
 
 // A multi-lock's acquisition is measured as the acquisitions of its locks.
 func TestMetricsAreThoseOfItsLocks(t *testing.T) {
-	srv := zktest.NewServer(t)
+	srv := zkrtest.Server(t)
 	tm := zkrtest.NewTelemetry(t)
 	ctx := testCtx(t)
 	c := zkrtest.Client(t, []string{srv.Addr()}, tm.Options...)
