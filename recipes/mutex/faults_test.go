@@ -69,7 +69,7 @@ func TestServerRestartWhileHeldAndAwaited(t *testing.T) {
 }
 
 func TestWaiterStartsAgainAfterItsSessionExpired(t *testing.T) {
-	srv := zktest.NewServer(t)
+	srv := zkrtest.Server(t)
 	proxy := zktest.NewProxy(t, srv.Addr())
 	ctx := testCtx(t)
 	c := newClient(t, []string{srv.Addr()})
@@ -119,7 +119,7 @@ func TestLockPathIsAContainerRemovedWhenEmpty(t *testing.T) {
 }
 
 func TestRevocation(t *testing.T) {
-	srv := zktest.NewServer(t)
+	srv := zkrtest.Server(t)
 	ctx := testCtx(t)
 	c := newClient(t, []string{srv.Addr()})
 	released := make(chan error, 1)
@@ -146,7 +146,7 @@ func TestRevocation(t *testing.T) {
 }
 
 func TestDeletedNodeLosesTheHoldWithAListener(t *testing.T) {
-	srv := zktest.NewServer(t)
+	srv := zkrtest.Server(t)
 	ctx := testCtx(t)
 	c := newClient(t, []string{srv.Addr()})
 	m := newMutex(t, c, "/locks/del", WithRevocationListener(func() {}))
@@ -161,7 +161,7 @@ func TestDeletedNodeLosesTheHoldWithAListener(t *testing.T) {
 }
 
 func TestParticipantsInQueueOrder(t *testing.T) {
-	srv := zktest.NewServer(t)
+	srv := zkrtest.Server(t)
 	ctx := testCtx(t)
 	c := newClient(t, []string{srv.Addr()})
 	holder := newMutex(t, c, "/locks/p", WithID("first"))
@@ -242,7 +242,7 @@ func TestNoLockOnANodeOfAnAbandonedSession(t *testing.T) {
 }
 
 func TestClientCloseLosesTheHold(t *testing.T) {
-	srv := zktest.NewServer(t)
+	srv := zkrtest.Server(t)
 	ctx := testCtx(t)
 	c, err := framework.New([]string{srv.Addr()})
 	require.NoError(t, err)
@@ -292,7 +292,7 @@ func (unreadableLockNodes) ACLForPath(p string) []framework.ACL {
 // once the old holder knows it lost it (the notification comes before the listing
 // that grants). Two holders never believe they hold, and the tokens tell them apart.
 func TestADeletedNodeEndsTheHold(t *testing.T) {
-	srv := zktest.NewServer(t)
+	srv := zkrtest.Server(t)
 	ctx := testCtx(t)
 	c := newClient(t, []string{srv.Addr()})
 	op := newClient(t, []string{srv.Addr()})
@@ -322,7 +322,7 @@ func TestADeletedNodeEndsTheHold(t *testing.T) {
 // connection held silent) is told that the session expired, not that someone
 // deleted its node, by its Context and by Release.
 func TestAHoldLostToAnExpirySaysSo(t *testing.T) {
-	srv := zktest.NewServer(t)
+	srv := zkrtest.Server(t)
 	proxy := zktest.NewProxy(t, srv.Addr())
 	ctx := testCtx(t)
 	c := newClient(t, []string{proxy.Addr()}, framework.WithSessionTimeout(2*time.Second))

@@ -14,11 +14,12 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/zkrecipes/zkrecipes/framework"
+	"github.com/zkrecipes/zkrecipes/internal/zkrtest"
 	"github.com/zkrecipes/zkrecipes/zktest"
 )
 
 func TestMutualExclusion(t *testing.T) {
-	srv := zktest.NewServer(t)
+	srv := zkrtest.Server(t)
 	ctx := testCtx(t)
 	setup := newClient(t, []string{srv.Addr()})
 	_, err := setup.Create(ctx, "/counter", []byte("0"))
@@ -71,7 +72,7 @@ func TestMutualExclusion(t *testing.T) {
 }
 
 func TestReentrancy(t *testing.T) {
-	srv := zktest.NewServer(t)
+	srv := zkrtest.Server(t)
 	ctx := testCtx(t)
 	c := newClient(t, []string{srv.Addr()})
 	m := newMutex(t, c, "/locks/r")
@@ -100,7 +101,7 @@ func TestReentrancy(t *testing.T) {
 }
 
 func TestWaitersAcquireInQueueOrder(t *testing.T) {
-	srv := zktest.NewServer(t)
+	srv := zkrtest.Server(t)
 	ctx := testCtx(t)
 	c := newClient(t, []string{srv.Addr()})
 	holder := newMutex(t, c, "/locks/fifo")
@@ -202,7 +203,7 @@ func TestNoHerd(t *testing.T) {
 }
 
 func TestTimeoutCancelAndFailedTryLeaveNoNode(t *testing.T) {
-	srv := zktest.NewServer(t)
+	srv := zkrtest.Server(t)
 	ctx := testCtx(t)
 	c := newClient(t, []string{srv.Addr()})
 	holder := newMutex(t, c, "/locks/t")
@@ -234,7 +235,7 @@ func TestTimeoutCancelAndFailedTryLeaveNoNode(t *testing.T) {
 func base(node string) string { return node[strings.LastIndexByte(node, '/')+1:] }
 
 func TestHolderSessionExpiry(t *testing.T) {
-	srv := zktest.NewServer(t)
+	srv := zkrtest.Server(t)
 	proxy := zktest.NewProxy(t, srv.Addr())
 	ctx := testCtx(t)
 	victimClient := newClient(t, []string{proxy.Addr()}, framework.WithSessionTimeout(2*time.Second))
@@ -267,7 +268,7 @@ func TestHolderSessionExpiry(t *testing.T) {
 
 // Context of a mutex that is not held has ended when it returns.
 func TestContextWithoutAHoldHasEnded(t *testing.T) {
-	srv := zktest.NewServer(t)
+	srv := zkrtest.Server(t)
 	m := newMutex(t, newClient(t, []string{srv.Addr()}), "/locks/ended")
 	for range 1000 {
 		ctx, cancel := m.Context(context.Background())

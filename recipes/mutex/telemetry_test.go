@@ -24,7 +24,7 @@ const (
 // which is none), one timed out, one cancelled, one refused, one hold lost to a
 // session expiry. The figures must be exactly these.
 func TestMetricsAndSpansAreWhatHappened(t *testing.T) {
-	srv := zktest.NewServer(t)
+	srv := zkrtest.Server(t)
 	proxy := zktest.NewProxy(t, srv.Addr())
 	tm := zkrtest.NewTelemetry(t)
 	ctx := testCtx(t)

@@ -8,13 +8,12 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/zkrecipes/zkrecipes/internal/zkrtest"
-	"github.com/zkrecipes/zkrecipes/zktest"
 )
 
 // A Java PersistentNode's node is another client's: Go neither takes it over nor
 // overwrites it, and says whose it is.
 func TestCuratorsPersistentNode(t *testing.T) {
-	srv := zktest.NewServer(t)
+	srv := zkrtest.Server(t)
 	ctx := testCtx(t)
 	c := newClient(t, []string{srv.Addr()})
 	java := zkrtest.StartCuratorPeer(t, "persistent", srv.Addr(), "/interop/node", "java")

@@ -17,7 +17,7 @@ import (
 )
 
 func TestEphemeralNodeLifecycle(t *testing.T) {
-	srv := zktest.NewServer(t)
+	srv := zkrtest.Server(t)
 	c := newClient(t, []string{srv.Addr()})
 	other := newClient(t, []string{srv.Addr()})
 	ctx := testCtx(t)
@@ -46,7 +46,7 @@ func TestEphemeralNodeLifecycle(t *testing.T) {
 // The node is back after its session expired, at the same path, with the data
 // given while it could not be written.
 func TestBackAfterSessionExpiry(t *testing.T) {
-	srv := zktest.NewServer(t)
+	srv := zkrtest.Server(t)
 	proxy := zktest.NewProxy(t, srv.Addr())
 	c := newClient(t, []string{proxy.Addr()}, framework.WithSessionTimeout(2*time.Second))
 	other := newClient(t, []string{srv.Addr()})
@@ -122,7 +122,7 @@ func TestServerRestart(t *testing.T) {
 // A node at the path that another client made is never taken over, overwritten or
 // deleted: Start says whose it is.
 func TestAnotherClientsNode(t *testing.T) {
-	srv := zktest.NewServer(t)
+	srv := zkrtest.Server(t)
 	c := newClient(t, []string{srv.Addr()})
 	other := newClient(t, []string{srv.Addr()})
 	ctx := testCtx(t)
@@ -165,7 +165,7 @@ func TestAnotherClientsNode(t *testing.T) {
 // session the client gave up: deleted and made again, never taken for the current
 // session's.
 func TestNodeOfAnEarlierSession(t *testing.T) {
-	srv := zktest.NewServer(t)
+	srv := zkrtest.Server(t)
 	c := newClient(t, []string{srv.Addr()})
 	earlier := newClient(t, []string{srv.Addr()}) // stands for our earlier session, still alive
 	ctx := testCtx(t)
@@ -241,7 +241,7 @@ func (m *messages) has(msg string) bool {
 // A node of the current session at the path is ours (the node of a create whose
 // reply was lost): taken over, and given our data.
 func TestNodeOfTheCurrentSession(t *testing.T) {
-	srv := zktest.NewServer(t)
+	srv := zkrtest.Server(t)
 	c := newClient(t, []string{srv.Addr()})
 	ctx := testCtx(t)
 	_, err := c.Create(ctx, "/mine", []byte("stale"), framework.Ephemeral())
@@ -256,7 +256,7 @@ func TestNodeOfTheCurrentSession(t *testing.T) {
 // Close without a connection: the delete happens once the connection is back, in
 // the same session.
 func TestCloseWithoutConnection(t *testing.T) {
-	srv := zktest.NewServer(t)
+	srv := zkrtest.Server(t)
 	proxy := zktest.NewProxy(t, srv.Addr())
 	c := newClient(t, []string{proxy.Addr()}, framework.WithSessionTimeout(10*time.Second),
 		framework.WithConnectionTimeout(200*time.Millisecond), framework.WithRetryPolicy(framework.RetryNTimes(1, 10*time.Millisecond)))
@@ -276,7 +276,7 @@ func TestCloseWithoutConnection(t *testing.T) {
 }
 
 func TestProtectedSequential(t *testing.T) {
-	srv := zktest.NewServer(t)
+	srv := zkrtest.Server(t)
 	proxy := zktest.NewProxy(t, srv.Addr())
 	c := newClient(t, []string{proxy.Addr()}, framework.WithSessionTimeout(2*time.Second))
 	other := newClient(t, []string{srv.Addr()})
@@ -296,7 +296,7 @@ func TestProtectedSequential(t *testing.T) {
 }
 
 func TestPersistentNode(t *testing.T) {
-	srv := zktest.NewServer(t)
+	srv := zkrtest.Server(t)
 	proxy := zktest.NewProxy(t, srv.Addr())
 	c := newClient(t, []string{proxy.Addr()}, framework.WithSessionTimeout(2*time.Second))
 	other := newClient(t, []string{srv.Addr()})
@@ -357,7 +357,7 @@ func TestStartWaitsForAServer(t *testing.T) {
 
 // Listeners hear the node made, gone and made again, in order; one may Close.
 func TestListen(t *testing.T) {
-	srv := zktest.NewServer(t)
+	srv := zkrtest.Server(t)
 	proxy := zktest.NewProxy(t, srv.Addr())
 	c := newClient(t, []string{proxy.Addr()}, framework.WithSessionTimeout(2*time.Second))
 	other := newClient(t, []string{srv.Addr()})

@@ -6,7 +6,6 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/zkrecipes/zkrecipes/internal/zkrtest"
-	"github.com/zkrecipes/zkrecipes/zktest"
 )
 
 const presenceChanges = "zkrecipes.persistent_node.presence_changes"
@@ -14,7 +13,7 @@ const presenceChanges = "zkrecipes.persistent_node.presence_changes"
 // A node made, deleted by another client and made again: two placed, one gone, as
 // its listener hears them.
 func TestPresenceMetrics(t *testing.T) {
-	srv := zktest.NewServer(t)
+	srv := zkrtest.Server(t)
 	tm := zkrtest.NewTelemetry(t)
 	ctx := testCtx(t)
 	c := newClient(t, []string{srv.Addr()}, tm.Options...)

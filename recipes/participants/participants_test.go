@@ -15,7 +15,6 @@ import (
 	"github.com/zkrecipes/zkrecipes/recipes/election"
 	"github.com/zkrecipes/zkrecipes/recipes/mutex"
 	"github.com/zkrecipes/zkrecipes/recipes/semaphore"
-	"github.com/zkrecipes/zkrecipes/zktest"
 )
 
 // protected is a participant's node name as a recipe makes it, with the sequence
@@ -98,7 +97,7 @@ func TestDetect(t *testing.T) {
 // Read reads the recipes' own nodes on a server, and agrees with their own
 // Participants, from the client and from a cache's copy.
 func TestRead(t *testing.T) {
-	srv := zktest.NewServer(t)
+	srv := zkrtest.Server(t)
 	ctx := zkrtest.Context(t)
 	c := zkrtest.Client(t, []string{srv.Addr()})
 
@@ -155,7 +154,7 @@ func TestRead(t *testing.T) {
 // A semaphore's leases hold; with the number of leases unknown, the lease node of
 // the first acquirer queued on its lock is still counting, and does not.
 func TestReadSemaphore(t *testing.T) {
-	srv := zktest.NewServer(t)
+	srv := zkrtest.Server(t)
 	ctx := zkrtest.Context(t)
 	holder := zkrtest.Client(t, []string{srv.Addr()})
 	waiter := zkrtest.Client(t, []string{srv.Addr()})

@@ -19,7 +19,7 @@ import (
 )
 
 func TestReadersShareWritersExclude(t *testing.T) {
-	srv := zktest.NewServer(t)
+	srv := zkrtest.Server(t)
 	ctx := testCtx(t)
 	const clients, iterations = 8, 100
 	var readers, writers, maxReaders atomic.Int32
@@ -73,7 +73,7 @@ func TestReadersShareWritersExclude(t *testing.T) {
 }
 
 func TestReaderAfterAWaitingWriterWaitsForIt(t *testing.T) {
-	srv := zktest.NewServer(t)
+	srv := zkrtest.Server(t)
 	ctx := testCtx(t)
 	c := newClient(t, []string{srv.Addr()})
 	first := newRW(t, c, "/locks/fair")
@@ -112,7 +112,7 @@ func TestReaderAfterAWaitingWriterWaitsForIt(t *testing.T) {
 }
 
 func TestDowngrade(t *testing.T) {
-	srv := zktest.NewServer(t)
+	srv := zkrtest.Server(t)
 	ctx := testCtx(t)
 	c := newClient(t, []string{srv.Addr()})
 	l := newRW(t, c, "/locks/down")
@@ -170,7 +170,7 @@ func TestContendingDowngradeKeepsTheWriterBlocked(t *testing.T) {
 }
 
 func TestUpgradeFailsAtOnce(t *testing.T) {
-	srv := zktest.NewServer(t)
+	srv := zkrtest.Server(t)
 	ctx := testCtx(t)
 	l := newRW(t, newClient(t, []string{srv.Addr()}), "/locks/up")
 	require.NoError(t, l.ReadLock().Acquire(ctx))
@@ -183,7 +183,7 @@ func TestUpgradeFailsAtOnce(t *testing.T) {
 }
 
 func TestParticipantsBySide(t *testing.T) {
-	srv := zktest.NewServer(t)
+	srv := zkrtest.Server(t)
 	ctx := testCtx(t)
 	c := newClient(t, []string{srv.Addr()})
 	var readers []*RWLock
@@ -221,7 +221,7 @@ func TestParticipantsBySide(t *testing.T) {
 }
 
 func TestNodeNames(t *testing.T) {
-	srv := zktest.NewServer(t)
+	srv := zkrtest.Server(t)
 	ctx := testCtx(t)
 	c := newClient(t, []string{srv.Addr()})
 	for _, tt := range []struct {
@@ -242,7 +242,7 @@ func TestNodeNames(t *testing.T) {
 }
 
 func TestHolderSessionExpiry(t *testing.T) {
-	srv := zktest.NewServer(t)
+	srv := zkrtest.Server(t)
 	proxy := zktest.NewProxy(t, srv.Addr())
 	ctx := testCtx(t)
 	victim := newRW(t, newClient(t, []string{proxy.Addr()}, framework.WithSessionTimeout(2*time.Second)), "/locks/exp")
@@ -267,7 +267,7 @@ func TestHolderSessionExpiry(t *testing.T) {
 }
 
 func TestNoDowngradeFromALostWriteLock(t *testing.T) {
-	srv := zktest.NewServer(t)
+	srv := zkrtest.Server(t)
 	proxy := zktest.NewProxy(t, srv.Addr())
 	ctx := testCtx(t)
 	victim := newRW(t, newClient(t, []string{proxy.Addr()}, framework.WithSessionTimeout(2*time.Second)), "/locks/nd")
@@ -293,7 +293,7 @@ func TestNoDowngradeFromALostWriteLock(t *testing.T) {
 // connection, is granted only once the old holder knows. A writer deleted lets a
 // reader in; a reader deleted lets a writer in.
 func TestADeletedNodeEndsTheHold(t *testing.T) {
-	srv := zktest.NewServer(t)
+	srv := zkrtest.Server(t)
 	ctx := testCtx(t)
 	c := newClient(t, []string{srv.Addr()})
 	op := newClient(t, []string{srv.Addr()})

@@ -6,13 +6,12 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/zkrecipes/zkrecipes/internal/zkrtest"
-	"github.com/zkrecipes/zkrecipes/zktest"
 )
 
 // Each side reports under its own recipe: a downgrade is an acquisition of the read
 // lock granted at once, and a writer refused while a reader holds is counted so.
 func TestMetricsOfBothSides(t *testing.T) {
-	srv := zktest.NewServer(t)
+	srv := zkrtest.Server(t)
 	tm := zkrtest.NewTelemetry(t)
 	ctx := testCtx(t)
 	c := newClient(t, []string{srv.Addr()}, tm.Options...)
