@@ -9,14 +9,13 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/zkrecipes/zkrecipes/internal/zkrtest"
-	"github.com/zkrecipes/zkrecipes/zktest"
 )
 
 // An item's lock has the mutex's node names, so Apache Curator's InterProcessMutex
 // on the item's path (through the peer, adding 1 to a counter under it) waits while
 // the item's owner runs it, and gets through once the owner has handed it over.
 func TestCuratorMutexWaitsForTheOwner(t *testing.T) {
-	srv := zktest.NewServer(t)
+	srv := zkrtest.Server(t)
 	ctx := testCtx(t)
 	c := newClient(t, []string{srv.Addr()})
 	_, err := c.Create(ctx, "/counted", []byte("0"))

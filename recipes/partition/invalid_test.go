@@ -9,12 +9,11 @@ import (
 
 	"github.com/zkrecipes/zkrecipes/framework"
 	"github.com/zkrecipes/zkrecipes/internal/zkrtest"
-	"github.com/zkrecipes/zkrecipes/zktest"
 )
 
 // Bad input gets the documented error at New, naming the problem.
 func TestBadInput(t *testing.T) {
-	srv := zktest.NewServer(t)
+	srv := zkrtest.Server(t)
 	c := newClient(t, []string{srv.Addr()})
 	work := func(context.Context, Item) error { return nil }
 	zkrtest.CheckConstructor(t, ErrInvalid, c, func(c *framework.Client, p string) error {

@@ -15,7 +15,7 @@ import (
 	"github.com/zkrecipes/zkrecipes/internal/zkrtest"
 )
 
-func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
+func TestMain(m *testing.M) { goleak.VerifyTestMain(zkrtest.SharedServer(m)) }
 
 const wait = zkrtest.Wait
 

@@ -45,7 +45,7 @@ func checkMoves(t *testing.T, before, after map[string]string, runsBefore, runsA
 // 12 items over 3 members, then 4 (one added), 3 (one closed), 2 (one expired):
 // every step exclusive (the registers), balanced and with the fewest moves.
 func TestSharesFollowTheMembers(t *testing.T) {
-	srv := zktest.NewServer(t)
+	srv := zkrtest.Server(t)
 	proxy := zktest.NewProxy(t, srv.Addr())
 	ctx := testCtx(t)
 	r := newRegisters(t)
@@ -99,7 +99,7 @@ func TestSharesFollowTheMembers(t *testing.T) {
 
 // A work that ignores its ctx keeps its item: nobody takes it until it returns.
 func TestWorkThatIgnoresItsContext(t *testing.T) {
-	srv := zktest.NewServer(t)
+	srv := zkrtest.Server(t)
 	ctx := testCtx(t)
 	r := newRegisters(t)
 	finish := make(chan struct{})
@@ -132,7 +132,7 @@ func TestWorkThatIgnoresItsContext(t *testing.T) {
 
 // ItemsFrom follows the children of another path as they come and go.
 func TestItemsFrom(t *testing.T) {
-	srv := zktest.NewServer(t)
+	srv := zkrtest.Server(t)
 	ctx := testCtx(t)
 	c := newClient(t, []string{srv.Addr()})
 	r := newRegisters(t)
@@ -190,7 +190,7 @@ func TestCloseHandsOverAndLeavesNothing(t *testing.T) {
 // A work that returns while its item is still ours runs again, after the pause, with
 // its error logged at Warn through the client's logger.
 func TestWorkThatReturnsRunsAgain(t *testing.T) {
-	srv := zktest.NewServer(t)
+	srv := zkrtest.Server(t)
 	ctx := testCtx(t)
 	logs := &zkrtest.SyncBuffer{}
 	logger := slog.New(slog.NewTextHandler(logs, &slog.HandlerOptions{Level: slog.LevelWarn}))
@@ -214,7 +214,7 @@ func TestWorkThatReturnsRunsAgain(t *testing.T) {
 }
 
 func TestDuplicateID(t *testing.T) {
-	srv := zktest.NewServer(t)
+	srv := zkrtest.Server(t)
 	ctx := testCtx(t)
 	r := newRegisters(t)
 	start(t, newClient(t, []string{srv.Addr()}), "/dup", "same", r, Items("x"))
@@ -228,7 +228,7 @@ func TestDuplicateID(t *testing.T) {
 // A work that ignores its ctx keeps its item only as long as its session lives: once
 // the session is gone, so is the lock, and another member takes the item.
 func TestWorkThatIgnoresItsContextLosesItWithItsSession(t *testing.T) {
-	srv := zktest.NewServer(t)
+	srv := zkrtest.Server(t)
 	proxy := zktest.NewProxy(t, srv.Addr())
 	ctx := testCtx(t)
 	r := newRegisters(t)
@@ -257,7 +257,7 @@ func TestWorkThatIgnoresItsContextLosesItWithItsSession(t *testing.T) {
 // A client closed under a running Partitioner ends every work, and the Partitioner
 // stops trying; Close still returns.
 func TestClientClosedUnderIt(t *testing.T) {
-	srv := zktest.NewServer(t)
+	srv := zkrtest.Server(t)
 	ctx := testCtx(t)
 	c, err := framework.New([]string{srv.Addr()})
 	require.NoError(t, err)
@@ -282,7 +282,7 @@ func TestClientClosedUnderIt(t *testing.T) {
 // registers). Once c is back it sees d and hands them over: all converge, having
 // moved the fewest items.
 func TestViewsThatDisagree(t *testing.T) {
-	srv := zktest.NewServer(t)
+	srv := zkrtest.Server(t)
 	proxy := zktest.NewProxy(t, srv.Addr())
 	c := newClient(t, []string{srv.Addr()})
 	r := newRegisters(t)
@@ -327,7 +327,7 @@ func TestViewsThatDisagree(t *testing.T) {
 // Without WithID a member is host:pid: its node under path/members, and the owner
 // its item locks name.
 func TestDefaultID(t *testing.T) {
-	srv := zktest.NewServer(t)
+	srv := zkrtest.Server(t)
 	c := newClient(t, []string{srv.Addr()})
 	host, err := os.Hostname()
 	require.NoError(t, err)
@@ -346,7 +346,7 @@ func TestDefaultID(t *testing.T) {
 // only item's lock is held by someone outside the set, and the item runs once they
 // let go.
 func TestStartDoesNotWaitForItems(t *testing.T) {
-	srv := zktest.NewServer(t)
+	srv := zkrtest.Server(t)
 	ctx := testCtx(t)
 	other, err := mutex.New(newClient(t, []string{srv.Addr()}), "/waiting/items/x", mutex.WithID("outsider"))
 	require.NoError(t, err)
@@ -365,7 +365,7 @@ func TestStartDoesNotWaitForItems(t *testing.T) {
 // A work's ctx says why it ended (context.Cause): a lock that may be lost (a cut
 // connection, so Suspended), an item that moves to a member that joins, and Close.
 func TestWorkContextSaysWhyItEnded(t *testing.T) {
-	srv := zktest.NewServer(t)
+	srv := zkrtest.Server(t)
 	proxy := zktest.NewProxy(t, srv.Addr())
 	ctx := testCtx(t)
 	type ended struct {
@@ -413,7 +413,7 @@ func TestWorkContextSaysWhyItEnded(t *testing.T) {
 // node and a greater token: one work per item throughout (the registers), and every
 // item run again.
 func TestAnItemWhoseNodeIsDeletedIsTakenAgain(t *testing.T) {
-	srv := zktest.NewServer(t)
+	srv := zkrtest.Server(t)
 	c, op := newClient(t, []string{srv.Addr()}), newClient(t, []string{srv.Addr()})
 	r := newRegisters(t)
 	items := []string{"w", "x", "y", "z"}

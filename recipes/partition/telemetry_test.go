@@ -19,7 +19,7 @@ const (
 // A member takes three items, hands some to a member that joins, and releases the
 // rest at Close: the items it owns now and its changes are counted as they happen.
 func TestOwnershipMetrics(t *testing.T) {
-	srv := zktest.NewServer(t)
+	srv := zkrtest.Server(t)
 	tm := zkrtest.NewTelemetry(t)
 	ctx := testCtx(t)
 	r := newRegisters(t)
@@ -46,7 +46,7 @@ func TestOwnershipMetrics(t *testing.T) {
 // An item whose lock goes with an expired session is counted lost, and acquired
 // again in the new session.
 func TestLostOwnershipMetrics(t *testing.T) {
-	srv := zktest.NewServer(t)
+	srv := zkrtest.Server(t)
 	proxy := zktest.NewProxy(t, srv.Addr())
 	tm := zkrtest.NewTelemetry(t)
 	ctx := testCtx(t)

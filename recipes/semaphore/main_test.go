@@ -14,7 +14,7 @@ import (
 	"github.com/zkrecipes/zkrecipes/framework"
 )
 
-func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
+func TestMain(m *testing.M) { goleak.VerifyTestMain(zkrtest.SharedServer(m)) }
 
 const wait = zkrtest.Wait
 

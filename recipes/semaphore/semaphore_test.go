@@ -377,7 +377,7 @@ func TestMutexExcludes(t *testing.T) {
 // is heard: the waiter, on the same connection, is granted only once the old holder
 // knows, so no more holders believe they hold than there are leases.
 func TestADeletedNodeEndsTheHold(t *testing.T) {
-	srv := zktest.NewServer(t)
+	srv := zkrtest.Server(t)
 	ctx := testCtx(t)
 	c := newClient(t, []string{srv.Addr()})
 	op := newClient(t, []string{srv.Addr()})

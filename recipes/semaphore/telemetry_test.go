@@ -8,13 +8,12 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/zkrecipes/zkrecipes/internal/zkrtest"
-	"github.com/zkrecipes/zkrecipes/zktest"
 )
 
 // An acquisition of several leases is one acquisition, each lease taken one hold;
 // the semaphore's internal lock is no acquisition of the user's.
 func TestMetricsOfLeasesAndMutex(t *testing.T) {
-	srv := zktest.NewServer(t)
+	srv := zkrtest.Server(t)
 	tm := zkrtest.NewTelemetry(t)
 	ctx := testCtx(t)
 	c := newClient(t, []string{srv.Addr()}, tm.Options...)

@@ -8,13 +8,12 @@ import (
 
 	"github.com/zkrecipes/zkrecipes/framework"
 	"github.com/zkrecipes/zkrecipes/internal/zkrtest"
-	"github.com/zkrecipes/zkrecipes/zktest"
 )
 
 // Bad input gets the documented error, at once and naming the problem: never a
 // panic or a hang.
 func TestBadInput(t *testing.T) {
-	srv := zktest.NewServer(t)
+	srv := zkrtest.Server(t)
 	c := newClient(t, []string{srv.Addr()})
 	ctx := testCtx(t)
 

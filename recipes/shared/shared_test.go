@@ -12,7 +12,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/zkrecipes/zkrecipes/framework"
-	"github.com/zkrecipes/zkrecipes/zktest"
+	"github.com/zkrecipes/zkrecipes/internal/zkrtest"
 )
 
 func newCount(t *testing.T, c *framework.Client, path string, seed int32) *Count {
@@ -24,7 +24,7 @@ func newCount(t *testing.T, c *framework.Client, path string, seed int32) *Count
 }
 
 func TestCountFollowsTheNode(t *testing.T) {
-	srv := zktest.NewServer(t)
+	srv := zkrtest.Server(t)
 	ctx := testCtx(t)
 	a := newCount(t, newClient(t, []string{srv.Addr()}), "/app/shared/workers", 3)
 	b := newCount(t, newClient(t, []string{srv.Addr()}), "/app/shared/workers", 99)
@@ -63,7 +63,7 @@ func TestCountFollowsTheNode(t *testing.T) {
 }
 
 func TestValue(t *testing.T) {
-	srv := zktest.NewServer(t)
+	srv := zkrtest.Server(t)
 	ctx := testCtx(t)
 	v, err := NewValue(newClient(t, []string{srv.Addr()}), "/config/mode", []byte("seed"))
 	require.NoError(t, err)
@@ -82,7 +82,7 @@ func TestValue(t *testing.T) {
 // Many writers set at once, from several clients: each listener hears versions only
 // ever growing, and ends on the node's final value.
 func TestEverySetIsHeardInTheEnd(t *testing.T) {
-	srv := zktest.NewServer(t)
+	srv := zkrtest.Server(t)
 	ctx := testCtx(t)
 	const writers, sets = 4, 20
 	var counts []*Count

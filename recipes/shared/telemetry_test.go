@@ -7,7 +7,6 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/zkrecipes/zkrecipes/internal/zkrtest"
-	"github.com/zkrecipes/zkrecipes/zktest"
 )
 
 const writes = "zkrecipes.shared.write.duration"
@@ -15,7 +14,7 @@ const writes = "zkrecipes.shared.write.duration"
 // A scripted run of writes to a value and a count: each is counted once by recipe,
 // operation and outcome, with a span.
 func TestWriteMetrics(t *testing.T) {
-	srv := zktest.NewServer(t)
+	srv := zkrtest.Server(t)
 	tm := zkrtest.NewTelemetry(t)
 	ctx := testCtx(t)
 	c := newClient(t, []string{srv.Addr()}, tm.Options...)
