@@ -22,11 +22,11 @@ import (
 // pass: watch notifications, pings, the framework's own replies, and the replies to
 // the credentials go-zookeeper re-sends, and waits for, before its send loop starts
 // (ZooKeeper answers those with zxid 0). A connection without watches to set holds
-// nothing. replyHoldLimit only guards against go-zookeeper changing its ways: the
-// hold never waits longer, nor more than a quarter of the session timeout, so that
-// go-zookeeper's read deadline (two thirds of it) is never missed. Built without
-// -race, none of this runs.
-const replyHoldLimit = 2 * time.Second
+// nothing. The reply held has been read whole, so go-zookeeper's read deadlines are
+// not at stake however long the hold lasts; a session timeout bounds it only against
+// go-zookeeper changing its ways (a starved machine took more than two seconds to
+// send SetWatches, with every goroutine runnable). Built without -race, none of this
+// runs.
 
 // ZooKeeper's opcodes of go-zookeeper's requests that the connection looks at.
 const (
@@ -72,9 +72,9 @@ func (r *replyHold) wait(h *handle, closed <-chan struct{}) {
 		return
 	}
 	r.over = true
-	limit := replyHoldLimit
-	if s := time.Duration(h.negotiated.Load()); s > 0 {
-		limit = min(limit, s/4)
+	limit := time.Duration(h.negotiated.Load())
+	if limit <= 0 {
+		limit = time.Minute
 	}
 	timer := time.NewTimer(limit)
 	defer timer.Stop()

@@ -235,7 +235,23 @@ func (t *trackedConn) connectResponse(p []byte) {
 // Write sends one of go-zookeeper's packets (it writes each in one call), and after
 // it, on 3.8, what keeps a persistent watch on a path where the packet set a
 // one-shot watch (persistentwatch.go).
+//
+// While the handle closes, a write never fails: go-zookeeper v1.0.4 answers a
+// request whose write failed, and again when it flushes its requests, and a request
+// queued as its Close began (its own SetWatches after a reconnect, say) has had an
+// answer already: the third fills the two-slot channel nobody reads any more, and
+// blocks go-zookeeper's loop, and Client.Close with it, for good (seen in a chaos run
+// on 3.8). A write that fails then is taken as sent: its request is answered once,
+// when go-zookeeper flushes.
 func (t *trackedConn) Write(b []byte) (int, error) {
+	n, err := t.write(b)
+	if err != nil && t.h.ctx.Err() != nil {
+		return len(b), nil
+	}
+	return n, err
+}
+
+func (t *trackedConn) write(b []byte) (int, error) {
 	xid, opcode, path, watch := requestPath(b)
 	if t.answered && (watch || opcode == opcodeSetWatches) {
 		if watch {
