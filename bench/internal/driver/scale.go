@@ -46,6 +46,9 @@ type ScalePoint struct {
 	Size      int                // units: waiters, cached nodes, items × members, members, instances, candidates
 	Label     string             // the size as the report shows it
 	Figures   map[string]float64 // by figure id (scaleFigures)
+	// Measured is when the run that measured it ended, set when runs are merged: a
+	// recipe kept from an earlier run says so in the report.
+	Measured time.Time `json:",omitzero"`
 }
 
 // scaleFigure is one curve of a recipe: a figure per unit of size.

@@ -35,7 +35,12 @@ func MergeScaleReports(runs ...*ScaleReport) *ScaleReport {
 	m := &ScaleReport{Machine: runs[0].Machine}
 	for _, r := range runs {
 		m.Commands = append(m.Commands, r.Commands...)
-		m.Points = append(m.Points, r.Points...)
+		for _, p := range r.Points {
+			if p.Measured.IsZero() {
+				p.Measured = r.Date
+			}
+			m.Points = append(m.Points, p)
+		}
 		m.Failures = append(m.Failures, r.Failures...)
 		m.Skipped = append(m.Skipped, r.Skipped...)
 		if m.Note == "" {
@@ -117,9 +122,30 @@ func (r *ScaleReport) Table() string {
 			}
 		}
 		fmt.Fprintf(&b, "\n### %s\n\n", scaleTitle[recipe])
+		if when := r.measured(recipe); when != "" {
+			b.WriteString(when + "\n\n")
+		}
 		b.WriteString(markdownTable(header, rows))
 	}
 	return b.String()
+}
+
+// measured says when recipe's points were measured, if by a run earlier than the
+// report's latest (merged from several runs); else "".
+func (r *ScaleReport) measured(recipe string) string {
+	var dates []string
+	for _, p := range r.Points {
+		if p.Recipe != recipe || p.Measured.IsZero() || p.Measured.Equal(r.Date) {
+			continue
+		}
+		if d := p.Measured.Format("2006-01-02 15:04 UTC"); !slices.Contains(dates, d) {
+			dates = append(dates, d)
+		}
+	}
+	if len(dates) == 0 {
+		return ""
+	}
+	return "*Measured by an earlier run, ended " + strings.Join(dates, " and ") + ", and kept: not run again for this report.*"
 }
 
 var scaleTitle = map[string]string{
