@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"sync"
 	"sync/atomic"
 
@@ -248,7 +249,7 @@ func (pw *persistentWatches) add(w *PersistentWatch) (<-chan wireReply, error) {
 		pw.paths[w.path] = e
 		pw.count.Store(int32(len(pw.paths)))
 	}
-	if !containsWatch(e.watches, w) {
+	if !slices.Contains(e.watches, w) {
 		e.watches = append(e.watches, w)
 	}
 	widened := w.mode == WatchPersistentRecursive && e.mode != WatchPersistentRecursive
@@ -268,15 +269,6 @@ func (pw *persistentWatches) add(w *PersistentWatch) (<-chan wireReply, error) {
 	return ch, nil
 }
 
-func containsWatch(ws []*PersistentWatch, w *PersistentWatch) bool {
-	for _, x := range ws {
-		if x == w {
-			return true
-		}
-	}
-	return false
-}
-
 func addWatchBody(path string, mode WatchMode) []byte {
 	return jute(nil).str(path).int(int32(mode))
 }
@@ -287,16 +279,11 @@ func addWatchBody(path string, mode WatchMode) []byte {
 func (pw *persistentWatches) remove(ctx context.Context, w *PersistentWatch) error {
 	pw.mu.Lock()
 	e := pw.paths[w.path]
-	if e == nil || !containsWatch(e.watches, w) {
+	if e == nil || !slices.Contains(e.watches, w) {
 		pw.mu.Unlock()
 		return nil
 	}
-	for i, x := range e.watches {
-		if x == w {
-			e.watches = append(e.watches[:i], e.watches[i+1:]...)
-			break
-		}
-	}
+	e.watches = slices.DeleteFunc(e.watches, func(x *PersistentWatch) bool { return x == w })
 	t := pw.conn
 	live := t != nil && t.established.Load() && !pw.ended
 	if len(e.watches) == 0 {
@@ -308,7 +295,7 @@ func (pw *persistentWatches) remove(ctx context.Context, w *PersistentWatch) err
 	case !live:
 	case len(e.watches) == 0:
 		ch = pw.removeFromServer(t, w.path, e.mode)
-	case e.mode == WatchPersistentRecursive && !anyRecursive(e.watches):
+	case e.mode == WatchPersistentRecursive && !slices.ContainsFunc(e.watches, (*PersistentWatch).recursive):
 		e.mode = WatchPersistent
 		more := [][]byte{t.ignored(opcodeAddWatch, addWatchBody(w.path, WatchPersistent))}
 		if !pw.untyped {
@@ -372,14 +359,7 @@ func (pw *persistentWatches) removeAll(t *trackedConn, path string) <-chan wireR
 	return t.request(opcodeRemoveWatches, jute(nil).str(path).int(removeAny))
 }
 
-func anyRecursive(ws []*PersistentWatch) bool {
-	for _, w := range ws {
-		if w.mode == WatchPersistentRecursive {
-			return true
-		}
-	}
-	return false
-}
+func (w *PersistentWatch) recursive() bool { return w.mode == WatchPersistentRecursive }
 
 // connected sets every watch again on a new connection with a session, on its
 // reader's goroutine right after the connect response, before any notification can
