@@ -1,6 +1,7 @@
 package main
 
 import (
+	"bytes"
 	"errors"
 	"fmt"
 	"io"
@@ -76,23 +77,36 @@ func startChild(argv, env []string, stdout, stderr io.Writer) (*child, error) {
 }
 
 // startGuard starts the guard, the leader of a new process group, which gets the
-// terminal if zkr has it.
+// terminal if zkr has it, and returns once the guard is ready to guard.
 func (c *child) startGuard() error {
 	r, w, err := os.Pipe() // close-on-exec: only zkr holds w, and CMD never inherits it
 	if err != nil {
 		return err
 	}
 	defer r.Close()
-	g := &exec.Cmd{Path: selfExe(), Args: []string{childGuardName}, Stdin: r}
+	ready, fromGuard, err := os.Pipe()
+	if err != nil {
+		w.Close()
+		return err
+	}
+	defer ready.Close()
+	g := &exec.Cmd{Path: selfExe(), Args: []string{childGuardName}, Stdin: r, Stdout: fromGuard}
 	g.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
 	if c.tty.inForeground() {
 		g.SysProcAttr.Foreground, g.SysProcAttr.Ctty = true, c.tty.fd
 	}
-	if err := g.Start(); err != nil {
+	err = g.Start()
+	fromGuard.Close()
+	if err != nil {
 		w.Close()
 		return err
 	}
 	c.guard, c.toGuard, c.pgid = g, w, g.Process.Pid
+	said, _ := io.ReadAll(ready) // until the guard closes its stdout, or dies
+	if !bytes.Equal(said, guardReady) {
+		c.close()
+		return fmt.Errorf("it ended as it started (%v)", g.ProcessState)
+	}
 	return nil
 }
 

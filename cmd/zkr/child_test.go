@@ -14,10 +14,12 @@ import (
 )
 
 // grandchild is a CMD that starts a grandchild which works on (a shell loop that
-// ignores SIGHUP, as nohup'd work does) and writes its pid to $DIR/grandchild, then
-// writes zkr's pid to $DIR/zkr and runs script.
+// ignores SIGHUP, as nohup'd work does) and writes its pid to $DIR/grandchild, then,
+// once it has, writes zkr's pid to $DIR/zkr and runs script.
 func grandchild(script string) string {
-	return `sh -c 'trap "" HUP; echo $$ > "$DIR/grandchild"; while :; do sleep 0.02; done' &
+	return `sh -c 'trap "" HUP; echo $$ > "$DIR/grandchild.new"; mv "$DIR/grandchild.new" "$DIR/grandchild"
+			while :; do sleep 0.02; done' &
+		while [ ! -f "$DIR/grandchild" ]; do sleep 0.01; done
 		echo $PPID > "$DIR/zkr"
 		` + script
 }
