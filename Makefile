@@ -70,7 +70,7 @@ OLD := ZKTEST_ZOOKEEPER=3.8 ZKTEST_CURATOR=5.4
 # counter, election, mutex, nodes, rwlock, semaphore) send the same requests to both
 # versions, and the 3.8 chaos run puts every recipe under faults on 3.8.
 OLD_RECIPE_TESTS := Fault|Expir|Restart|Cut|Lost|Stopped|Curator|Abandoned|GivenUp|WithoutConnection|WaitsForAServer|Watch|ThreeLevels|RootCreatedLate|DepthDataAndSelector|WriteStorm
-OLD_RECIPES := ./recipes/cache ./recipes/discovery ./recipes/group ./recipes/participants ./recipes/partition ./recipes/shared
+OLD_RECIPES := ./recipes/cache ./recipes/discovery ./recipes/group ./recipes/partition ./recipes/shared
 # The integration tests that differ on 3.8: Curator 5.4 beside us (the interop tests),
 # ACLs and TLS, whose server side changed. The rest (a lost quorum, a partitioned or
 # paused holder, contexts, closed clients) is the client's logic, or, for the faults,
@@ -89,6 +89,22 @@ staticcheck:
 	cd examples/metrics && $(GO) run $(STATICCHECK) ./...
 	cd cmd/zkr/uitest && $(GO) run $(STATICCHECK) ./...
 
+# Parts of make test that run side by side, as the test binaries do; each part's
+# output is printed whole when it ends. The framework's tests run one at a time, the
+# longest part on either version.
+SIDE_BY_SIDE := -j3 --output-sync=target
+.PHONY: test-bench test-metrics test-uitest test-old-followers test-old-framework
+test-bench:
+	cd bench && $(GO) test -race -count=1 -timeout 5m ./...
+test-metrics:
+	cd examples/metrics && $(GO) test -race -count=1 -timeout 5m ./...
+test-uitest:
+	cd cmd/zkr/uitest && $(GO) test -race -count=1 -timeout 5m ./...
+test-old-followers:
+	$(GO) test -race -count=1 -p $(TEST_P) -timeout 12m -run '$(OLD_RECIPE_TESTS)' $(OLD_RECIPES)
+test-old-framework:
+	$(GO) test -race -count=1 -timeout 12m -run '$(OLD_FRAMEWORK_TESTS)' ./framework
+
 # Four test binaries at a time, not one per core: the tests mostly wait (for servers
 # to start, sessions to expire, a fault to pass), and with two at a time on two cores
 # the CPUs were idle half of the CI run (16m46s, 13m15s user and 3m03s system).
@@ -96,15 +112,12 @@ TEST_P := 4
 test: deps curator-peer fmt-check vet staticcheck oldest-go
 	$(NEW) $(GO) test -count=1 -v -run '^TestVersions$$' ./integration
 	$(NEW) $(GO) test -race -count=1 -p $(TEST_P) -timeout 12m -skip '^TestChaos$$' ./...
-	cd bench && $(NEW) $(GO) test -race -count=1 -timeout 5m ./...
-	cd examples/metrics && $(NEW) $(GO) test -race -count=1 -timeout 5m ./...
-	cd cmd/zkr/uitest && $(NEW) $(GO) test -race -count=1 -timeout 5m ./...
+	$(NEW) $(MAKE) --no-print-directory $(SIDE_BY_SIDE) test-bench test-metrics test-uitest
 	promtool test rules deploy/prometheus/zkrecipes-rules.test.yml
 	$(NEW) $(MAKE) --no-print-directory chaos DURATION=30s CHAOS_TIMEOUT=5m
 	$(OLD) $(GO) test -count=1 -v -run '^TestVersions$$' ./integration
 	$(OLD) $(GO) test -race -count=1 -p $(TEST_P) -timeout 12m -run '$(OLD_INTEGRATION_TESTS)' ./integration
-	$(OLD) $(GO) test -race -count=1 -p $(TEST_P) -timeout 12m -run '$(OLD_RECIPE_TESTS)' $(OLD_RECIPES)
-	$(OLD) $(GO) test -race -count=1 -timeout 12m -run '$(OLD_FRAMEWORK_TESTS)' ./framework
+	$(OLD) $(MAKE) --no-print-directory $(SIDE_BY_SIDE) test-old-followers test-old-framework
 	$(OLD) $(MAKE) --no-print-directory chaos DURATION=30s CHAOS_TIMEOUT=5m
 	$(MAKE) --no-print-directory fuzz FUZZTIME=50000x
 
