@@ -80,7 +80,7 @@ func (en *engine) changed(ev framework.WatchEvent) {
 			e = en.born(ev.Path)
 		}
 		if e != nil {
-			e.absent = false
+			e.mark(absent, false)
 			en.refresh(e, dataRead)
 		}
 	case framework.EventNodeDeleted:
@@ -108,7 +108,7 @@ func (en *engine) childChanged(ev framework.WatchEvent, children int32) {
 		// A read in flight may have been answered before the change: read after it.
 		en.refresh(parent, dataRead)
 		return
-	case ev.Zxid < parent.stat.Pzxid || (ev.Zxid == parent.stat.Pzxid && !parent.childEvent):
+	case ev.Zxid < parent.stat.Pzxid || (ev.Zxid == parent.stat.Pzxid && !parent.is(childEvent)):
 		return // the copy's stat was read after the change
 	}
 	en.store.mu.Lock()
@@ -117,7 +117,7 @@ func (en *engine) childChanged(ev framework.WatchEvent, children int32) {
 	s.NumChildren += children
 	s.Cversion++
 	s.Pzxid = ev.Zxid
-	parent.childEvent = true
+	parent.mark(childEvent, true)
 }
 
 // parentOf is the parent of a path below the root.
@@ -134,19 +134,16 @@ func parentOf(p string) string {
 // kept).
 func (en *engine) born(p string) *entry {
 	parent := en.store.nodes[parentOf(p)]
-	if parent == nil || parent.removed || parent.refused || !en.follows(parent) {
+	if parent == nil || parent.is(removed) || parent.is(refused) || !en.follows(parent) {
 		return nil
 	}
 	if en.o.selector != nil && !en.o.selector(p) {
 		return nil
 	}
-	kid := &entry{path: p, parent: parent, depth: parent.depth + 1, born: true}
 	en.store.mu.Lock()
 	defer en.store.mu.Unlock()
-	if parent.kids == nil {
-		parent.kids = map[string]*entry{}
-	}
-	parent.kids[kid.name()] = kid
+	kid := parent.add(p)
+	kid.mark(born, true)
 	en.store.nodes[p] = kid
 	return kid
 }
@@ -155,15 +152,15 @@ func (en *engine) born(p string) *entry {
 // flight may answer with e as it was before: it is dropped, and e read again.
 func (en *engine) deleted(e *entry) {
 	for k := range e.reads {
-		if e.reads[k].pending {
-			e.reads[k].stale = true
+		if e.reads[k].is(pending) {
+			e.reads[k].mark(stale, true)
 		}
 	}
 	en.store.mu.Lock()
 	defer en.store.mu.Unlock()
 	if e == en.root {
 		en.vanish(e)
-		e.absent = true
+		e.mark(absent, true)
 		return
 	}
 	en.remove(e)
@@ -173,7 +170,7 @@ func (en *engine) deleted(e *entry) {
 // not yet in the copy: they waited for e (gotData).
 func (en *engine) bornKidsOf(e *entry) {
 	for _, name := range sortedKeys(e.kids) {
-		if kid := e.kids[name]; kid.born && !kid.live && !kid.reads[dataRead].pending {
+		if kid := e.kids[name]; kid.is(born) && !kid.live && !kid.reads[dataRead].is(pending) {
 			en.dispatch(kid, dataRead)
 		}
 	}

@@ -85,16 +85,16 @@ func (en *engine) say(ev Event) {
 // want makes e's read of kind k needed for a complete copy: one sent in the current
 // epoch, that is after the last Suspended or Lost.
 func (en *engine) want(e *entry, k readKind) {
-	if e.refused || e.removed || en.stopped {
+	if e.is(refused) || e.is(removed) || en.stopped {
 		return
 	}
 	rs := &e.reads[k]
-	if !rs.need {
-		rs.need = true
+	if !rs.is(need) {
+		rs.mark(need, true)
 		en.unsettled++
 	}
-	rs.needEpoch = en.epoch.Load()
-	if !rs.pending {
+	e.needEpoch[k] = en.epoch.Load()
+	if !rs.is(pending) {
 		en.dispatch(e, k)
 	}
 }
@@ -102,8 +102,8 @@ func (en *engine) want(e *entry, k readKind) {
 // refresh reads e again after its watch of kind k fired: after the read in flight,
 // if there is one, since it may have been answered before the change.
 func (en *engine) refresh(e *entry, k readKind) {
-	if rs := &e.reads[k]; rs.pending {
-		rs.again = true
+	if rs := &e.reads[k]; rs.is(pending) {
+		rs.mark(again, true)
 		return
 	}
 	en.dispatch(e, k)
@@ -113,20 +113,20 @@ func (en *engine) refresh(e *entry, k readKind) {
 // still armed: a second would be the same watch on the server, and one more channel
 // for go-zookeeper to keep until it fires.
 func (en *engine) dispatch(e *entry, k readKind) {
-	if e.refused || e.removed || en.stopped {
+	if e.is(refused) || e.is(removed) || en.stopped {
 		return
 	}
 	rs := &e.reads[k]
-	rs.pending = true
-	t := task{e: e, kind: k, probe: k == dataRead && e.absent}
-	if en.o.trustReadOnly && !en.persistent && k == dataRead && e != en.root && (e.fixed || !e.live) {
-		t.acl, t.fixed, t.czxid = true, e.fixed, e.stat.Czxid
+	rs.mark(pending, true)
+	t := task{e: e, kind: k, probe: k == dataRead && e.is(absent)}
+	if en.o.trustReadOnly && !en.persistent && k == dataRead && e != en.root && (e.is(fixed) || !e.live) {
+		t.acl, t.fixed, t.czxid = true, e.is(fixed), e.stat.Czxid
 	}
 	if en.holding {
 		en.held = append(en.held, t)
 		return
 	}
-	t.watch = !rs.armed && !en.persistent
+	t.watch = !rs.is(armed) && !en.persistent
 	en.send(t)
 }
 
@@ -188,7 +188,7 @@ func (en *engine) hold(t task) {
 		en.held = append(en.held, t)
 		return
 	}
-	t.watch = !t.e.reads[t.kind].armed && !en.persistent
+	t.watch = !t.e.reads[t.kind].is(armed) && !en.persistent
 	en.send(t)
 }
 
@@ -261,16 +261,16 @@ func (en *engine) done(t task, r result) {
 		return
 	}
 	e, rs := t.e, &t.e.reads[t.kind]
-	rs.pending = false
-	if r.watch != nil && !rs.firedDuring {
-		rs.armed = true
+	rs.mark(pending, false)
+	if r.watch != nil && !rs.is(firedDuring) {
+		rs.mark(armed, true)
 	}
-	rs.firedDuring = false
-	if e.removed {
+	rs.mark(firedDuring, false)
+	if e.is(removed) {
 		return
 	}
-	if rs.stale { // sent before the node's deletion was heard: it may show the node
-		rs.stale = false
+	if rs.is(stale) { // sent before the node's deletion was heard: it may show the node
+		rs.mark(stale, false)
 		en.dispatch(e, t.kind)
 		return
 	}
@@ -279,7 +279,7 @@ func (en *engine) done(t task, r result) {
 	case r.err == nil && t.epoch < en.lostEpoch:
 		// Sent before the session was lost, or in the new session before its Sync: it
 		// may show an older state than the copy has.
-		rs.again = true
+		rs.mark(again, true)
 	case r.err == nil && t.kind == dataRead:
 		answered = en.gotData(e, t, r)
 	case r.err == nil:
@@ -298,15 +298,15 @@ func (en *engine) done(t task, r result) {
 		en.armRetry()
 		return
 	}
-	if answered && rs.need {
-		if t.epoch >= rs.needEpoch {
+	if answered && rs.is(need) {
+		if t.epoch >= e.needEpoch[t.kind] {
 			en.settled(e, t.kind)
 		} else {
-			rs.again = true // sent before the connection came back: read once more
+			rs.mark(again, true) // sent before the connection came back: read once more
 		}
 	}
-	if rs.again && !rs.pending {
-		rs.again = false
+	if rs.is(again) && !rs.is(pending) {
+		rs.mark(again, false)
 		en.dispatch(e, t.kind)
 	}
 }
@@ -316,10 +316,10 @@ func (en *engine) done(t task, r result) {
 func (en *engine) refuse(e *entry, err error) {
 	en.settled(e, dataRead)
 	en.settled(e, childRead)
-	if e.refused {
+	if e.is(refused) {
 		return
 	}
-	e.refused = true
+	e.mark(refused, true)
 	en.say(Event{Type: Error, Path: e.path, Err: fmt.Errorf("%w: %s: %w", ErrRefused, e.path, err)})
 }
 
@@ -401,7 +401,7 @@ func (en *engine) retryFailed() {
 		switch {
 		case f.kind == syncRead:
 			en.send(task{e: en.root, kind: syncRead})
-		case !f.e.reads[f.kind].pending:
+		case !f.e.reads[f.kind].is(pending):
 			en.dispatch(f.e, f.kind)
 		}
 	}

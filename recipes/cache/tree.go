@@ -11,27 +11,53 @@ import (
 // Its data, stat, kids and live are the copy's, and change under the store's mu
 // (the engine changes them; any goroutine reads them); the rest belongs to the
 // loop. There is one per cached node, so it keeps no copy of its path in a Node,
-// its name is its path's end, and its small fields sit together (168 bytes).
+// its name is its path's end, its depth is counted up its parents (follows), and
+// its yes/no facts are bits: 144 bytes, the allocator's 144-byte size class, where
+// it was 168 in the 176-byte one (TestEntrySize keeps it there).
 type entry struct {
 	path   string
 	parent *entry
 	data   []byte         // the node's, while live: Node without its Path, which is path
 	stat   framework.Stat // the node's, while live
 	kids   map[string]*entry
-	reads  [2]readState
-	depth  int32
+	// needEpoch[k] is the epoch the read of kind k must be sent in, or later, while
+	// it is needed (readState's need).
+	needEpoch [2]int32
 	// listedAt is the cversion of the node's last listing applied (TrustReadOnly).
 	listedAt int32
-	live     bool
-	removed  bool // no longer in the tree: its reads' results are dropped
-	absent   bool // the root is missing: its data read is an existence check
-	refused  bool // an ACL refused a read: it is not read again
-	fixed    bool // TrustReadOnly: its ACL lets no one change its data; no data watch
-	born     bool // its creation was heard (persistent.go): its children come as events, unlisted
+	live     bool       // in the copy
+	flags    entryFlags // the loop's: never in the same byte as live, which readers read
+	reads    [2]readState
+}
+
+// entryFlags are an entry's yes/no facts but live, a bit each, as readState's are:
+// as bools, they took 18 bytes of every cached node's entry; as bits, 3. They
+// change on the loop without the store's mu, so live, which the copy's readers read,
+// is a byte of its own.
+type entryFlags uint8
+
+const (
+	removed entryFlags = 1 << iota // no longer in the tree: its reads' results are dropped
+	absent                         // the root is missing: its data read is an existence check
+	refused                        // an ACL refused a read: it is not read again
+	fixed                          // TrustReadOnly: its ACL lets no one change its data; no data watch
+	born                           // its creation was heard (persistent.go): its children come as events, unlisted
 	// childEvent: the child fields of stat were last moved by a child's creation or
 	// deletion heard (persistent.go), not read: another of the same zxid (a multi)
 	// is not in them yet.
-	childEvent bool
+	childEvent
+)
+
+// is says whether e has f.
+func (e *entry) is(f entryFlags) bool { return e.flags&f != 0 }
+
+// mark gives e f, or takes it away.
+func (e *entry) mark(f entryFlags, on bool) {
+	if on {
+		e.flags |= f
+	} else {
+		e.flags &^= f
+	}
 }
 
 // copy is the node as the copy has it.
@@ -43,6 +69,16 @@ func (e *entry) set(n Node) { e.data, e.stat = n.Data, n.Stat }
 // name is the last element of e's path.
 func (e *entry) name() string { return e.path[strings.LastIndexByte(e.path, '/')+1:] }
 
+// add makes the entry of e's child at p, in e's kids; the store's mu is held.
+func (e *entry) add(p string) *entry {
+	kid := &entry{path: p, parent: e}
+	if e.kids == nil {
+		e.kids = map[string]*entry{}
+	}
+	e.kids[kid.name()] = kid
+	return kid
+}
+
 // readKind is what a read of a node fetches, and what its watch watches.
 type readKind int
 
@@ -52,21 +88,43 @@ const (
 	syncRead                  // a Sync of the path after a session loss, before any other read
 )
 
-// readState tracks one kind of read of one node. A node has at most one read of a
-// kind in flight, so results apply in order; a change seen meanwhile asks for
-// another read after it.
-type readState struct {
-	armed       bool  // a watch set by our reads is on the server, not fired yet
-	firedDuring bool  // a notification came while a read was pending: it sets no armed
-	pending     bool  // a read is queued or in flight
-	again       bool  // read again when it returns: a watch fired meanwhile
-	stale       bool  // its answer is dropped and the read sent again: the node was deleted meanwhile
-	need        bool  // counted in unsettled: the copy is not complete without this read
-	needEpoch   int32 // the read must be sent in this epoch or later
+// readState tracks one kind of read of one node, a bit a fact (as entryFlags, to
+// keep the entry small; the epoch of need is the entry's needEpoch). A node has at
+// most one read of a kind in flight, so results apply in order; a change seen
+// meanwhile asks for another read after it.
+type readState uint8
+
+const (
+	armed       readState = 1 << iota // a watch set by our reads is on the server, not fired yet
+	firedDuring                       // a notification came while a read was pending: it sets no armed
+	pending                           // a read is queued or in flight
+	again                             // read again when it returns: a watch fired meanwhile
+	stale                             // its answer is dropped and the read sent again: the node was deleted meanwhile
+	need                              // counted in unsettled: the copy is not complete without this read
+)
+
+// is says whether s has f.
+func (s readState) is(f readState) bool { return s&f != 0 }
+
+// mark gives s f, or takes it away.
+func (s *readState) mark(f readState, on bool) {
+	if on {
+		*s |= f
+	} else {
+		*s &^= f
+	}
 }
 
-// follows reports whether the cache reads e's children.
-func (en *engine) follows(e *entry) bool { return int(e.depth) < en.o.depth }
+// follows reports whether the cache reads e's children: whether e is less than
+// Depth levels below the path. The levels are counted up e's parents, at most
+// Depth of them, rather than kept in every entry: trees are a few levels deep.
+func (en *engine) follows(e *entry) bool {
+	depth := 0
+	for p := e.parent; p != nil && depth < en.o.depth; p = p.parent {
+		depth++
+	}
+	return depth < en.o.depth
+}
 
 // gotData applies the result of a data read of e: its data, or that it is missing.
 // It returns false when the result tells nothing yet (a missing root that still
@@ -76,7 +134,7 @@ func (en *engine) gotData(e *entry, t task, r result) (answered bool) {
 	case r.same:
 		return true // still the read-only node the copy has
 	case t.probe && r.stat != nil:
-		e.absent = false // created meanwhile: read it
+		e.mark(absent, false) // created meanwhile: read it
 		en.dispatch(e, dataRead)
 		return false
 	case t.probe:
@@ -88,10 +146,10 @@ func (en *engine) gotData(e *entry, t task, r result) (answered bool) {
 		en.store.mu.Unlock()
 		switch {
 		case e == en.root:
-			e.absent = true
+			e.mark(absent, true)
 			en.dispatch(e, dataRead)
 			return false
-		case was && !e.parent.reads[childRead].pending:
+		case was && !e.parent.reads[childRead].is(pending):
 			// A listing of the parent made before our read may have shown a node of
 			// the same name created after it; read once more to know.
 			en.dispatch(e, dataRead)
@@ -136,7 +194,7 @@ func (en *engine) gotData(e *entry, t task, r result) (answered bool) {
 		// later incarnation of the parent: the listing its watch brings decides.
 		return true
 	}
-	e.fixed = r.fixed
+	e.mark(fixed, r.fixed)
 	en.appear(e, n)
 	return true
 }
@@ -148,7 +206,7 @@ func (en *engine) appear(e *entry, n Node) {
 	e.live = true
 	en.store.live++
 	en.emit(Event{Type: Created, Path: e.path, New: n})
-	if en.follows(e) && !e.born {
+	if en.follows(e) && !e.is(born) {
 		en.want(e, childRead)
 	}
 	if en.persistent {
@@ -166,7 +224,7 @@ func (en *engine) gotChildren(e *entry, r result) (answered bool) {
 	}
 	if r.stat.Czxid != e.stat.Czxid {
 		if r.stat.Czxid < e.stat.Czxid {
-			e.reads[childRead].again = true // a listing of an older incarnation
+			e.reads[childRead].mark(again, true) // a listing of an older incarnation
 		}
 		// A newer incarnation: the data read will see it, and list it again.
 		return false
@@ -194,7 +252,7 @@ func (en *engine) gotChildren(e *entry, r result) (answered bool) {
 	slices.Sort(r.names)
 	for _, name := range r.names {
 		if kid := e.kids[name]; kid != nil {
-			if !kid.live && !kid.refused && !kid.reads[dataRead].pending {
+			if !kid.live && !kid.is(refused) && !kid.reads[dataRead].is(pending) {
 				en.want(kid, dataRead) // missing when last read, listed now
 			}
 			continue
@@ -203,11 +261,7 @@ func (en *engine) gotChildren(e *entry, r result) (answered bool) {
 		if en.o.selector != nil && !en.o.selector(p) {
 			continue
 		}
-		kid := &entry{path: p, parent: e, depth: e.depth + 1}
-		if e.kids == nil {
-			e.kids = map[string]*entry{}
-		}
-		e.kids[name] = kid
+		kid := e.add(p)
 		en.store.nodes[p] = kid
 		en.want(kid, dataRead)
 		changes++
@@ -239,7 +293,7 @@ func (en *engine) recheckFixed(e *entry, cversion int32, changes int) {
 		return
 	}
 	for _, name := range sortedKeys(e.kids) {
-		if kid := e.kids[name]; kid.fixed && kid.live {
+		if kid := e.kids[name]; kid.is(fixed) && kid.live {
 			en.refresh(kid, dataRead)
 		}
 	}
@@ -257,7 +311,7 @@ func (en *engine) vanish(e *entry) {
 		en.emit(Event{Type: Deleted, Path: e.path, Old: e.copy()})
 	}
 	e.set(Node{})
-	e.fixed = false
+	e.mark(fixed, false)
 	en.settled(e, childRead) // a node out of the copy has no children to list
 }
 
@@ -266,14 +320,14 @@ func (en *engine) remove(e *entry) {
 	en.vanish(e)
 	delete(e.parent.kids, e.name())
 	delete(en.store.nodes, e.path)
-	e.removed = true
+	e.mark(removed, true)
 	en.settled(e, dataRead)
 }
 
 // settled marks e's read of kind k as no longer needed for a complete copy.
 func (en *engine) settled(e *entry, k readKind) {
-	if rs := &e.reads[k]; rs.need {
-		rs.need = false
+	if rs := &e.reads[k]; rs.is(need) {
+		rs.mark(need, false)
 		en.unsettled--
 	}
 }
@@ -283,7 +337,7 @@ func (en *engine) settled(e *entry, k readKind) {
 // read whole or not at all).
 func (e *entry) readChildFields(pzxid int64) {
 	if e.stat.Pzxid == pzxid {
-		e.childEvent = false
+		e.mark(childEvent, false)
 	}
 }
 

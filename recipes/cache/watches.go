@@ -60,8 +60,8 @@ func (en *engine) fired(p string, typ framework.EventType) {
 // after it sets one anew.
 func (en *engine) unarm(e *entry, k readKind) {
 	rs := &e.reads[k]
-	rs.armed = false
-	if rs.pending {
-		rs.firedDuring = true
+	rs.mark(armed, false)
+	if rs.is(pending) {
+		rs.mark(firedDuring, true)
 	}
 }
