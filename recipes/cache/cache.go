@@ -45,21 +45,20 @@ func New(c *framework.Client, path string, opts ...Option) (*Cache, error) {
 	if err := args.Apply(&o, opts); err != nil {
 		return nil, fmt.Errorf("%w: %w", ErrInvalid, err)
 	}
-	st := newStore()
+	st := newStore(path)
 	en := &engine{
 		c:      c,
 		path:   path,
 		o:      o,
 		log:    c.ForRecipes().Logger(),
 		store:  st,
+		root:   st.root,
 		inbox:  notify.NewQueue[func()](),
 		halted: make(chan struct{}),
 		tel:    newTelemetry(c),
 	}
 	ca := &Cache{c: c, path: path, store: st, en: en, initDone: make(chan struct{})}
 	en.ctx, ca.cancel = context.WithCancel(context.Background())
-	en.root = &entry{path: path}
-	st.nodes[path] = en.root
 	return ca, nil
 }
 

@@ -3,7 +3,6 @@ package cache
 import (
 	"context"
 	"errors"
-	"strings"
 
 	"github.com/zkrecipes/zkrecipes/framework"
 )
@@ -68,23 +67,23 @@ func (en *engine) changed(ev framework.WatchEvent) {
 		en.resync()
 		return
 	}
-	e := en.store.nodes[ev.Path]
+	parent, e := en.store.find(ev.Path)
 	switch ev.Type {
 	case framework.EventNodeDataChanged:
 		if e != nil {
 			en.refresh(e, dataRead)
 		}
 	case framework.EventNodeCreated:
-		en.childChanged(ev, 1)
+		en.childChanged(parent, ev, 1)
 		if e == nil {
-			e = en.born(ev.Path)
+			e = en.born(parent, ev.Path)
 		}
 		if e != nil {
 			e.mark(absent, false)
 			en.refresh(e, dataRead)
 		}
 	case framework.EventNodeDeleted:
-		en.childChanged(ev, -1)
+		en.childChanged(parent, ev, -1)
 		if e != nil {
 			en.deleted(e)
 		}
@@ -95,12 +94,9 @@ func (en *engine) changed(ev framework.WatchEvent) {
 // parent as the server changed them, with no read: a creation or a deletion adds one
 // to Cversion (the server shows creations and deletions counted, DataNode.copyStat),
 // and one to or from NumChildren, and sets Pzxid to the change's zxid. A server that sends no zxid with
-// its notifications (3.8) has the parent's stat read instead.
-func (en *engine) childChanged(ev framework.WatchEvent, children int32) {
-	if ev.Path == en.path {
-		return // the parent is not in the copy
-	}
-	parent := en.store.nodes[parentOf(ev.Path)]
+// its notifications (3.8) has the parent's stat read instead. parent is nil when
+// the tree does not have it (or ev is the root's, whose parent is not in the copy).
+func (en *engine) childChanged(parent *entry, ev framework.WatchEvent, children int32) {
 	switch {
 	case parent == nil:
 		return
@@ -120,20 +116,10 @@ func (en *engine) childChanged(ev framework.WatchEvent, children int32) {
 	parent.mark(childEvent, true)
 }
 
-// parentOf is the parent of a path below the root.
-func parentOf(p string) string {
-	i := strings.LastIndexByte(p, '/')
-	if i <= 0 {
-		return "/"
-	}
-	return p[:i]
-}
-
-// born makes the entry of a node created below a node the cache follows, or returns
-// nil if the cache does not keep it (too deep, not selected, or its parent is not
-// kept).
-func (en *engine) born(p string) *entry {
-	parent := en.store.nodes[parentOf(p)]
+// born makes the entry of a node created below a node the cache follows, parent (nil
+// if the tree does not have it), or returns nil if the cache does not keep it (too
+// deep, not selected, or its parent is not kept).
+func (en *engine) born(parent *entry, p string) *entry {
 	if parent == nil || parent.is(removed) || parent.is(refused) || !en.follows(parent) {
 		return nil
 	}
@@ -144,7 +130,6 @@ func (en *engine) born(p string) *entry {
 	defer en.store.mu.Unlock()
 	kid := parent.add(p)
 	kid.mark(born, true)
-	en.store.nodes[p] = kid
 	return kid
 }
 

@@ -349,12 +349,12 @@ func (en *engine) connection(s framework.ConnectionState) {
 // down, and says Synced when done.
 func (en *engine) resync() {
 	en.syncing = true
-	for _, e := range en.store.nodes {
+	en.root.each(func(e *entry) {
 		en.want(e, dataRead)
 		if e.live && en.follows(e) {
 			en.want(e, childRead)
 		}
-	}
+	})
 }
 
 // synced ends the hold after a session loss, once the new session's server has

@@ -17,9 +17,9 @@ import (
 type entry struct {
 	path   string
 	parent *entry
-	data   []byte         // the node's, while live: Node without its Path, which is path
-	stat   framework.Stat // the node's, while live
-	kids   map[string]*entry
+	data   []byte            // the node's, while live: Node without its Path, which is path
+	stat   framework.Stat    // the node's, while live
+	kids   map[string]*entry // by name: the only map that holds the entry (store.find)
 	// needEpoch[k] is the epoch the read of kind k must be sent in, or later, while
 	// it is needed (readState's need).
 	needEpoch [2]int32
@@ -77,6 +77,15 @@ func (e *entry) add(p string) *entry {
 	}
 	e.kids[kid.name()] = kid
 	return kid
+}
+
+// each calls fn with e and every entry below it, parents before their kids; fn
+// must not add or remove any. It runs on the loop, or under the store's mu.
+func (e *entry) each(fn func(*entry)) {
+	fn(e)
+	for _, kid := range e.kids {
+		kid.each(fn)
+	}
 }
 
 // readKind is what a read of a node fetches, and what its watch watches.
@@ -262,7 +271,6 @@ func (en *engine) gotChildren(e *entry, r result) (answered bool) {
 			continue
 		}
 		kid := e.add(p)
-		en.store.nodes[p] = kid
 		en.want(kid, dataRead)
 		changes++
 	}
@@ -319,7 +327,6 @@ func (en *engine) vanish(e *entry) {
 func (en *engine) remove(e *entry) {
 	en.vanish(e)
 	delete(e.parent.kids, e.name())
-	delete(en.store.nodes, e.path)
 	e.mark(removed, true)
 	en.settled(e, dataRead)
 }
