@@ -23,7 +23,7 @@ var loadedHeapProfile = flag.String("cache.loadedheap", "",
 // a collection, less the heap of the connected client before the cache, as the bench
 // driver measures it; go-zookeeper's registrations of the watches count too):
 //
-//	go test -run '^$' -bench Load -benchtime 5x -cpuprofile cpu.out -cache.loadedheap heap.out ./recipes/cache/
+//	go test -run '^$' -bench Load -benchtime 5x -cpuprofile cpu.out ./recipes/cache/ -cache.loadedheap heap.out
 func BenchmarkLoad(b *testing.B) {
 	srv := zktest.NewServer(b)
 	ctx := context.Background()
