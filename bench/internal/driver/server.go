@@ -60,7 +60,7 @@ func startTarget(ctx context.Context, members, heapMB int) (*target, error) {
 		}
 		t.ensemble, t.members = e, e.Addrs()
 		t.origin = fmt.Sprintf("a throwaway ensemble of %d servers started by zktest (tickTime 200 ms, sessions 4–60 s, "+
-			"forceSync=no, %d MiB heap each, serial GC); every session is given all %d and picks one, as clients do", heapMB, members, members)
+			"forceSync=no, %d MiB heap each, serial GC); every session is given all %d and picks one, as clients do", members, heapMB, members)
 	case env != "":
 		addr := strings.TrimSpace(strings.Split(env, ",")[0])
 		if err := checkLoopback(ctx, addr); err != nil {
