@@ -65,11 +65,15 @@ func (r *replyHold) wroteSetWatches() {
 	}
 }
 
-// wait holds a reply with a zxid back until SetWatches was written, the guard's
-// limit passed or the connection closed; the hold is then over.
-func (r *replyHold) wait(h *handle, closed <-chan struct{}) {
+// wait holds a reply with a zxid back until SetWatches was written or the guard's
+// limit passed; the hold is then over. It reports false when the connection or the
+// client closed first: the reply must then not reach go-zookeeper, whose connecting
+// goroutine may be reading the zxid still (a credentials' round trip delays
+// SetWatches, and a cut can come meanwhile). Its request fails as if the connection
+// had been cut before the reply came.
+func (r *replyHold) wait(h *handle, closed <-chan struct{}) bool {
 	if r.released == nil || r.over {
-		return
+		return true
 	}
 	r.over = true
 	limit := time.Duration(h.negotiated.Load())
@@ -86,6 +90,9 @@ func (r *replyHold) wait(h *handle, closed <-chan struct{}) {
 			h.log.Debug("zkrecipes: go-zookeeper did not re-set its watches; replies held no longer")
 		}
 	case <-closed:
+		return false
 	case <-h.ctx.Done():
+		return false
 	}
+	return true
 }

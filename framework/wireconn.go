@@ -168,10 +168,10 @@ func (t *trackedConn) readPacket() error {
 		t.h.oneShots.fired(typ, path)
 		t.c.watches.notify(typ, path, zxid)
 	case xid >= 0:
-		t.h.oneShots.replied(xid, code)
-		if zxid > 0 {
-			t.hold.wait(t.h, t.closed)
+		if zxid > 0 && !t.hold.wait(t.h, t.closed) {
+			return net.ErrClosed // go-zookeeper never sees the reply, nor sets its watch
 		}
+		t.h.oneShots.replied(xid, code)
 	}
 	t.pending = p
 	return nil
