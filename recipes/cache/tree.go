@@ -52,11 +52,15 @@ const (
 func (e *entry) is(f entryFlags) bool { return e.flags&f != 0 }
 
 // mark gives e f, or takes it away.
-func (e *entry) mark(f entryFlags, on bool) {
+func (e *entry) mark(f entryFlags, on bool) { setBits(&e.flags, f, on) }
+
+// setBits sets the bits f of *s when on, and clears them otherwise: entryFlags' and
+// readState's.
+func setBits[T ~uint8](s *T, f T, on bool) {
 	if on {
-		e.flags |= f
+		*s |= f
 	} else {
-		e.flags &^= f
+		*s &^= f
 	}
 }
 
@@ -116,13 +120,7 @@ const (
 func (s readState) is(f readState) bool { return s&f != 0 }
 
 // mark gives s f, or takes it away.
-func (s *readState) mark(f readState, on bool) {
-	if on {
-		*s |= f
-	} else {
-		*s &^= f
-	}
-}
+func (s *readState) mark(f readState, on bool) { setBits(s, f, on) }
 
 // follows reports whether the cache reads e's children: whether e is less than
 // Depth levels below the path. The levels are counted up e's parents, at most
