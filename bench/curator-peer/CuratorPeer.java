@@ -725,7 +725,8 @@ public final class CuratorPeer {
         //                                     lat is each until the first member's view has it; the
         //                                     group has MEMBERS before (the first included), each on
         //                                     a session of its own, and heap is the used heap they
-        //                                     took, per member known (MEMBERS²)
+        //                                     took, per member known (MEMBERS²); changer is
+        //                                     the second session's id
         private Trial recipeTrial(String[] f) throws Exception {
             String path = f[1];
             CuratorFramework[] cs = sessions(2);
@@ -823,6 +824,9 @@ public final class CuratorPeer {
                             pollUntil(() -> !watcher.getCurrentMembers().containsKey(id));
                         }
                         String r = json(n, n, 0, 0, System.nanoTime() - start, lat);
+                        // The joiner's session, so that the driver can tell its requests
+                        // from the followers'.
+                        r = r.substring(0, r.length() - 1) + ",\"changer\":" + cs[1].getZookeeperClient().getZooKeeper().getSessionId() + "}";
                         return members > 1 ? r.substring(0, r.length() - 1) + ",\"heap\":" + heap + "}" : r;
                     };
                 }

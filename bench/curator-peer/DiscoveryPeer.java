@@ -136,7 +136,7 @@ final class DiscoveryPeer {
     //                                    ServiceProvider starts (heap: the used heap it took, per
     //                                    instance), then the second registers N more one at a time;
     //                                    lat is each until the provider has it (then unregistered,
-    //                                    until it is gone)
+    //                                    until it is gone); changer is the second session's id
     //   discovery-load PATH N            N instances registered, then a ServiceProvider starts;
     //                                    heap is the used heap after System.gc() per instance
     //   discovery-pick PATH N MILLIS     4 threads call getInstance on a provider of N
@@ -224,6 +224,9 @@ final class DiscoveryPeer {
                 CuratorPeer.Bench.pollUntil(() -> !knows(provider, id));
             }
             String r = CuratorPeer.Bench.json(n, n, 0, 0, System.nanoTime() - start, lat);
+            // The registrar's session, so that the driver can tell its requests from the
+            // provider's.
+            r = r.substring(0, r.length() - 1) + ",\"changer\":" + cs[1].getZookeeperClient().getZooKeeper().getSessionId() + "}";
             return heap > 0 ? r.substring(0, r.length() - 1) + ",\"heap\":" + heap + "}" : r;
         };
     }

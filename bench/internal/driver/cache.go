@@ -449,7 +449,7 @@ func (t *recipeTrial) join(ctx context.Context) (result, error) {
 		}
 	}
 	n := len(lat)
-	return result{Ops: n, Total: n, Elapsed: time.Since(start), Latencies: lat, Heap: t.heap}, nil
+	return result{Ops: n, Total: n, Elapsed: time.Since(start), Latencies: lat, Heap: t.heap, Changer: t.joiner.c.SessionID()}, nil
 }
 
 // pollUntil polls done every pollEvery: the group has no per-member event in

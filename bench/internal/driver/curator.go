@@ -145,6 +145,9 @@ type peerResult struct {
 	Lat    []int64 `json:"lat"`
 	Heap   float64 `json:"heap"`
 	Failed int     `json:"failed"`
+	// Changer is the session id of the trial's changing session (group-join's joiner,
+	// discovery-register's writer).
+	Changer int64 `json:"changer"`
 }
 
 func (t *curatorTrial) Run(ctx context.Context, queued func(context.Context) error) (result, error) {
@@ -190,7 +193,7 @@ func (t *curatorTrial) run(ctx context.Context, queued func(context.Context) err
 	if err := json.Unmarshal([]byte(strings.TrimPrefix(line, "RESULT ")), &pr); err != nil {
 		return result{}, fmt.Errorf("curator peer: bad result %q: %w", line, err)
 	}
-	r := result{Ops: pr.Ops, Total: pr.Total, Reads: pr.Reads, Writes: pr.Writes, Elapsed: time.Duration(pr.Nanos), Heap: pr.Heap, Failed: pr.Failed}
+	r := result{Ops: pr.Ops, Total: pr.Total, Reads: pr.Reads, Writes: pr.Writes, Elapsed: time.Duration(pr.Nanos), Heap: pr.Heap, Failed: pr.Failed, Changer: pr.Changer}
 	for _, ns := range pr.Lat {
 		r.Latencies = append(r.Latencies, time.Duration(ns))
 	}

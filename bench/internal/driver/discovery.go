@@ -222,7 +222,7 @@ func (t *discoveryTrial) registerToSeen(ctx context.Context) (result, error) {
 		}
 	}
 	n := len(lat)
-	return result{Ops: n, Total: n, Elapsed: time.Since(start), Latencies: lat, Heap: t.heap}, nil
+	return result{Ops: n, Total: n, Elapsed: time.Since(start), Latencies: lat, Heap: t.heap, Changer: t.registrar.c.SessionID()}, nil
 }
 
 func (t *discoveryTrial) load(ctx context.Context) (result, error) {

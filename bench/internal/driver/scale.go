@@ -91,12 +91,16 @@ var scaleFigures = []scaleFigure{
 	{"group", "watches", "server watches on the group per member", true},
 	{"group", "all-watches", "all server watches per member (sessions' included)", true},
 	{"group", "requests", "requests per join and leave, per member", true},
+	{"group", "follower-requests", "of which the members' own (following it), per member", true},
+	{"group", "changer-requests", "the joining session's requests per join and leave (it joins, loads its view, leaves)", true},
 	{"group", "bytes", "bytes the server sent per join and leave, per member", true},
 	{"group", "heap", "client heap per member known (bytes; every member knows every member)", true},
 	{"group", "join-p50", "join-to-seen p50 (ms)", false},
 	{"group", "join-p99", "join-to-seen p99 (ms)", false},
 	{"discovery", "watches", "server watches on the service per instance", true},
 	{"discovery", "requests", "requests per registration and unregistration seen", true},
+	{"discovery", "follower-requests", "of which the provider's (following the service)", true},
+	{"discovery", "changer-requests", "of which the registrar's (it registers, keeps and unregisters)", true},
 	{"discovery", "bytes", "bytes the server sent per registration and unregistration", true},
 	{"discovery", "heap", "provider's heap per instance known (bytes)", true},
 	{"discovery", "join-p50", "register-to-seen p50 (ms)", false},
@@ -648,19 +652,36 @@ func (s *scaleRun) joins(ctx context.Context, c contender, w workload, units int
 	if err != nil {
 		return nil, err
 	}
+	before, err := s.tg.sessionRequests(ctx)
+	if err != nil {
+		return nil, err
+	}
 	res, requests, bytes, err := s.countedRun(ctx, t, nil, false)
 	if err != nil {
 		return nil, err
+	}
+	after, err := s.tg.sessionRequests(ctx)
+	if err != nil {
+		return nil, err
+	}
+	c0, ok0 := before[res.Changer]
+	c1, ok1 := after[res.Changer]
+	if !ok0 || !ok1 {
+		return nil, fmt.Errorf("the changing session %#x is not in the server's connections", res.Changer)
 	}
 	u, rounds := float64(units), float64(res.Total)
 	return map[string]float64{
 		"watches":     float64(under) / u,
 		"all-watches": float64(all) / u,
 		"requests":    float64(requests) / rounds,
-		"bytes":       float64(bytes) / rounds,
-		"heap":        res.Heap,
-		"join-p50":    millis(Percentile(res.Latencies, 50)),
-		"join-p99":    millis(Percentile(res.Latencies, 99)),
+		// The changing session's (the joiner's, the registrar's) and the others',
+		// those that follow the change.
+		"changer-requests":  float64(c1-c0) / rounds,
+		"follower-requests": float64(requests-(c1-c0)) / rounds,
+		"bytes":             float64(bytes) / rounds,
+		"heap":              res.Heap,
+		"join-p50":          millis(Percentile(res.Latencies, 50)),
+		"join-p99":          millis(Percentile(res.Latencies, 99)),
 	}, nil
 }
 
@@ -678,6 +699,7 @@ func (s *scaleRun) group(ctx context.Context) {
 			// A join and a leave reach every member: per member is flat when each costs
 			// the same at every size.
 			f["requests"], f["bytes"] = f["requests"]/float64(n), f["bytes"]/float64(n)
+			f["follower-requests"] /= float64(n)
 			return f, nil
 		})
 	}

@@ -97,6 +97,16 @@ func TestScaleSmoke(t *testing.T) {
 	instances := float64(discoverySizes[0])
 	require.InDelta(t, 1+1/instances, figure("discovery", recipesName, "watches"), 0.01, "each registration watches its node, the provider the service")
 	require.InDelta(t, 2+1/instances, figure("discovery", oneShotName, "watches"), 0.01, "the provider watches every instance too")
+	// cons tells the changing session's requests from the followers': the registrar
+	// creates its node, watches it, checks it is still its own and deletes it; the
+	// provider reads a new instance once and a deleted one not at all (3.8, whose
+	// notifications carry no zxid, reads the service's node for each too).
+	require.InDelta(t, 4, figure("discovery", recipesName, "changer-requests"), 0.3, "create, exists, exists, delete")
+	require.InDelta(t, 2, figure("discovery", recipesName, "follower-requests"), 1.05, "one read, or three on 3.8")
+	require.InDelta(t, figure("discovery", recipesName, "requests"),
+		figure("discovery", recipesName, "changer-requests")+figure("discovery", recipesName, "follower-requests"), 1e-9)
+	require.InDelta(t, 2, figure("group", recipesName, "follower-requests"), 1.05, "a member reads a joiner once (three times on 3.8)")
+	require.Greater(t, figure("group", recipesName, "changer-requests"), float64(groupSizes[0]), "the joiner loads its view of every member")
 	require.Positive(t, figure("discovery", recipesName, "heap"))
 	require.Positive(t, figure("discovery", recipesName, "join-p99"))
 	require.InDelta(t, 1, figure("election", recipesName, "watches"), 0.01, "every candidate but the leader watches the one before it, the leader its own")
@@ -106,6 +116,8 @@ func TestScaleSmoke(t *testing.T) {
 		require.InDelta(t, 1, figure("lock", curatorName, "lock-watches"), 0.01)
 		require.Positive(t, figure("group", curatorName, "join-p99"))
 		require.Positive(t, figure("discovery", curatorName, "join-p99"))
+		require.Positive(t, figure("discovery", curatorName, "changer-requests"))
+		require.Positive(t, figure("discovery", curatorName, "follower-requests"))
 		require.InDelta(t, 0.9, figure("election", curatorName, "watches"), 0.01)
 	}
 

@@ -273,6 +273,48 @@ func (t *target) watchesUnder(ctx context.Context, dir string) (int, error) {
 	return n, nil
 }
 
+// sessionRequests reads cons: the requests (pings included) each session's
+// connection has sent so far, by session id, summed over the members. The
+// driver's own four-letter words come on connections without a session.
+func (t *target) sessionRequests(ctx context.Context) (map[int64]int64, error) {
+	by := map[int64]int64{}
+	for i := range t.members {
+		out, err := t.fourLetter(ctx, i, "cons")
+		if err != nil {
+			return nil, err
+		}
+		// " /127.0.0.1:41234[1](queued=0,recved=12,sent=12,sid=0x100007c5c5d0000,lop=GETD,...)"
+		for _, line := range strings.Split(out, "\n") {
+			_, fields, ok := strings.Cut(line, "(")
+			if !ok {
+				continue
+			}
+			var sid, recved int64
+			var hasSid, hasRecved bool
+			for _, f := range strings.Split(strings.TrimSuffix(strings.TrimSpace(fields), ")"), ",") {
+				k, v, _ := strings.Cut(f, "=")
+				switch k {
+				case "sid":
+					u, err := strconv.ParseUint(strings.TrimPrefix(v, "0x"), 16, 64)
+					if err != nil {
+						return nil, fmt.Errorf("unexpected cons line %q: %w", line, err)
+					}
+					sid, hasSid = int64(u), true
+				case "recved":
+					if recved, err = strconv.ParseInt(v, 10, 64); err != nil {
+						return nil, fmt.Errorf("unexpected cons line %q: %w", line, err)
+					}
+					hasRecved = true
+				}
+			}
+			if hasSid && hasRecved {
+				by[sid] += recved
+			}
+		}
+	}
+	return by, nil
+}
+
 // version is the server's, as srvr says it.
 func (t *target) version(ctx context.Context) string {
 	out, err := t.fourLetter(ctx, 0, "srvr")

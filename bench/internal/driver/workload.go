@@ -106,6 +106,9 @@ type result struct {
 	PausedUnmoved int
 	WorkLost      time.Duration
 	Requests      int64
+	// Changer is the session that made the changes others follow (a group's joiner,
+	// a discovery's registrar), so that its own requests can be told from theirs.
+	Changer int64
 }
 
 // contender is one way of doing the work: the raw operations, go-zookeeper's lock,
