@@ -34,9 +34,11 @@ type Option func(*options) error
 
 type options struct{ fixed bool }
 
-// FixedPayload promises that this member's payload never changes, so that the other
+// FixedPayload promises that this member's payload never changes, so that on
+// one-shot watches (a server before 3.6, or framework.WithOneShotWatches) the other
 // members need no data watch on its node: a group of M such members holds about 2
-// server watches per member instead of M + 1. The node is made with the client's
+// server watches per member instead of M + 1. On a persistent watch, which sets no
+// data watches, it saves nothing and costs nothing. The node is made with the client's
 // ACL for its path cut to READ (nodes.ReadOnly), at every create: ZooKeeper then
 // refuses every change of its data and its ACL, by anyone, while its owner can still
 // delete it; SetPayload returns ErrFixedPayload without sending anything. The
