@@ -65,6 +65,9 @@ func (r *replyHold) wroteSetWatches() {
 	}
 }
 
+// holding says whether a reply with a zxid is to be held now (the reader's).
+func (r *replyHold) holding() bool { return r.released != nil && !r.over }
+
 // wait holds a reply with a zxid back until SetWatches was written or the guard's
 // limit passed; the hold is then over. It reports false when the connection or the
 // client closed first: the reply must then not reach go-zookeeper, whose connecting

@@ -20,7 +20,9 @@ import (
 // all), reads the session timeout the server granted and whether the session is
 // still there from the connect response, keeps the framework's own replies from
 // go-zookeeper, hands notifications to the persistent watches with their zxid, and
-// notes when a server last said anything. Writing, it sends go-zookeeper's packets
+// notes when a server last said anything; go-zookeeper reads the body of a reply to
+// one of its requests itself, straight from the connection, after its header, so
+// that no copy of it is made or kept. Writing, it sends go-zookeeper's packets
 // and the framework's own one at a time, and watches go-zookeeper's requests for the
 // one-shot watches they set (oneShots). It also bounds the wait for the connect
 // response: go-zookeeper allows ten receive timeouts for it (and none at all once its
@@ -40,8 +42,9 @@ type trackedConn struct {
 	// The reader's (go-zookeeper's connecting goroutine, then its receive loop).
 	answered bool   // the connect response has been read
 	got      int    // bytes read, counted until the connect response's length is read
-	pending  []byte // what go-zookeeper has yet to read of the current packet
-	buf      []byte
+	pending  []byte // what go-zookeeper has yet to read of the current packet, read ahead
+	left     int    // bytes of go-zookeeper's current reply still on the connection
+	buf      []byte // the packets read whole: the connect response, notifications, ours
 	hold     replyHold
 
 	established atomic.Bool   // the connect response came, with a session
@@ -99,7 +102,7 @@ func (t *trackedConn) end() {
 }
 
 func (t *trackedConn) Read(b []byte) (int, error) {
-	for len(t.pending) == 0 {
+	for len(t.pending) == 0 && t.left == 0 {
 		if err := t.readPacket(); err != nil {
 			if !t.answered {
 				t.h.failed(noAnswer(t.addr, t.tls, t.got, err))
@@ -108,9 +111,23 @@ func (t *trackedConn) Read(b []byte) (int, error) {
 			return 0, err
 		}
 	}
-	n := copy(b, t.pending)
-	t.pending = t.pending[n:]
-	return n, nil
+	if len(t.pending) > 0 {
+		n := copy(b, t.pending)
+		t.pending = t.pending[n:]
+		return n, nil
+	}
+	// The body of a reply to go-zookeeper, into go-zookeeper's own buffer. A buffer of
+	// ours for it would be kept at the size of the largest reply, each connection's (a
+	// lock's listing of its waiters: 1.3 KB a waiter, with twenty sessions queued).
+	n, err := t.Conn.Read(b[:min(len(b), t.left)])
+	t.left -= n
+	if n > 0 {
+		t.h.lastRead.Store(time.Now().UnixNano())
+	}
+	if err != nil {
+		t.end()
+	}
+	return n, err
 }
 
 // ErrPacketTooLarge is the error of a connection whose server sent a packet larger
@@ -136,15 +153,16 @@ func (t *trackedConn) readPacket() error {
 		}
 		return t.tooLarge(n, err)
 	}
-	if cap(t.buf) < 4+n {
-		t.buf = make([]byte, 4+n)
+	// The connect response is read whole; a later packet, its header first.
+	head := n
+	if t.answered {
+		head = min(n, replyHeader-4)
 	}
-	p := t.buf[:4+n]
-	copy(p, size[:])
-	if _, err := io.ReadFull(t.Conn, p[4:]); err != nil {
+	t.buf = append(t.buf[:0], size[:]...)
+	p, err := t.fill(4, head)
+	if err != nil {
 		return err
 	}
-	t.h.lastRead.Store(time.Now().UnixNano())
 	if !t.answered {
 		t.answered = true
 		t.connectResponse(p[4:])
@@ -156,6 +174,14 @@ func (t *trackedConn) readPacket() error {
 	if r.err != nil {
 		return r.err
 	}
+	if xid >= 0 {
+		return t.goReply(p, n-head, xid, zxid, code)
+	}
+	// A notification, the reply to a ping or to credentials, or ours: read whole.
+	if p, err = t.fill(len(p), n); err != nil {
+		return err
+	}
+	r.b = p[replyHeader:]
 	switch {
 	case isOurXid(xid):
 		t.reply(xid, wireReply{zxid: zxid, code: code, body: append([]byte(nil), r.b...)})
@@ -167,13 +193,43 @@ func (t *trackedConn) readPacket() error {
 		}
 		t.h.oneShots.fired(typ, path)
 		t.c.watches.notify(typ, path, zxid)
-	case xid >= 0:
-		if zxid > 0 && !t.hold.wait(t.h, t.closed) {
-			return net.ErrClosed // go-zookeeper never sees the reply, nor sets its watch
-		}
-		t.h.oneShots.replied(xid, code)
 	}
 	t.pending = p
+	return nil
+}
+
+// fill reads the packet whose first have bytes (its length's four included) are in
+// t.buf on to its first 4+m bytes, and returns them.
+func (t *trackedConn) fill(have, m int) ([]byte, error) {
+	if cap(t.buf) < 4+m {
+		t.buf = append(make([]byte, 0, 4+m), t.buf[:have]...)
+	}
+	p := t.buf[:4+m]
+	if _, err := io.ReadFull(t.Conn, p[have:]); err != nil {
+		return nil, err
+	}
+	t.h.lastRead.Store(time.Now().UnixNano())
+	return p, nil
+}
+
+// goReply hands go-zookeeper the reply to its request xid whose header is p, with
+// left bytes of its body still on the connection for go-zookeeper to read. A reply
+// to hold (replyhold.go) is read whole first, so that go-zookeeper's read deadline
+// does not run while it waits.
+func (t *trackedConn) goReply(p []byte, left int, xid int32, zxid int64, code int32) error {
+	if zxid > 0 && t.hold.holding() {
+		whole := append(make([]byte, 0, len(p)+left), p...)[:len(p)+left]
+		if _, err := io.ReadFull(t.Conn, whole[len(p):]); err != nil {
+			return err
+		}
+		t.h.lastRead.Store(time.Now().UnixNano())
+		p, left = whole, 0
+		if !t.hold.wait(t.h, t.closed) {
+			return net.ErrClosed // go-zookeeper never sees the reply, nor sets its watch
+		}
+	}
+	t.h.oneShots.replied(xid, code)
+	t.pending, t.left = p, left
 	return nil
 }
 
