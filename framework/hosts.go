@@ -137,6 +137,10 @@ type hostProvider struct {
 	host    string   // the current name's host
 	tried   int      // names begun since the last connection
 	last    target
+
+	// connected is called as go-zookeeper's session is back, on its connecting
+	// goroutine (replyhold.go); nil: nothing.
+	connected func()
 }
 
 // Init is go-zookeeper's; the client's own list (hosts) is the one used, so that it
@@ -171,6 +175,9 @@ func (p *hostProvider) Next() (string, bool) {
 // Connected starts the count of a pass again, and drops the addresses of the name
 // not yet tried: the next connection, whenever it is needed, looks the name up anew.
 func (p *hostProvider) Connected() {
+	if p.connected != nil {
+		p.connected()
+	}
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	p.tried, p.pending = 0, nil

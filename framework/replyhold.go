@@ -1,7 +1,12 @@
 package framework
 
 import (
+	"reflect"
+	"sync/atomic"
 	"time"
+	"unsafe"
+
+	"github.com/go-zookeeper/zk"
 )
 
 // Holding replies back, in race builds only, for go-zookeeper/zk#35.
@@ -18,7 +23,21 @@ import (
 // knows exactly when that is (oneShots follows go-zookeeper's watches), so in race
 // builds a new connection of a session with watches holds back every reply that
 // would make the receive loop record a zxid (a reply to a request, with a zxid) until
-// SetWatches has been written: the read then happens before the write. Other packets
+// this connection's SetWatches has been written: the read then happens before the
+// write. Not an earlier connection's: go-zookeeper keeps the requests it had queued
+// but not written when a connection broke, and writes them first on the next, so a
+// SetWatches built for a connection cut before its send loop wrote it (a cut during
+// the credentials' round trip, say) comes first on the next connection, before that
+// connection's own SetWatches has read the zxid (the race detector caught it once in
+// about 60 runs of TestReconnectWithWatchesAndRequestsInFlight on two busy cores).
+// go-zookeeper numbers its requests as it queues them, and the connection notes the
+// number go-zookeeper has reached when the session is back (hostProvider.Connected,
+// called on go-zookeeper's connecting goroutine just before it reads the zxid; the
+// counter is unexported, so it is found by reflection and read atomically): this
+// connection's SetWatches is the first with a later number. An earlier one was
+// numbered by the goroutine go-zookeeper starts to queue it right after its read;
+// only a goroutine kept from running through a whole reconnect could number it
+// later. Other packets
 // pass: watch notifications, pings, the framework's own replies, and the replies to
 // the credentials go-zookeeper re-sends, and waits for, before its send loop starts
 // (ZooKeeper answers those with zxid 0). A connection without watches to set holds
@@ -98,4 +117,45 @@ func (r *replyHold) wait(h *handle, closed <-chan struct{}) bool {
 		return false
 	}
 	return true
+}
+
+// goZookeeperXids finds go-zookeeper's request counter in conn, which it increments
+// atomically to number each request it queues (Conn.nextXid); nil if this version of
+// go-zookeeper has none, and then any SetWatches ends a hold, as before. It is read
+// only, and atomically.
+func goZookeeperXids(conn *zk.Conn) *uint32 {
+	v := reflect.ValueOf(conn).Elem().FieldByName("xid")
+	if !v.IsValid() || v.Kind() != reflect.Uint32 {
+		return nil
+	}
+	return (*uint32)(unsafe.Pointer(v.UnsafeAddr()))
+}
+
+// xidsAtConnect is go-zookeeper's request count when its session was last back, or -1
+// when not known.
+type xidsAtConnect struct {
+	counter atomic.Pointer[uint32] // go-zookeeper's, once known
+	at      atomic.Int64
+}
+
+// connected notes go-zookeeper's count now, on its connecting goroutine just before it
+// builds its SetWatches.
+func (x *xidsAtConnect) connected() {
+	if p := x.counter.Load(); p != nil {
+		x.at.Store(int64(atomic.LoadUint32(p)))
+		return
+	}
+	x.at.Store(-1)
+}
+
+// since says whether go-zookeeper numbered request xid after the session was last
+// back. Its xids are its count masked to 31 bits, so the count's distance to the
+// xid tells (a session sends far fewer than 2^30 requests between two connections).
+func (x *xidsAtConnect) since(xid int32) bool {
+	at := x.at.Load()
+	if at < 0 {
+		return true
+	}
+	d := (uint32(xid) - uint32(at)) & 0x7fffffff
+	return d >= 1 && d < 1<<30
 }

@@ -3,6 +3,8 @@ package framework
 import (
 	"context"
 	"fmt"
+	"io"
+	"net"
 	"sync"
 	"testing"
 	"time"
@@ -163,4 +165,48 @@ func TestShortSessionReconnectsOnceAfterItsWatchesFired(t *testing.T) {
 	}
 	require.Equal(t, []ConnectionState{Suspended, Reconnected}, log.get(), "one reconnect")
 	requireHoldsExact(t, c)
+}
+
+// go-zookeeper writes first, on a new connection, the requests it had queued on the
+// last one and not written: a SetWatches among them was built before the session was
+// back, and must not end the new connection's hold; the first SetWatches numbered
+// after it does.
+func TestAnEarlierConnectionsSetWatchesEndsNoHold(t *testing.T) {
+	if !holdReplies {
+		t.Skip("replies are held in race builds only")
+	}
+	server, client := net.Pipe()
+	t.Cleanup(func() { _ = server.Close(); _ = client.Close() })
+	go func() { _, _ = io.Copy(io.Discard, server) }()
+	ctx, cancel := context.WithCancel(context.Background())
+	t.Cleanup(cancel)
+	c := &core{opts: options{maxPacket: DefaultMaxPacketSize}}
+	c.watches = &persistentWatches{c: c}
+	h := &handle{ctx: ctx}
+	var count uint32 = 1<<31 + 41 // go-zookeeper's count, past a wrap of its 31-bit xids
+	h.xids.counter.Store(&count)
+	conn := newTrackedConn(c, h, client, "pipe", time.Minute)
+	conn.answered = true
+	conn.hold.begin(true) // the session is back, with watches to set again
+	h.xids.connected()    // then go-zookeeper builds its SetWatches
+
+	setWatches := func(xid int32) {
+		t.Helper()
+		body := jute(nil).int(int32(xid)).int(opcodeSetWatches).long(7).int(0).int(0).int(1).str("/w")
+		_, err := conn.Write(append(jute(nil).int(int32(len(body))), body...))
+		require.NoError(t, err)
+	}
+	released := func() bool {
+		select {
+		case <-conn.hold.released:
+			return true
+		default:
+			return false
+		}
+	}
+	setWatches(41) // numbered before: the last connection's
+	require.False(t, released(), "the hold after an earlier connection's SetWatches")
+	count++
+	setWatches(42)
+	require.True(t, released(), "the hold after this connection's SetWatches")
 }

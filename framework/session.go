@@ -31,8 +31,10 @@ type handle struct {
 	// holdsGivenUp counts the reply holds (race builds) that ended at their limit,
 	// not at go-zookeeper's SetWatches: none, when oneShots is exact.
 	holdsGivenUp atomic.Int32
-	tooLarge     atomic.Pointer[error] // why the last reply too large to read was dropped
-	hosts        *hostProvider
+	// xids tells this connection's SetWatches from an earlier one's (replyhold.go).
+	xids     xidsAtConnect
+	tooLarge atomic.Pointer[error] // why the last reply too large to read was dropped
+	hosts    *hostProvider
 
 	// The requests sent through the handle (use), which close waits for.
 	usersMu sync.Mutex
@@ -146,7 +148,7 @@ func (e *ConnectError) Unwrap() []error {
 func (c *Client) dial(gen int) *handle {
 	h := &handle{gen: gen, log: c.opts.logger}
 	h.ctx, h.cancel = context.WithCancel(context.Background())
-	h.hosts = &hostProvider{hosts: c.hosts, ctx: h.ctx}
+	h.hosts = &hostProvider{hosts: c.hosts, ctx: h.ctx, connected: h.xids.connected}
 	dialer := func(network, addr string, timeout time.Duration) (net.Conn, error) {
 		conn, err := c.connect(h, network, addr, timeout)
 		if err != nil {
@@ -170,6 +172,11 @@ func (c *Client) dial(gen int) *handle {
 			c.watchEvent(ev)
 		}))
 	h.conn = conn
+	if holdReplies {
+		// The first connection holds nothing (no watches yet): the count is there by
+		// the time a hold can begin.
+		h.xids.counter.Store(goZookeeperXids(conn))
+	}
 	c.loops.Add(1)
 	go func() {
 		defer c.loops.Done()

@@ -310,9 +310,10 @@ func (t *trackedConn) Write(b []byte) (int, error) {
 func (t *trackedConn) write(b []byte) (int, error) {
 	xid, opcode, path, watch := requestPath(b)
 	if t.answered && (watch || opcode == opcodeSetWatches) {
-		if watch {
+		switch {
+		case watch:
 			t.h.oneShots.wrote(xid, opcode, path)
-		} else {
+		case t.h.xids.since(xid): // not a SetWatches an earlier connection left queued
 			t.hold.wroteSetWatches()
 		}
 		return t.c.watches.afterOneShot(t, b, path, opcode)
