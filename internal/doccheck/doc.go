@@ -1,6 +1,6 @@
 // Package doccheck keeps the documentation true: its tests compile every ```go block
-// of README.md and docs/*.md, and run the README's quick start against a real
-// ZooKeeper.
+// of README.md and docs/*.md, and run the quick start (README.md's, docs/quickstart.md's)
+// against a real ZooKeeper.
 //
 // The convention: every ```go block is a complete Go file, gofmt'd, that compiles
 // inside this module (package main, or any other package with its imports), so that

@@ -14,14 +14,12 @@ import (
 	"github.com/zkrecipes/zkrecipes/zktest"
 )
 
-// TestQuickStartRuns runs the README's quick start as written, as a reader would
-// against `zkr dev`: each program built from its block, given ZK_SERVERS, several
-// copies at once where the README says so. Each must exit 0, say what it did, and
-// leave no lock or election node behind.
+// TestQuickStartRuns runs the quick start (the README's lock, docs/quickstart.md's
+// poller and config) as written, as a reader would against `zkr dev`: each program
+// built from its block, given ZK_SERVERS, several copies at once where the text says
+// so. Each must exit 0, say what it did, and leave no lock or election node behind.
 func TestQuickStartRuns(t *testing.T) {
 	root := moduleRoot(t)
-	text, err := os.ReadFile(filepath.Join(root, "README.md"))
-	require.NoError(t, err)
 	programs := map[string]string{ // heading → the program's directory
 		"A lock around a critical section":   "lock",
 		"Electing one poller among replicas": "poller",
@@ -29,20 +27,24 @@ func TestQuickStartRuns(t *testing.T) {
 	}
 	dir := buildDir(t, root)
 	args := []string{"build", "-o", dir + string(filepath.Separator)}
-	for _, b := range GoBlocks("README.md", text) {
-		name, ok := programs[b.Heading]
-		if !ok {
-			continue
-		}
-		delete(programs, b.Heading)
-		sub := filepath.Join(dir, "src", name)
-		require.NoError(t, os.MkdirAll(sub, 0o755))
-		require.NoError(t, os.WriteFile(filepath.Join(sub, "main.go"), []byte(b.Source), 0o644))
-		rel, err := filepath.Rel(root, sub)
+	for _, file := range []string{"README.md", filepath.Join("docs", "quickstart.md")} {
+		text, err := os.ReadFile(filepath.Join(root, file))
 		require.NoError(t, err)
-		args = append(args, "./"+filepath.ToSlash(rel))
+		for _, b := range GoBlocks(file, text) {
+			name, ok := programs[b.Heading]
+			if !ok {
+				continue
+			}
+			delete(programs, b.Heading)
+			sub := filepath.Join(dir, "src", name)
+			require.NoError(t, os.MkdirAll(sub, 0o755))
+			require.NoError(t, os.WriteFile(filepath.Join(sub, "main.go"), []byte(b.Source), 0o644))
+			rel, err := filepath.Rel(root, sub)
+			require.NoError(t, err)
+			args = append(args, "./"+filepath.ToSlash(rel))
+		}
 	}
-	require.Empty(t, programs, "the README's quick start has lost these headings (or their ```go blocks)")
+	require.Empty(t, programs, "the quick start has lost these headings (or their ```go blocks)")
 	build := exec.Command("go", args...)
 	build.Dir = root
 	out, err := build.CombinedOutput()
