@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"io"
-	"net"
 	"sync"
 	"testing"
 	"time"
@@ -175,25 +174,17 @@ func TestAnEarlierConnectionsSetWatchesEndsNoHold(t *testing.T) {
 	if !holdReplies {
 		t.Skip("replies are held in race builds only")
 	}
-	server, client := net.Pipe()
-	t.Cleanup(func() { _ = server.Close(); _ = client.Close() })
+	conn, server := pipeConn(t)
 	go func() { _, _ = io.Copy(io.Discard, server) }()
-	ctx, cancel := context.WithCancel(context.Background())
-	t.Cleanup(cancel)
-	c := &core{opts: options{maxPacket: DefaultMaxPacketSize}}
-	c.watches = &persistentWatches{c: c}
-	h := &handle{ctx: ctx}
 	var count uint32 = 1<<31 + 41 // go-zookeeper's count, past a wrap of its 31-bit xids
-	h.xids.counter.Store(&count)
-	conn := newTrackedConn(c, h, client, "pipe", time.Minute)
+	conn.h.xids.counter.Store(&count)
 	conn.answered = true
-	conn.hold.begin(true) // the session is back, with watches to set again
-	h.xids.connected()    // then go-zookeeper builds its SetWatches
+	conn.hold.begin(true)   // the session is back, with watches to set again
+	conn.h.xids.connected() // then go-zookeeper builds its SetWatches
 
 	setWatches := func(xid int32) {
 		t.Helper()
-		body := jute(nil).int(int32(xid)).int(opcodeSetWatches).long(7).int(0).int(0).int(1).str("/w")
-		_, err := conn.Write(append(jute(nil).int(int32(len(body))), body...))
+		_, err := conn.Write(frame(xid, opcodeSetWatches, jute(nil).long(7).int(0).int(0).int(1).str("/w")))
 		require.NoError(t, err)
 	}
 	released := func() bool {

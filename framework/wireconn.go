@@ -205,11 +205,16 @@ func (t *trackedConn) fill(have, m int) ([]byte, error) {
 		t.buf = append(make([]byte, 0, 4+m), t.buf[:have]...)
 	}
 	p := t.buf[:4+m]
-	if _, err := io.ReadFull(t.Conn, p[have:]); err != nil {
-		return nil, err
+	return p, t.readFull(p[have:])
+}
+
+// readFull reads p whole from the server.
+func (t *trackedConn) readFull(p []byte) error {
+	if _, err := io.ReadFull(t.Conn, p); err != nil {
+		return err
 	}
 	t.h.lastRead.Store(time.Now().UnixNano())
-	return p, nil
+	return nil
 }
 
 // goReply hands go-zookeeper the reply to its request xid whose header is p, with
@@ -219,10 +224,9 @@ func (t *trackedConn) fill(have, m int) ([]byte, error) {
 func (t *trackedConn) goReply(p []byte, left int, xid int32, zxid int64, code int32) error {
 	if zxid > 0 && t.hold.holding() {
 		whole := append(make([]byte, 0, len(p)+left), p...)[:len(p)+left]
-		if _, err := io.ReadFull(t.Conn, whole[len(p):]); err != nil {
+		if err := t.readFull(whole[len(p):]); err != nil {
 			return err
 		}
-		t.h.lastRead.Store(time.Now().UnixNano())
 		p, left = whole, 0
 		if !t.hold.wait(t.h, t.closed) {
 			return net.ErrClosed // go-zookeeper never sees the reply, nor sets its watch

@@ -17,11 +17,7 @@ import (
 // a thousand over twenty sessions), and the packets around it come whole and in
 // order. In race builds, a reply held for zk#35 is read whole first, and comes whole.
 func TestAReplysBodyIsReadByGoZookeeperAndNotKept(t *testing.T) {
-	server, client := net.Pipe()
-	t.Cleanup(func() { _ = server.Close(); _ = client.Close() })
-	ctx, cancel := context.WithCancel(context.Background())
-	t.Cleanup(cancel)
-	conn := newTrackedConn(&core{opts: options{maxPacket: DefaultMaxPacketSize}}, &handle{ctx: ctx}, client, "pipe", time.Minute)
+	conn, server := pipeConn(t)
 
 	big := make([]byte, 256<<10)
 	for i := range big {
@@ -68,4 +64,16 @@ func TestAReplysBodyIsReadByGoZookeeperAndNotKept(t *testing.T) {
 		require.Less(t, cap(conn.buf), 1024, "the connection's buffer, after packet %d", i)
 	}
 	require.False(t, conn.hold.holding(), "a hold once a reply came")
+}
+
+// pipeConn is a connection as go-zookeeper sees it, over a pipe whose other end, the
+// server's, is returned.
+func pipeConn(t *testing.T) (*trackedConn, net.Conn) {
+	server, client := net.Pipe()
+	t.Cleanup(func() { _ = server.Close(); _ = client.Close() })
+	ctx, cancel := context.WithCancel(context.Background())
+	t.Cleanup(cancel)
+	c := &core{opts: options{maxPacket: DefaultMaxPacketSize}}
+	c.watches = &persistentWatches{c: c}
+	return newTrackedConn(c, &handle{ctx: ctx}, client, "pipe", time.Minute), server
 }

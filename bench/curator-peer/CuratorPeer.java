@@ -759,7 +759,7 @@ public final class CuratorPeer {
                         cs[0].close();
                         long heap0 = Math.min(before, usedHeap());
                         String r = json(nodes, nodes, 0, 0, nanos, null);
-                        return r.substring(0, r.length() - 1) + ",\"heap\":" + (double) (heap1 - heap0) / nodes + "}";
+                        return with(r, "heap", (double) (heap1 - heap0) / nodes);
                     };
                 }
                 case "cache-propagation": {
@@ -826,8 +826,8 @@ public final class CuratorPeer {
                         String r = json(n, n, 0, 0, System.nanoTime() - start, lat);
                         // The joiner's session, so that the driver can tell its requests
                         // from the followers'.
-                        r = r.substring(0, r.length() - 1) + ",\"changer\":" + cs[1].getZookeeperClient().getZooKeeper().getSessionId() + "}";
-                        return members > 1 ? r.substring(0, r.length() - 1) + ",\"heap\":" + heap + "}" : r;
+                        r = with(r, "changer", cs[1].getZookeeperClient().getZooKeeper().getSessionId());
+                        return members > 1 ? with(r, "heap", heap) : r;
                     };
                 }
                 default:
@@ -1058,7 +1058,7 @@ public final class CuratorPeer {
                 throw failure.get();
             }
             String r = json(ops.get(), total.get(), 0, 0, millis * 1_000_000L, null);
-            return r.substring(0, r.length() - 1) + ",\"failed\":" + failed.get() + "}";
+            return with(r, "failed", failed.get());
         }
 
         private static void join(List<Thread> threads) throws Exception {
@@ -1180,6 +1180,11 @@ public final class CuratorPeer {
                 throw failure.get();
             }
             return json(waiters + 1, waiters + 1, 0, 0, nanos, null);
+        }
+
+        // with is a RESULT's JSON object with one more number in it.
+        static String with(String json, String key, Object value) {
+            return json.substring(0, json.length() - 1) + ",\"" + key + "\":" + value + "}";
         }
 
         static String json(long ops, long total, long reads, long writes, long nanos, long[] lat) {

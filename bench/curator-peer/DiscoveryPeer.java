@@ -170,7 +170,7 @@ final class DiscoveryPeer {
                 provider.close();
                 long heap0 = Math.min(before, CuratorPeer.Bench.usedHeap());
                 String r = CuratorPeer.Bench.json(n, n, 0, 0, nanos, null);
-                return r.substring(0, r.length() - 1) + ",\"heap\":" + (double) (heap1 - heap0) / n + "}";
+                return CuratorPeer.Bench.with(r, "heap", (double) (heap1 - heap0) / n);
             };
         }
         long before = CuratorPeer.Bench.usedHeap();
@@ -226,8 +226,8 @@ final class DiscoveryPeer {
             String r = CuratorPeer.Bench.json(n, n, 0, 0, System.nanoTime() - start, lat);
             // The registrar's session, so that the driver can tell its requests from the
             // provider's.
-            r = r.substring(0, r.length() - 1) + ",\"changer\":" + cs[1].getZookeeperClient().getZooKeeper().getSessionId() + "}";
-            return heap > 0 ? r.substring(0, r.length() - 1) + ",\"heap\":" + heap + "}" : r;
+            r = CuratorPeer.Bench.with(r, "changer", cs[1].getZookeeperClient().getZooKeeper().getSessionId());
+            return heap > 0 ? CuratorPeer.Bench.with(r, "heap", heap) : r;
         };
     }
 
