@@ -155,7 +155,9 @@ func New(servers []string, opts ...Option) (*Client, error) {
 // it waits as long as ctx allows, through any outage. It returns nil, ErrClosed, or a
 // *ConnectError that says what ended the wait (the connection timeout, or the
 // context's error), how long it waited and why the last attempt to reach a server
-// failed (refused, an untrusted certificate, no answer), if one did.
+// failed (refused, an untrusted certificate, no answer), if one did. A ctx that has
+// ended already gives ctx's error (wrapped) even while connected, as the standard
+// library's calls do, so that a loop around WaitConnected ends with its ctx.
 func (c *Client) WaitConnected(ctx context.Context) error {
 	start := time.Now()
 	var timer *time.Timer // the connection timeout, before a first session
@@ -171,6 +173,8 @@ func (c *Client) WaitConnected(ctx context.Context) error {
 		switch {
 		case c.closing.Err() != nil:
 			return ErrClosed
+		case state.IsConnected() && ctx.Err() != nil:
+			return fmt.Errorf("framework: %w", ctx.Err())
 		case state.IsConnected():
 			return nil
 		}

@@ -183,7 +183,9 @@ func (l *Latch) setLeader(h *lockqueue.Held) {
 }
 
 // Await blocks until this latch leads, ctx ends, the latch is closed (ErrClosed) or
-// its client is (an error wrapping framework.ErrClosed).
+// its client is (an error wrapping framework.ErrClosed). A ctx that has ended already
+// gives ctx's error (wrapped) even while the latch leads, as the standard library's
+// calls do: a loop around Await ends with its ctx.
 func (l *Latch) Await(ctx context.Context) error {
 	for {
 		l.mu.Lock()
@@ -194,17 +196,24 @@ func (l *Latch) Await(ctx context.Context) error {
 			return ErrClosed
 		case state == lifecycle.Latent:
 			return ErrNotStarted
+		case ctx.Err() != nil:
+			return l.awaitEnded(ctx)
 		case leader:
 			return nil
 		}
 		select {
 		case <-ch:
 		case <-ctx.Done():
-			return fmt.Errorf("election: awaiting leadership of %s: %w", l.q.Path(), ctx.Err())
+			return l.awaitEnded(ctx)
 		case <-l.c.ForRecipes().Context().Done():
 			return lifecycle.ClientClosed(l.c, "election: awaiting leadership of "+l.q.Path())
 		}
 	}
+}
+
+// awaitEnded is Await's error for a ctx that has ended.
+func (l *Latch) awaitEnded(ctx context.Context) error {
+	return fmt.Errorf("election: awaiting leadership of %s: %w", l.q.Path(), ctx.Err())
 }
 
 // IsLeader reports whether this latch leads now.

@@ -89,8 +89,12 @@ func NewMutexes(c *framework.Client, paths []string, opts ...mutex.Option) (*Mul
 // Acquire takes every lock in order, or none: if one fails, or ctx ends, those taken
 // are released in reverse order (with a context of their own) and the error
 // returned. Acquiring again while held takes every lock again, which reentrant locks
-// count.
+// count. A ctx that has ended already gives its error and takes nothing, even while
+// held: it does not count up.
 func (m *MultiLock) Acquire(ctx context.Context) error {
+	if err := ctx.Err(); err != nil {
+		return fmt.Errorf("multilock: %w", err)
+	}
 	for i, l := range m.locks {
 		if err := l.Acquire(ctx); err != nil {
 			releaseErr := releaseAll(context.WithoutCancel(ctx), m.locks[:i])

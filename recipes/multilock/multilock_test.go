@@ -117,6 +117,21 @@ func TestReentrantThroughItsMutexes(t *testing.T) {
 	require.False(t, m.IsAcquired())
 }
 
+// An Acquire whose ctx has ended takes nothing and does not count up, even over
+// locks of the caller's that do not look at ctx: one Release then releases.
+func TestEndedContextTakesNothing(t *testing.T) {
+	ended, cancel := context.WithCancel(context.Background())
+	cancel()
+	own := &failing{}
+	m, err := New(own)
+	require.NoError(t, err)
+	require.NoError(t, m.Acquire(testCtx(t)))
+	require.ErrorIs(t, m.Acquire(ended), context.Canceled)
+	require.NoError(t, m.Release(testCtx(t)))
+	require.False(t, m.IsAcquired(), "the Acquire whose ctx had ended counted up")
+	require.ErrorIs(t, m.Release(testCtx(t)), ErrNotHeld)
+}
+
 // When another client deletes the node of one of its locks, the multi-lock no longer
 // holds, its Context ends saying which lock and why, and a multi-lock waiting for
 // the same locks is granted once the old one lets the others go.

@@ -86,14 +86,16 @@ func New(c *framework.Client, path string, opts ...Option) (*Mutex, error) {
 
 // Acquire waits until this value holds the lock, ctx ends (an error wrapping
 // ctx.Err()), or the client closes. If the value already holds it, Acquire counts up
-// at once. Our node is gone before an error returns.
+// at once. Our node is gone before an error returns. A ctx that has ended already
+// gives its error even while the value holds, and does not count up.
 func (m *Mutex) Acquire(ctx context.Context) error {
 	_, err := m.r.Acquire(ctx, true)
 	return m.wrap("acquire", err)
 }
 
 // TryAcquire takes the lock only if nobody holds it or waits for it before us; it
-// never waits for another holder. It reports whether this value holds the lock.
+// never waits for another holder. It reports whether this value holds the lock. A
+// ctx that has ended already gives its error, as Acquire's does.
 func (m *Mutex) TryAcquire(ctx context.Context) (bool, error) {
 	ok, err := m.r.Acquire(ctx, false)
 	return ok, m.wrap("acquire", err)

@@ -127,7 +127,8 @@ func (l *RWLock) ReadLock() *Lock { return l.read }
 func (l *RWLock) WriteLock() *Lock { return l.write }
 
 // Acquire waits until this side holds, ctx ends (an error wrapping ctx.Err()), or
-// the client closes; if it already holds, it counts up at once. The read lock is
+// the client closes; if it already holds, it counts up at once (but a ctx that has
+// ended already gives its error even then, and does not count up). The read lock is
 // granted at once while the same RWLock holds the write lock; the write lock returns
 // ErrUpgrade while the same RWLock holds the read lock.
 func (l *Lock) Acquire(ctx context.Context) error {
@@ -136,7 +137,7 @@ func (l *Lock) Acquire(ctx context.Context) error {
 }
 
 // TryAcquire takes this side only if it can hold at once; it never waits for another
-// holder.
+// holder. A ctx that has ended already gives its error, as Acquire's does.
 func (l *Lock) TryAcquire(ctx context.Context) (bool, error) {
 	ok, err := l.r.Acquire(ctx, false)
 	return ok, l.wrap("acquire", err)

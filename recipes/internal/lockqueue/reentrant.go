@@ -35,8 +35,13 @@ func NewReentrant(acquire AcquireFunc) *Reentrant {
 
 // Acquire counts up if already held; else it takes the hold, waiting for it or not.
 // It reports whether the participant holds. Acquiring again a hold that was lost
-// is an error wrapping ErrLost: release it first.
+// is an error wrapping ErrLost: release it first. A ctx that has ended already gives
+// ctx's error, even while held, and does not count up: the caller did not get another
+// acquisition to release.
 func (r *Reentrant) Acquire(ctx context.Context, wait bool) (bool, error) {
+	if err := ctx.Err(); err != nil {
+		return false, err
+	}
 	if ok, err := r.reenter(); ok || err != nil {
 		return ok, err
 	}
