@@ -1,6 +1,7 @@
 package doccheck
 
 import (
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -14,41 +15,63 @@ import (
 	"github.com/zkrecipes/zkrecipes/zktest"
 )
 
-// TestQuickStartRuns runs the quick start (the README's lock, docs/quickstart.md's
-// poller and config) as written, as a reader would against `zkr dev`: each program
-// built from its block, given ZK_SERVERS, several copies at once where the text says
-// so. Each must exit 0, say what it did, and leave no lock or election node behind.
-func TestQuickStartRuns(t *testing.T) {
-	root := moduleRoot(t)
-	programs := map[string]string{ // heading → the program's directory
-		"A lock around a critical section":   "lock",
-		"Electing one poller among replicas": "poller",
-		"Following a config subtree":         "config",
-	}
-	dir := buildDir(t, root)
+// program is a documented ```go block built into a program: a whole program as it
+// is, or a function of a guide's with a driver of the test's that calls it (driver's
+// %s is the block's import path).
+type program struct {
+	file, heading string // where the block is
+	name          string // the program's directory and binary
+	driver        string // "" for a whole program
+}
+
+// buildPrograms builds each program into dir, all in one go build.
+func buildPrograms(t *testing.T, root, dir string, programs []program) {
+	t.Helper()
 	args := []string{"build", "-o", dir + string(filepath.Separator)}
-	for _, file := range []string{"README.md", filepath.Join("docs", "quickstart.md")} {
-		text, err := os.ReadFile(filepath.Join(root, file))
+	for _, p := range programs {
+		text, err := os.ReadFile(filepath.Join(root, p.file))
 		require.NoError(t, err)
-		for _, b := range GoBlocks(file, text) {
-			name, ok := programs[b.Heading]
-			if !ok {
-				continue
+		var block *Block
+		for _, b := range GoBlocks(p.file, text) {
+			if b.Heading == p.heading {
+				block = &b
+				break
 			}
-			delete(programs, b.Heading)
-			sub := filepath.Join(dir, "src", name)
-			require.NoError(t, os.MkdirAll(sub, 0o755))
-			require.NoError(t, os.WriteFile(filepath.Join(sub, "main.go"), []byte(b.Source), 0o644))
-			rel, err := filepath.Rel(root, sub)
-			require.NoError(t, err)
-			args = append(args, "./"+filepath.ToSlash(rel))
 		}
+		require.NotNil(t, block, "%s has lost the heading %q (or its ```go block)", p.file, p.heading)
+		sub := filepath.Join(dir, "src", p.name)
+		rel, err := filepath.Rel(root, sub)
+		require.NoError(t, err)
+		src := filepath.Join(sub, "main.go")
+		if p.driver != "" {
+			require.NoError(t, os.MkdirAll(filepath.Join(sub, "block"), 0o755))
+			driver := fmt.Sprintf(p.driver, "github.com/zkrecipes/zkrecipes/"+filepath.ToSlash(rel)+"/block")
+			require.NoError(t, os.WriteFile(src, []byte(driver), 0o644))
+			src = filepath.Join(sub, "block", "block.go")
+		}
+		require.NoError(t, os.MkdirAll(sub, 0o755))
+		require.NoError(t, os.WriteFile(src, []byte(block.Source), 0o644))
+		args = append(args, "./"+filepath.ToSlash(rel))
 	}
-	require.Empty(t, programs, "the quick start has lost these headings (or their ```go blocks)")
 	build := exec.Command("go", args...)
 	build.Dir = root
 	out, err := build.CombinedOutput()
 	require.NoError(t, err, "%s", out)
+}
+
+// TestQuickStartRuns runs the quick start (the README's lock, docs/quickstart.md's
+// poller and config) as written, as a reader would against `zkr dev`: each program
+// built from its block, given ZK_SERVERS, several copies at once where the text says
+// so. Each must exit 0, say what it did, and leave no lock or election node behind.
+// The guides' loops run too, through drivers that end their ctx (loops_test.go).
+func TestQuickStartRuns(t *testing.T) {
+	root := moduleRoot(t)
+	dir := buildDir(t, root)
+	buildPrograms(t, root, dir, append([]program{
+		{file: "README.md", heading: "A lock around a critical section", name: "lock"},
+		{file: "docs/quickstart.md", heading: "Electing one poller among replicas", name: "poller"},
+		{file: "docs/quickstart.md", heading: "Following a config subtree", name: "config"},
+	}, loops...))
 
 	srv := zktest.NewServer(t)
 	c := zkrtest.Client(t, []string{srv.Addr()})
@@ -102,4 +125,5 @@ func TestQuickStartRuns(t *testing.T) {
 		require.Regexp(t, `(?m)^/quickstart/config/poll-interval = "30s"$`, out)
 		require.Regexp(t, `(?m)^Changed /quickstart/config/poll-interval = "30s"$`, out)
 	})
+	runLoops(t, dir, srv.Addr(), c)
 }
