@@ -72,7 +72,7 @@ refused, and each child's share.`,
 	flags: func(fs *flag.FlagSet) func(*env, []string, []string, bool) int {
 		asJSON := fs.Bool("json", false, "print JSON for scripts, one object: {path, recipe, ...}, or with --tree the summary; with --watch one object a line: {time, event, view}")
 		as := fs.String("as", "", "read PATH as a `group|value|count|counter`, whatever its layout suggests")
-		watch := fs.Bool("watch", false, "follow PATH and show every change until SIGINT or SIGTERM")
+		watch := fs.Bool("watch", false, "follow PATH and show each change seen until SIGINT or SIGTERM")
 		watchFor := fs.Duration("for", 0, "with --watch, stop after this `duration` (default: until a signal)")
 		tree := fs.Bool("tree", false, "sum up the subtree at PATH, loaded into a cache")
 		depth := fs.Int("depth", -1, "with --tree, how many levels below PATH to load (default all)")

@@ -36,7 +36,7 @@ registered, "~" one changed, "-" one gone, each stamped with the time; with
 	example: "  zkr services\n  zkr services /dubbo-apps --json | jq -r '.services[].instances[].address'\n  zkr services --watch",
 	flags: func(fs *flag.FlagSet) func(*env, []string, []string, bool) int {
 		asJSON := fs.Bool("json", false, "print JSON for scripts: {path, services: [{name, instances}]}; with --watch one object a line: {time, change, service, instance}")
-		watch := fs.Bool("watch", false, "follow PATH and print every change until SIGINT or SIGTERM")
+		watch := fs.Bool("watch", false, "follow PATH and print each change seen until SIGINT or SIGTERM")
 		watchFor := fs.Duration("for", 0, "with --watch, stop after this `duration` (default: until a signal)")
 		return func(e *env, pos, argv []string, dash bool) int {
 			switch {

@@ -217,7 +217,10 @@ func (ca *Cache) Len() int { return ca.store.len() }
 func (ca *Cache) Nodes() []Node { return ca.store.all() }
 
 // Listen registers fn to hear every event emitted after this call, in order, on one
-// goroutine of the cache's, never two calls at once. Register before Start to hear
+// goroutine of the cache's, never two calls at once. An event is emitted for each
+// change the cache sees, not for each change made: changes faster than its reads come
+// as one Changed, whose version skips the others; the copy always ends at the latest
+// state. Register before Start to hear
 // the copy being loaded. fn must not block for long: later events wait for it. stop
 // unregisters fn, and may be called from within fn. After Close, and for a nil fn,
 // Listen does nothing and returns a stop that does nothing.

@@ -16,9 +16,12 @@
 // wrong, and this package exists so that no recipe writes it twice (the group,
 // discovery, partition and shared-value recipes follow their nodes through it):
 //
-//   - No update is missed. A node has at most one read of each kind (data, children)
-//     in flight, and a watch that fires meanwhile asks for another read after it, so
-//     a change made while a watch is being set again is read. A node deleted and
+//   - The latest state, and an event for each change seen. A node has at most one
+//     read of each kind (data, children) in flight, and a watch that fires meanwhile
+//     asks for another read after it, so a change made while a watch is being set
+//     again is read, and the copy ends at the node's latest state. A read gives the
+//     node as it is then: changes made faster than the reads come as one Changed,
+//     whose version skips the ones never seen. A node deleted and
 //     created again between two reads is told apart by its czxid and reported as
 //     Deleted then Created, even when its version is the same; a node created after
 //     its parent's last listing joins the copy only once a listing of that parent

@@ -15,10 +15,14 @@
 // way back after a session loss. The parent path is made as a container, which the
 // server removes once the group is empty.
 //
-// Cost. go-zookeeper has one-shot watches only, so the view sets a data watch on
-// every member's node, to hear its payload change: M + 1 server watches per member
-// in a group of M, M² in all (Curator's GroupMember, with one persistent recursive
-// watch, holds 2). A member made with FixedPayload promises that its payload never
+// Cost. Where the server has persistent watches (ZooKeeper 3.6 and later), the view
+// follows the group on one persistent recursive watch, which the framework sets
+// itself: each member's session holds 2 server watches whatever the group's size,
+// that one and its own node's (the persistent node's), 2M in a group of M, as
+// Curator's GroupMember. On one-shot watches (an older server, or a client made
+// framework.WithOneShotWatches) the view sets a data watch on every member's node,
+// to hear its payload change: M + 1 server watches per member, M² in all. There, a
+// member made with FixedPayload promises that its payload never
 // changes and makes ZooKeeper hold it to that: its node's ACL grants READ only (the
 // client's ACL for the path, cut to READ), so nobody can set its data or its ACL,
 // and SetPayload is refused (ErrFixedPayload). The views of FixedPayload members

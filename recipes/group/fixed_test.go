@@ -48,6 +48,26 @@ func TestFixedPayloadMembersWatchNoOtherMember(t *testing.T) {
 	}
 }
 
+// On a persistent watch (the server's default, from 3.6) each member's session holds
+// 2 watches whatever the group's size: the view's recursive one on the group's node
+// and its own node's, as the package's doc says.
+func TestMembersWatchTwoPathsEach(t *testing.T) {
+	srv := zkrtest.Server(t)
+	const size = 6
+	var members []*Member
+	sessions := map[string]int64{}
+	all := map[string]string{}
+	for i := range size {
+		id := fmt.Sprintf("m%d", i)
+		c := newClient(t, []string{srv.Addr()})
+		members, sessions[id], all[id] = append(members, join(t, c, "/groups/watched", id, "at "+id)), c.SessionID(), "at "+id
+	}
+	allSee(t, all, members...)
+	for id, session := range sessions {
+		require.Equal(t, []string{"/groups/watched", "/groups/watched/" + id}, zkrtest.DataWatches(t, srv, session), id)
+	}
+}
+
 // ZooKeeper holds a FixedPayload member to its promise: nobody can set its node's
 // data or ACL, and SetPayload is refused before anything is sent; the member still
 // leaves (its node deleted) at Close.
