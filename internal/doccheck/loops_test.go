@@ -14,87 +14,72 @@ import (
 	"github.com/zkrecipes/zkrecipes/internal/zkrtest"
 )
 
-// loops are the guides' functions that loop until their ctx ends, each with a driver
-// that ends it the way a program's shutdown does: a driver prints "returned: " and
-// the function's error, and exits 0 if that error is what the text promises.
+// loops are the guides' functions that loop until their ctx ends, each called by a
+// driver (driverMain and the program's run) that ends it as a program's shutdown
+// does, and exits 0 if the function returned the error the guide promises.
 var loops = []program{
 	// The poller's ctx ends while it leads, as on a SIGTERM: issue 44's spin.
-	{file: "docs/election.md", heading: "Latch", name: "election-poll", driver: `package main
-
-import (
-	"context"
-	"errors"
-	"fmt"
-	"os"
-	"strings"
-
-	"github.com/zkrecipes/zkrecipes/framework"
-
-	scheduler %q
-)
-
-func main() {
-	client, err := framework.New(strings.Split(os.Getenv("ZK_SERVERS"), ","))
-	if err != nil {
-		panic(err)
-	}
-	defer client.Close()
-	ctx, cancel := context.WithCancel(context.Background())
-	defer cancel()
-	err = scheduler.Poll(ctx, client, func(context.Context, int64) error {
+	{file: "docs/election.md", heading: "Latch", name: "election-poll", driver: `
+func run(ctx context.Context, cancel context.CancelFunc, client *framework.Client) (err, want error) {
+	err = block.Poll(ctx, client, func(context.Context, int64) error {
 		fmt.Println("polled")
 		cancel()
 		return nil
 	})
-	fmt.Println("returned:", err)
-	if !errors.Is(err, context.Canceled) {
-		os.Exit(1)
-	}
+	return err, context.Canceled
 }
 `},
 	// The follower's ctx ends, or its client closes under it; either ends the loop.
-	{file: "docs/client.md", heading: "Persistent watches", name: "client-follow", driver: `package main
-
-import (
-	"context"
-	"errors"
-	"fmt"
-	"os"
-	"strings"
-
-	"github.com/zkrecipes/zkrecipes/framework"
-
-	follow %q
-)
-
-func main() {
-	client, err := framework.New(strings.Split(os.Getenv("ZK_SERVERS"), ","))
-	if err != nil {
-		panic(err)
-	}
-	defer client.Close()
-	ctx, cancel := context.WithCancel(context.Background())
-	defer cancel()
+	{file: "docs/client.md", heading: "Persistent watches", name: "client-follow", driver: `
+func run(ctx context.Context, cancel context.CancelFunc, client *framework.Client) (err, want error) {
 	returned := make(chan error, 1)
-	go func() { returned <- follow.Follow(ctx, client) }()
+	go func() { returned <- block.Follow(ctx, client) }()
 	if _, err := client.Create(ctx, "/config/a", nil, framework.CreatingParents()); err != nil && !errors.Is(err, framework.ErrNodeExists) {
-		panic(err)
+		return err, nil
 	}
-	want := context.Canceled
+	want = context.Canceled
 	if os.Args[1] == "close" {
 		want = framework.ErrClosed
 		client.Close()
 	} else {
 		cancel()
 	}
-	err = <-returned
-	fmt.Println("returned:", err)
-	if !errors.Is(err, want) {
-		os.Exit(1)
-	}
+	return <-returned, want
 }
 `},
 }
+
+// driverMain is the start of a driver's source, with %q for the block's import
+// path; the program's driver adds run, which calls the block's function.
+const driverMain = `package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"strings"
+
+	"github.com/zkrecipes/zkrecipes/framework"
+
+	block %q
+)
+
+func main() {
+	client, err := framework.New(strings.Split(os.Getenv("ZK_SERVERS"), ","))
+	if err != nil {
+		panic(err)
+	}
+	defer client.Close()
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	err, want := run(ctx, cancel, client)
+	fmt.Println("returned:", err)
+	if want == nil || !errors.Is(err, want) {
+		os.Exit(1)
+	}
+}
+`
 
 // runLoops runs each of loops' programs, built in dir, against the server at addr,
 // and requires it to return: a program that writes more than outputCap is spinning,

@@ -16,8 +16,8 @@ import (
 )
 
 // program is a documented ```go block built into a program: a whole program as it
-// is, or a function of a guide's with a driver of the test's that calls it (driver's
-// %s is the block's import path).
+// is, or a function of a guide's with a driver of the test's that calls it
+// (driverMain, then driver).
 type program struct {
 	file, heading string // where the block is
 	name          string // the program's directory and binary
@@ -45,7 +45,7 @@ func buildPrograms(t *testing.T, root, dir string, programs []program) {
 		src := filepath.Join(sub, "main.go")
 		if p.driver != "" {
 			require.NoError(t, os.MkdirAll(filepath.Join(sub, "block"), 0o755))
-			driver := fmt.Sprintf(p.driver, "github.com/zkrecipes/zkrecipes/"+filepath.ToSlash(rel)+"/block")
+			driver := fmt.Sprintf(driverMain, "github.com/zkrecipes/zkrecipes/"+filepath.ToSlash(rel)+"/block") + p.driver
 			require.NoError(t, os.WriteFile(src, []byte(driver), 0o644))
 			src = filepath.Join(sub, "block", "block.go")
 		}

@@ -33,19 +33,9 @@ func joinFixed(t *testing.T, srv *zktest.Server, path, id, payload string) (*Mem
 // one on every member's node (issue 28).
 func TestFixedPayloadMembersWatchNoOtherMember(t *testing.T) {
 	srv := zktest.NewServer(t)
-	const size = 6
-	var members []*Member
-	sessions := map[string]int64{}
-	all := map[string]string{}
-	for i := range size {
-		id := fmt.Sprintf("m%d", i)
-		m, c := joinFixed(t, srv, "/groups/fixed", id, "at "+id)
-		members, sessions[id], all[id] = append(members, m), c.SessionID(), "at "+id
-	}
-	allSee(t, all, members...)
-	for id, session := range sessions {
-		require.Equal(t, []string{"/groups/fixed", "/groups/fixed/" + id}, zkrtest.DataWatches(t, srv, session), id)
-	}
+	eachWatchesTheGroupAndItself(t, srv, "/groups/fixed", func(id, payload string) (*Member, *framework.Client) {
+		return joinFixed(t, srv, "/groups/fixed", id, payload)
+	})
 }
 
 // On a persistent watch (the server's default, from 3.6) each member's session holds
@@ -53,18 +43,28 @@ func TestFixedPayloadMembersWatchNoOtherMember(t *testing.T) {
 // and its own node's, as the package's doc says.
 func TestMembersWatchTwoPathsEach(t *testing.T) {
 	srv := zkrtest.Server(t)
+	eachWatchesTheGroupAndItself(t, srv, "/groups/watched", func(id, payload string) (*Member, *framework.Client) {
+		c := newClient(t, []string{srv.Addr()})
+		return join(t, c, "/groups/watched", id, payload), c
+	})
+}
+
+// eachWatchesTheGroupAndItself joins six members to the group at path with join, and
+// requires that each one's session watches two paths: the group's node and its own.
+func eachWatchesTheGroupAndItself(t *testing.T, srv *zktest.Server, path string, join func(id, payload string) (*Member, *framework.Client)) {
+	t.Helper()
 	const size = 6
 	var members []*Member
 	sessions := map[string]int64{}
 	all := map[string]string{}
 	for i := range size {
 		id := fmt.Sprintf("m%d", i)
-		c := newClient(t, []string{srv.Addr()})
-		members, sessions[id], all[id] = append(members, join(t, c, "/groups/watched", id, "at "+id)), c.SessionID(), "at "+id
+		m, c := join(id, "at "+id)
+		members, sessions[id], all[id] = append(members, m), c.SessionID(), "at "+id
 	}
 	allSee(t, all, members...)
 	for id, session := range sessions {
-		require.Equal(t, []string{"/groups/watched", "/groups/watched/" + id}, zkrtest.DataWatches(t, srv, session), id)
+		require.Equal(t, []string{path, path + "/" + id}, zkrtest.DataWatches(t, srv, session), id)
 	}
 }
 
