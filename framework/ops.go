@@ -17,10 +17,14 @@ import (
 // WithRetryBeforeFirstConnection). It returns promptly when ctx is done (an error
 // wrapping ctx.Err()) or the client closes (ErrClosed). Node operations of the Client already retry; do not
 // call them inside Retry, or retries multiply. A nil op is an error wrapping
-// ErrInvalidOption.
+// ErrInvalidOption. A ctx that has ended already runs op not once: Retry returns
+// ctx's error (wrapped), as the standard library's calls do.
 func (c *Client) Retry(ctx context.Context, op func(ctx context.Context) error) error {
 	if op == nil {
 		return invalidOption("nil operation to retry")
+	}
+	if err := ctx.Err(); err != nil {
+		return fmt.Errorf("framework: %w", err)
 	}
 	return c.retry(ctx, opOther, op)
 }

@@ -7,12 +7,16 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/zkrecipes/zkrecipes/framework"
 	"github.com/zkrecipes/zkrecipes/internal/zkrtest"
 	"github.com/zkrecipes/zkrecipes/recipes/barrier"
 	"github.com/zkrecipes/zkrecipes/recipes/election"
+	"github.com/zkrecipes/zkrecipes/recipes/group"
 	"github.com/zkrecipes/zkrecipes/recipes/multilock"
 	"github.com/zkrecipes/zkrecipes/recipes/mutex"
+	"github.com/zkrecipes/zkrecipes/recipes/nodes"
 	"github.com/zkrecipes/zkrecipes/recipes/rwlock"
+	"github.com/zkrecipes/zkrecipes/recipes/shared"
 	"github.com/zkrecipes/zkrecipes/zktest"
 )
 
@@ -51,6 +55,42 @@ func TestEndedContextReady(t *testing.T) {
 
 	t.Run("framework.WaitConnected", func(t *testing.T) {
 		require.ErrorIs(t, c.WaitConnected(ended()), context.Canceled)
+	})
+	t.Run("framework.Retry", func(t *testing.T) {
+		ran := false
+		err := c.Retry(ended(), func(context.Context) error { ran = true; return nil })
+		require.ErrorIs(t, err, context.Canceled)
+		require.False(t, ran, "the operation ran for a ctx that had ended")
+	})
+	t.Run("framework.AddWatch", func(t *testing.T) { // the path's server watch is set already
+		w, err := c.AddWatch(testCtx(t), "/ended/ready/watched", framework.WatchPersistent)
+		require.NoError(t, err)
+		t.Cleanup(func() { _ = w.Close(context.Background()) })
+		_, err = c.AddWatch(ended(), "/ended/ready/watched", framework.WatchPersistent)
+		require.ErrorIs(t, err, context.Canceled)
+	})
+	t.Run("nodes.SetData", func(t *testing.T) {
+		n, err := nodes.New(c, "/ended/ready/node", []byte("one"))
+		require.NoError(t, err)
+		t.Cleanup(func() { _ = n.Close(context.Background()) })
+		require.NoError(t, n.Start(testCtx(t)))
+		require.ErrorIs(t, n.SetData(ended(), []byte("two")), context.Canceled)
+	})
+	t.Run("group.SetPayload", func(t *testing.T) {
+		m, err := group.New(c, "/ended/ready/group", "m", []byte("one"))
+		require.NoError(t, err)
+		t.Cleanup(func() { _ = m.Close(context.Background()) })
+		require.NoError(t, m.Start(testCtx(t)))
+		require.ErrorIs(t, m.SetPayload(ended(), []byte("two")), context.Canceled)
+	})
+	t.Run("shared.Value.Set", func(t *testing.T) {
+		v, err := shared.NewValue(c, "/ended/ready/value", []byte("one"))
+		require.NoError(t, err)
+		t.Cleanup(func() { _ = v.Close(context.Background()) })
+		require.NoError(t, v.Start(testCtx(t)))
+		require.ErrorIs(t, v.Set(ended(), []byte("two")), context.Canceled)
+		_, err = v.TrySet(ended(), v.Get(), []byte("two"))
+		require.ErrorIs(t, err, context.Canceled)
 	})
 	t.Run("election.Latch.Await", func(t *testing.T) {
 		l, err := election.NewLatch(c, "/ended/ready/latch")
