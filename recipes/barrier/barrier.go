@@ -46,7 +46,8 @@ func (b *Barrier) Remove(ctx context.Context) error {
 }
 
 // Wait blocks until the barrier is not set: at once if it is not, else until it is
-// removed. It waits through lost connections and sessions; it returns early only
+// removed (a ctx that has ended already gives its error, even for a barrier not
+// set: Wait looks at the server first). It waits through lost connections and sessions; it returns early only
 // when ctx ends (an error wrapping ctx's), the client closes, or ZooKeeper refuses
 // to let it look (an ACL). Called before its client's first session, it waits for
 // one as the client's operations do: one connection timeout at most, unless the

@@ -69,7 +69,8 @@ func (d *Double) turn(from, to doubleState, wrong error) error {
 // Enter joins the barrier, with the node path/<uuid>, and blocks until members have
 // joined. If our session ends while it waits, it joins again with a new node. When
 // ctx ends first, or an error stops it, our node is deleted (the others never
-// count us) and Enter may be called again. Called before its client's first
+// count us) and Enter may be called again; a ctx that has ended already gives its
+// error and makes no node. Called before its client's first
 // session, Enter waits for one as the client's operations do: one connection
 // timeout at most, unless the client was made WithRetryBeforeFirstConnection; when
 // none comes in time, it returns an error wrapping the client's
