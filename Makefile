@@ -6,13 +6,14 @@ all: test
 
 # Installs ZooKeeper 3.8, Apache Curator 5.4 (with discovery) and kazoo (the partition
 # benchmark's peer, whose smoke test runs in make test), Chromium (zkr ui's browser
-# tests) and Prometheus's promtool (the alert rules' tests) from Debian's packages when
+# tests), Prometheus's promtool (the alert rules' tests) and MIT Kerberos's KDC (zktest's
+# throwaway KDC for the Kerberos servers' tests) from Debian's packages when
 # they are missing (as root), and unpacks ZooKeeper 3.9.6 and Curator 5.7.1 from Debian
 # forky into build/deps/forky (nothing installed); else does nothing. Trixie's 3.9.3
 # loses acknowledged writes (ZOOKEEPER-4925, docs/servers.md) and no default run uses
 # it: `scripts/deps.sh trixie` unpacks it beside forky's, for ZKTEST_ZOOKEEPER=3.9.3.
 deps:
-	@scripts/deps.sh zookeeper curator curator-discovery kazoo chromium prometheus forky
+	@scripts/deps.sh zookeeper curator curator-discovery kazoo chromium prometheus kerberos forky
 
 # Apache Curator's recipes behind a small Java program of ours, compiled against
 # Debian's jars: the interop tests' partner and the benchmarks' yardstick. Built
