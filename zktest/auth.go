@@ -36,7 +36,9 @@ func WithRequireAuth(schemes ...string) Option {
 // WithSASLDigest has the servers accept SASL DIGEST-MD5 logins of this user and
 // password (ZooKeeper's DigestLoginModule, in realm SASLDigestRealm) and refuse every
 // request of a session that has not logged in so (sessionRequireClientSASLAuth), with
-// error -124. Several calls add several users. Default: no SASL.
+// error -124. Several calls add several users. On ZooKeeper 3.9, whose servers refuse
+// DIGEST-MD5 in their default FIPS mode, it also sets zookeeper.fips-mode=false.
+// Default: no SASL.
 func WithSASLDigest(user, password string) Option {
 	return func(c *config) {
 		if c.secured.saslUsers == nil {
@@ -102,6 +104,11 @@ func (s secured) jvmArgs(dir string) []string {
 		"-Djava.security.auth.login.config=" + filepath.Join(dir, "jaas.conf"),
 		"-Dzookeeper.authProvider.1=org.apache.zookeeper.server.auth.SASLAuthenticationProvider",
 		"-Dzookeeper.sessionRequireClientSASLAuth=true",
+	}
+	if s.saslUsers != nil {
+		// ZooKeeper 3.9 runs in FIPS mode by default, in which its server refuses
+		// DIGEST-MD5 (MD5 is not a FIPS algorithm) and says so only in its log.
+		args = append(args, "-Dzookeeper.fips-mode=false")
 	}
 	if s.kerberosOn {
 		args = append(args,
