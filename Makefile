@@ -188,13 +188,18 @@ soak: deps
 # The fuzz targets: paths and namespaces, Curator's protected names, the sequence at
 # the end of a node's name, and a lock path's listing (foreign nodes, kazoo's and
 # Curator's names, malformed sequences, the counter's wrap) sorted and decided on by
-# every recipe's rule, each against a model written in its test. Seeds in each
+# every recipe's rule, each against a model written in its test; and what a hostile
+# server's SASL sends (the sasl reply, DIGEST-MD5's challenge, GSS-API's context and
+# wrap tokens, and both through the GSSAPI client into gokrb5's decoders). Seeds in each
 # package's testdata/fuzz. make fuzz FUZZTIME=5m for a longer run (FUZZTIME=1000000x
 # for one that a busy machine cannot fail at its end).
 FUZZTIME ?= 30s
 FUZZ_TARGETS := framework:FuzzValidatePath framework:FuzzProtectedName \
 	recipes/internal/lockqueue:FuzzSequence recipes/internal/lockqueue:FuzzSortChildren \
-	recipes/internal/lockqueue:FuzzDecide
+	recipes/internal/lockqueue:FuzzDecide \
+	framework/internal/sasl:FuzzDecodeResponse framework/internal/sasl:FuzzParseChallenge \
+	framework/internal/sasl:FuzzParseWrapToken framework/internal/sasl:FuzzParseContextToken \
+	framework/internal/sasl:FuzzGSSAPISteps
 fuzz:
 	@for t in $(FUZZ_TARGETS); do \
 		pkg=$${t%%:*}; name=$${t##*:}; \
