@@ -52,7 +52,7 @@ func Exchange(ctx context.Context, mech Mechanism, send Send) error {
 	}
 	token, err := mech.Start()
 	if err != nil {
-		return fail(0, err)
+		return fmt.Errorf("sasl: %s: %w", mech.Name(), err)
 	}
 	last := false // token is the client's last, whose answer must be empty
 	for round := 1; round <= maxRounds; round++ {

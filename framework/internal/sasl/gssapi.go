@@ -81,7 +81,7 @@ func (c *gssClient) Name() string { return "GSSAPI" }
 func (c *gssClient) Start() ([]byte, error) {
 	tkt, key, err := c.g.kc.GetServiceTicket(c.g.spn)
 	if err != nil {
-		return nil, fmt.Errorf("a Kerberos ticket to %s: %w", c.g.spn, err)
+		return nil, fmt.Errorf("no Kerberos ticket to %s: %w", c.g.spn, err)
 	}
 	creds := c.g.kc.Credentials
 	auth, err := types.NewAuthenticator(creds.Domain(), creds.CName())
