@@ -100,6 +100,9 @@ func (c *digestClient) Step(token []byte) ([]byte, bool, error) {
 	c.step++
 	switch c.step {
 	case 1:
+		if len(token) == 0 {
+			return nil, false, ErrNoSASL
+		}
 		ch, err := parseChallenge(token)
 		if err != nil {
 			return nil, false, err

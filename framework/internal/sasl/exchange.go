@@ -26,6 +26,9 @@ var (
 	// of ZooKeeper's runs one, Kerberos or DIGEST-MD5, and answers every refusal alike:
 	// error -124 and a closed connection; its log says which).
 	ErrRefused = errors.New("sasl: the server refused the SASL login")
+	// ErrNoSASL is the error of a server that answers the first token with none: a
+	// server of ZooKeeper's without a SASL login (no JAAS Server section) does.
+	ErrNoSASL = errors.New("sasl: the server answered with no token: it runs no SASL (no JAAS Server section)")
 	// ErrTokenTooLarge is the error of a server's token over MaxTokenSize.
 	ErrTokenTooLarge = errors.New("sasl: server's token too large")
 	// ErrProtocol is the error of a server that does not follow the mechanism: a token

@@ -122,7 +122,9 @@ func (c *gssClient) Step(token []byte) ([]byte, bool, error) {
 // session key and echo the authenticator's time, which only the service principal can.
 func (c *gssClient) checkAPRep(token []byte) error {
 	if len(token) == 0 {
-		return fmt.Errorf("%w: the server skipped mutual authentication", ErrServerNotVerified)
+		// A GSSAPI server that skips mutual authentication would answer so too, but
+		// ZooKeeper's (Java's) always answers an AP-REQ that asks for it.
+		return ErrNoSASL
 	}
 	id, msg, err := parseContextToken(token)
 	if err != nil {
