@@ -19,6 +19,7 @@ import (
 // expired cannot get a service ticket, and says so before it sends anything.
 func TestGSSAPIExpiredTicket(t *testing.T) {
 	t.Parallel() // most of it is waiting for the ticket to expire
+	kdc := sharedKDC(t)
 	ccache := filepath.Join(t.TempDir(), "ccache")
 	kinit := exec.Command("kinit", "-l", "1s", "-k", "-t", kdc.ClientKeytab(), zktest.KDCClientPrincipal+"@"+zktest.KDCRealm)
 	kinit.Env = append(os.Environ(), "KRB5_CONFIG="+kdc.Krb5Conf(), "KRB5CCNAME=FILE:"+ccache)

@@ -13,7 +13,7 @@ import (
 // kerberosClient logs principal in to the package's KDC with keytab.
 func kerberosClient(t *testing.T, principal, keytabPath string) (*client.Client, error) {
 	t.Helper()
-	cfg, err := config.Load(kdc.Krb5Conf())
+	cfg, err := config.Load(sharedKDC(t).Krb5Conf())
 	require.NoError(t, err)
 	kt, err := keytab.Load(keytabPath)
 	require.NoError(t, err)
@@ -23,6 +23,7 @@ func kerberosClient(t *testing.T, principal, keytabPath string) (*client.Client,
 }
 
 func TestGSSAPIAgainstServer(t *testing.T) {
+	kdc := sharedKDC(t)
 	srv := zktest.NewServer(t, zktest.WithKerberos(kdc))
 
 	t.Run("login", func(t *testing.T) {

@@ -4,23 +4,35 @@ import (
 	"context"
 	"fmt"
 	"os"
+	"sync"
 	"testing"
 
 	"github.com/zkrecipes/zkrecipes/zktest"
 	"go.uber.org/goleak"
 )
 
-// kdc is the package's one KDC, shared by its Kerberos tests.
-var kdc *zktest.KDC
+// The package's one KDC, started by the first test that needs it and shared by the
+// rest; the tests without Kerberos (and the fuzz targets) need no KDC installed.
+var (
+	kdcOnce sync.Once
+	kdcOne  *zktest.KDC
+	kdcErr  error
+)
+
+func sharedKDC(t *testing.T) *zktest.KDC {
+	t.Helper()
+	kdcOnce.Do(func() { kdcOne, kdcErr = zktest.StartKDC(context.Background()) })
+	if kdcErr != nil {
+		t.Fatal(kdcErr)
+	}
+	return kdcOne
+}
 
 func TestMain(m *testing.M) {
-	var err error
-	if kdc, err = zktest.StartKDC(context.Background()); err != nil {
-		fmt.Fprintln(os.Stderr, err)
-		os.Exit(1)
-	}
 	code := m.Run()
-	_ = kdc.Close()
+	if kdcOne != nil {
+		_ = kdcOne.Close()
+	}
 	if code == 0 {
 		if err := goleak.Find(); err != nil {
 			fmt.Fprintln(os.Stderr, "goleak:", err)

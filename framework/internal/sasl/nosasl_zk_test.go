@@ -13,7 +13,7 @@ func TestExchangeWithAServerWithoutSASL(t *testing.T) {
 	srv := zktest.NewServer(t)
 	digest, err := NewDigestMD5("alice", "secret")
 	require.NoError(t, err)
-	kc, err := kerberosClient(t, zktest.KDCClientPrincipal, kdc.ClientKeytab())
+	kc, err := kerberosClient(t, zktest.KDCClientPrincipal, sharedKDC(t).ClientKeytab())
 	require.NoError(t, err)
 	gss, err := NewGSSAPI(kc, "", "localhost")
 	require.NoError(t, err)
