@@ -1,6 +1,7 @@
 package zktest
 
 import (
+	"context"
 	"os"
 	"path/filepath"
 	"testing"
@@ -73,4 +74,18 @@ func TestSecuredOptionsValidate(t *testing.T) {
 	}
 	_, _, err := prepare([]Option{WithKerberos(&KDC{}), WithSASLDigest("alice", "secret")})
 	require.ErrorContains(t, err, "not both")
+}
+
+func TestKDCAddPrincipal(t *testing.T) {
+	kdc := NewKDC(t)
+	ctx := context.Background()
+	keytab, err := kdc.AddPrincipal(ctx, "alice")
+	require.NoError(t, err)
+	require.FileExists(t, keytab)
+	_, err = kdc.AddPrincipal(ctx, "alice")
+	require.ErrorContains(t, err, "exists")
+	_, err = kdc.AddPrincipal(ctx, KDCClientPrincipal)
+	require.ErrorContains(t, err, "exists")
+	_, err = kdc.AddPrincipal(ctx, "alice@OTHER.REALM")
+	require.ErrorContains(t, err, "bad principal name")
 }

@@ -40,7 +40,7 @@ type KDC struct {
 	cmd  *exec.Cmd
 	done chan struct{} // closed when krb5kdc has been reaped
 
-	mu     sync.Mutex // serializes kadmin.local on the database
+	mu     sync.Mutex // serializes AddPrincipal
 	closed sync.Once
 }
 
@@ -64,7 +64,7 @@ func NewKDC(tb testing.TB) *KDC {
 func StartKDC(ctx context.Context) (*KDC, error) {
 	for _, tool := range kdcTools {
 		if _, err := lookTool(tool); err != nil {
-			return nil, fmt.Errorf("zktest: a KDC needs MIT Kerberos's %s (Debian's krb5-kdc and krb5-admin-server): run make deps: %w", tool, err)
+			return nil, fmt.Errorf("%w; a KDC needs it (Debian's krb5-kdc and krb5-admin-server): run make deps", err)
 		}
 	}
 	dir, err := os.MkdirTemp("", "zktest-kdc-")
@@ -197,10 +197,8 @@ func (k *KDC) run(ctx context.Context, tool string, args ...string) error {
 }
 
 // addPrincipals adds principals with random keys and writes each one's keytab, in
-// one kadmin.local run.
+// one kadmin.local run. The caller holds k.mu, or has the KDC to itself.
 func (k *KDC) addPrincipals(ctx context.Context, names ...string) error {
-	k.mu.Lock()
-	defer k.mu.Unlock()
 	var script strings.Builder
 	for _, name := range names {
 		fmt.Fprintf(&script, "addprinc -randkey %s@%s\nktadd -k %s %s@%s\n",
@@ -233,6 +231,10 @@ func (k *KDC) AddPrincipal(ctx context.Context, name string) (keytab string, err
 	if name == "" || strings.ContainsAny(name, "@ \n\"") {
 		return "", fmt.Errorf("zktest: bad principal name %q (a name without its realm)", name)
 	}
+	k.mu.Lock()
+	defer k.mu.Unlock()
+	// kadmin.local would give an existing principal a new key, and its keytab would
+	// no longer log in.
 	if fileExists(k.keytab(name)) {
 		return "", fmt.Errorf("zktest: principal %s exists", name)
 	}
