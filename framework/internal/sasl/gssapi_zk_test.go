@@ -43,6 +43,15 @@ func TestGSSAPIAgainstServer(t *testing.T) {
 		_, err := kerberosClient(t, "nobody", kdc.ClientKeytab())
 		require.ErrorContains(t, err, "KDC_ERR_C_PRINCIPAL_UNKNOWN")
 	})
+	t.Run("wrong password", func(t *testing.T) {
+		cfg, err := config.Load(kdc.Krb5Conf())
+		require.NoError(t, err)
+		kc := client.NewWithPassword(zktest.KDCClientPrincipal, zktest.KDCRealm, "wrong", cfg, client.DisablePAFXFAST(true))
+		t.Cleanup(kc.Destroy)
+		// The principal needs no pre-authentication: the KDC answers, and the
+		// answer does not decrypt with the wrong password.
+		require.ErrorContains(t, kc.Login(), "client password/keytab incorrect")
+	})
 	t.Run("unknown server principal", func(t *testing.T) {
 		ctx := bounded(t)
 		kc, err := kerberosClient(t, zktest.KDCClientPrincipal, kdc.ClientKeytab())
