@@ -6,13 +6,14 @@ all: test
 
 # Installs ZooKeeper 3.8, Apache Curator 5.4 (with discovery) and kazoo (the partition
 # benchmark's peer, whose smoke test runs in make test), Chromium (zkr ui's browser
-# tests) and Prometheus's promtool (the alert rules' tests) from Debian's packages when
+# tests), Prometheus's promtool (the alert rules' tests) and MIT Kerberos's KDC (zktest's
+# throwaway KDC for the Kerberos servers' tests) from Debian's packages when
 # they are missing (as root), and unpacks ZooKeeper 3.9.6 and Curator 5.7.1 from Debian
 # forky into build/deps/forky (nothing installed); else does nothing. Trixie's 3.9.3
 # loses acknowledged writes (ZOOKEEPER-4925, docs/servers.md) and no default run uses
 # it: `scripts/deps.sh trixie` unpacks it beside forky's, for ZKTEST_ZOOKEEPER=3.9.3.
 deps:
-	@scripts/deps.sh zookeeper curator curator-discovery kazoo chromium prometheus forky
+	@scripts/deps.sh zookeeper curator curator-discovery kazoo chromium prometheus kerberos forky
 
 # Apache Curator's recipes behind a small Java program of ours, compiled against
 # Debian's jars: the interop tests' partner and the benchmarks' yardstick. Built
@@ -187,13 +188,18 @@ soak: deps
 # The fuzz targets: paths and namespaces, Curator's protected names, the sequence at
 # the end of a node's name, and a lock path's listing (foreign nodes, kazoo's and
 # Curator's names, malformed sequences, the counter's wrap) sorted and decided on by
-# every recipe's rule, each against a model written in its test. Seeds in each
+# every recipe's rule, each against a model written in its test; and what a hostile
+# server's SASL sends (the sasl reply, DIGEST-MD5's challenge, GSS-API's context and
+# wrap tokens, and both through the GSSAPI client into gokrb5's decoders). Seeds in each
 # package's testdata/fuzz. make fuzz FUZZTIME=5m for a longer run (FUZZTIME=1000000x
 # for one that a busy machine cannot fail at its end).
 FUZZTIME ?= 30s
 FUZZ_TARGETS := framework:FuzzValidatePath framework:FuzzProtectedName \
 	recipes/internal/lockqueue:FuzzSequence recipes/internal/lockqueue:FuzzSortChildren \
-	recipes/internal/lockqueue:FuzzDecide
+	recipes/internal/lockqueue:FuzzDecide \
+	framework/internal/sasl:FuzzDecodeResponse framework/internal/sasl:FuzzParseChallenge \
+	framework/internal/sasl:FuzzParseWrapToken framework/internal/sasl:FuzzParseContextToken \
+	framework/internal/sasl:FuzzGSSAPISteps
 fuzz:
 	@for t in $(FUZZ_TARGETS); do \
 		pkg=$${t%%:*}; name=$${t##*:}; \

@@ -5,6 +5,8 @@
 #                                      tests, benchmarks) and a Java compiler
 #   scripts/deps.sh kazoo              kazoo 2.8 for Debian's python3 (the partition benchmarks)
 #   scripts/deps.sh chromium prometheus  headless Chromium (zkr ui's browser tests), promtool (the rules' tests)
+#   scripts/deps.sh kerberos           MIT Kerberos's KDC, admin tools and kinit (zktest's throwaway
+#                                      KDC, for the Kerberos servers' tests); no service is started
 #   scripts/deps.sh forky              ZooKeeper 3.9.6 and Curator 5.7.1 from Debian forky,
 #                                      unpacked (not installed) into build/deps/forky
 #   scripts/deps.sh trixie             the same from Debian trixie (ZooKeeper 3.9.3, which loses
@@ -19,6 +21,7 @@ declare -A file=(
   [kazoo]=/usr/lib/python3/dist-packages/kazoo/recipe/partitioner.py
   [chromium]=/usr/bin/chromium
   [prometheus]=/usr/bin/promtool
+  [kerberos]=/usr/sbin/krb5kdc
 )
 declare -A pkg=(
   [zookeeper]=zookeeper
@@ -27,6 +30,7 @@ declare -A pkg=(
   [kazoo]=python3-kazoo
   [chromium]=chromium
   [prometheus]=prometheus
+  [kerberos]="krb5-kdc krb5-admin-server krb5-user"
 )
 
 # The Debian suites whose packages are unpacked, not installed, into build/deps/<suite>:

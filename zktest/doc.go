@@ -22,6 +22,16 @@
 // present a certificate (mutual TLS); ClientCertPEM is one the servers accept. The certificates are made with Go's crypto
 // and handed to ZooKeeper as PEM files, so no keystore tool is needed.
 //
+// Secured servers refuse every request of a session that has not authenticated, with
+// ZooKeeper's error -124, as production ensembles behind Kafka or HBase do:
+// WithRequireAuth("digest") wants addauth digest credentials first; WithSASLDigest a
+// SASL DIGEST-MD5 login of one of its users; WithKerberos a SASL GSSAPI (Kerberos V5)
+// login to a KDC of zktest's. StartKDC runs MIT Kerberos's krb5kdc from Debian's
+// packages as a child process, with a realm of its own (KDCRealm), the servers'
+// principal and a client's, and their keytabs; it starts in about a tenth of a second,
+// and a package's tests share one from TestMain. Every option applies to each member of
+// an ensemble (the members' own quorum traffic is not authenticated).
+//
 // Servers run ZooKeeper 3.9.6 when `make deps` has unpacked it from Debian forky into
 // this repository's build/deps, else Debian bookworm's installed 3.8.0 (`scripts/deps.sh
 // trixie` adds 3.9.3, which loses acknowledged writes, for reproducing that loss).

@@ -165,3 +165,23 @@ func ExampleWithZooKeeper() {
 	fmt.Println(srv.Version() == oldest)
 	// Output: true
 }
+
+// A Kerberos-only server: its members log in to the KDC with its keytab, and a client
+// logs in as zktest.KDCClientPrincipal with kdc.ClientKeytab() and kdc.Krb5Conf().
+func ExampleWithKerberos() {
+	ctx := context.Background()
+	kdc, err := zktest.StartKDC(ctx)
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	defer kdc.Close()
+	srv, err := zktest.StartServer(ctx, zktest.WithKerberos(kdc))
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	defer srv.Close()
+	fmt.Println("realm", zktest.KDCRealm, "server principal", zktest.KDCServerPrincipal)
+	// Output: realm ZKR.TEST server principal zookeeper/localhost
+}

@@ -101,6 +101,10 @@ func (m *member) writeConfig(peers []string) error {
 		}
 		lines = append(lines, tlsLines...)
 	}
+	if err := m.cfg.secured.writeJAAS(m.dir); err != nil {
+		return err
+	}
+	lines = append(lines, m.cfg.secured.configLines()...)
 	lines = append(lines, peers...)
 	lines = append(lines, m.cfg.extra...)
 	return os.WriteFile(m.configPath(), []byte(strings.Join(lines, "\n")+"\n"), 0o644)
@@ -120,16 +124,18 @@ func (m *member) launch() error {
 	if err != nil {
 		return fmt.Errorf("zktest: %w", err)
 	}
-	cmd := exec.Command(m.java,
-		"-Xmx"+strconv.Itoa(m.cfg.heapMB)+"m",
+	args := append([]string{
+		"-Xmx" + strconv.Itoa(m.cfg.heapMB) + "m",
 		"-XX:+UseSerialGC",
 		"-Dzookeeper.jmx.log4j.disable=true",
 		// Each line of server.log says when, to line it up with a test's own record.
 		"-Dorg.slf4j.simpleLogger.showDateTime=true",
 		"-Dorg.slf4j.simpleLogger.dateTimeFormat=yyyy-MM-dd'T'HH:mm:ss.SSSXXX",
-		"-Dznode.container.checkIntervalMs="+strconv.FormatInt(m.cfg.containerInterval.Milliseconds(), 10),
-		"-cp", m.cfg.install.classPath(),
+		"-Dznode.container.checkIntervalMs=" + strconv.FormatInt(m.cfg.containerInterval.Milliseconds(), 10),
+	}, m.cfg.secured.jvmArgs(m.dir)...)
+	args = append(args, "-cp", m.cfg.install.classPath(),
 		"org.apache.zookeeper.server.quorum.QuorumPeerMain", m.configPath())
+	cmd := exec.Command(m.java, args...)
 	cmd.Dir = m.dir
 	cmd.Stdout, cmd.Stderr = logFile, logFile
 	// If the test binary dies without cleaning up, the kernel kills the server too.

@@ -21,6 +21,7 @@ type config struct {
 	tls               bool
 	clientAuth        bool
 	zookeeper         string       // WithZooKeeper's
+	secured           secured      // WithRequireAuth, WithSASLDigest, WithKerberos
 	install           installation // what zookeeper chose, set by prepare
 }
 
@@ -100,5 +101,5 @@ func (c config) validate() error {
 	case c.clientPort < 0 || c.clientPort > 65535:
 		return fmt.Errorf("zktest: client port %d is not a port", c.clientPort)
 	}
-	return nil
+	return c.secured.validate()
 }
