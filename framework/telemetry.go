@@ -171,7 +171,7 @@ func newClientMetrics(mp metric.MeterProvider) *clientMetrics {
 	}
 	var errs [4]error
 	m.stateChanges, errs[0] = meter.Int64Counter("zkrecipes.client.state_changes",
-		metric.WithDescription("Connection states entered, by state (Connected, Suspended, Reconnected, Lost, ReadOnly)."),
+		metric.WithDescription("Connection states entered, by state (Connected, Suspended, Reconnected, Lost, ReadOnly, Rebuilt)."),
 		metric.WithUnit("{change}"))
 	m.sessionsLost, errs[1] = meter.Int64Counter("zkrecipes.client.sessions_lost",
 		metric.WithDescription("Sessions lost, by reason: expired (by the server) or timeout (given up by the client after a session timeout without a server)."),
@@ -183,7 +183,7 @@ func newClientMetrics(mp metric.MeterProvider) *clientMetrics {
 		metric.WithDescription("Retries of operations after a connection error, by operation."),
 		metric.WithUnit("{retry}"))
 	m.lastErrors = errors.Join(errs[:]...)
-	for s := Connected; s <= ReadOnly; s++ {
+	for s := Connected; s <= Rebuilt; s++ {
 		m.byState[s] = addOpts(attribute.String("state", s.String()))
 	}
 	for _, r := range []string{lostExpired, lostTimeout} {

@@ -32,6 +32,9 @@ type sessionEvent struct {
 	epoch int      // lostTimer: the Suspended count the timer was set for
 	sid   int64    // authenticated: the session the credentials were sent in, 0 if none
 	ok    bool     // authenticated: the server took them (or there were none)
+	// rebuilt: authenticated in a new session on an ensemble with less history than
+	// the client has seen (rebuilt.go)
+	rebuilt bool
 }
 
 // actions are what a transition asks of the client, in this order.
@@ -72,13 +75,19 @@ func transition(s session, closing bool, ev sessionEvent) (session, actions) {
 			break // a failure drops the connection: its next session tries again
 		}
 		do.stopTimer = true
-		switch {
-		case s.state == Latent:
+		if s.state == Latent {
 			publish(Connected)
-		case ev.sid != s.id && s.state != Lost:
-			publish(Lost, Reconnected)
+			s.id = ev.sid
+			break
+		}
+		if ev.sid != s.id && s.state != Lost {
+			publish(Lost)
 			do.lost = lostExpired
-		case !s.state.IsConnected():
+		}
+		if ev.rebuilt {
+			publish(Rebuilt)
+		}
+		if !s.state.IsConnected() {
 			publish(Reconnected)
 		}
 		s.id = ev.sid

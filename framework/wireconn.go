@@ -174,6 +174,7 @@ func (t *trackedConn) readPacket() error {
 	if r.err != nil {
 		return r.err
 	}
+	t.c.sawZxid(t.h, zxid)
 	if xid >= 0 {
 		return t.goReply(p, n-head, xid, zxid, code)
 	}

@@ -1,0 +1,62 @@
+package framework
+
+import (
+	"fmt"
+	"log/slog"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/zkrecipes/zkrecipes/zktest"
+)
+
+// rebuiltPair is a server with some history behind a proxy, and a fresh one that
+// the proxy can be switched to: an ensemble rebuilt behind the same address.
+func rebuiltPair(t *testing.T) (proxy *zktest.Proxy, fresh *zktest.Server) {
+	t.Helper()
+	started := make(chan *zktest.Server)
+	go func() { // the two start at once
+		s, err := zktest.StartServer(testCtx(t))
+		if err != nil {
+			t.Error(err)
+		} else {
+			t.Cleanup(func() { _ = s.Close() })
+		}
+		started <- s
+	}()
+	old := zktest.NewServer(t)
+	fresh = <-started
+	require.NotNil(t, fresh)
+	return zktest.NewProxy(t, old.Addr()), fresh
+}
+
+// TestRebuiltEnsemble replaces the server behind a client's address by a fresh one,
+// whose zxids are below those the client has seen: the server refuses the old
+// session's reconnections, the client gives the session up after a session
+// timeout, and its new session, on the fresh server, is published after Rebuilt,
+// which is logged. A later reconnection in the new history is no rebuild.
+func TestRebuiltEnsemble(t *testing.T) {
+	proxy, fresh := rebuiltPair(t)
+	logs := &logBuffer{}
+	c := newClient(t, []string{proxy.Addr()}, WithSessionTimeout(time.Second), WithLogger(slog.New(logs.handler())))
+	ctx := testCtx(t)
+	for i := range 10 { // history the fresh server will not have
+		_, err := c.Create(ctx, fmt.Sprintf("/n%d", i), nil)
+		require.NoError(t, err)
+	}
+	l := listen(c)
+	proxy.SetTarget(fresh.Addr())
+	cut := time.Now()
+	proxy.Cut()
+	proxy.Restore()
+	l.waitFor(t, Suspended, Lost, Rebuilt, Reconnected)
+	t.Logf("Rebuilt %v after the cut (session timeout %v)", time.Since(cut), c.NegotiatedSessionTimeout())
+	require.Contains(t, logs.String(), "less history than this client has seen")
+
+	_, err := c.Create(ctx, "/after", nil)
+	require.NoError(t, err)
+	proxy.Cut()
+	proxy.Restore()
+	l.waitFor(t, Suspended, Lost, Rebuilt, Reconnected, Suspended, Reconnected)
+}
