@@ -52,6 +52,7 @@ type core struct {
 	// seenZxid is the highest zxid a server has answered with, in the history the
 	// client last checked (rebuilt.go).
 	seenZxid atomic.Int64
+	rebuilds atomic.Int64 // how many times seenZxid went back (Plumbing.Rebuilds)
 
 	watchSubs watchSubscribers   // OnWatchEvent's
 	watches   *persistentWatches // AddWatch's

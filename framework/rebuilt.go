@@ -61,6 +61,7 @@ func (c *Client) checkHistory(h *handle, sid int64) (rebuilt, ok bool) {
 		return false, true
 	}
 	c.seenZxid.Store(server) // later packets come from this history
+	c.rebuilds.Add(1)
 	c.log.Warn("zkrecipes: the ensemble has less history than this client has seen: it was rebuilt or "+
 		"restored from an older copy; zxids and fencing tokens start again lower",
 		"seen_zxid", fmt.Sprintf("%#x", seen), "server_zxid", fmt.Sprintf("%#x", server),
