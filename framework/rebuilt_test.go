@@ -13,11 +13,11 @@ import (
 
 // rebuiltPair is a server with some history behind a proxy, and a fresh one that
 // the proxy can be switched to: an ensemble rebuilt behind the same address.
-func rebuiltPair(t *testing.T) (proxy *zktest.Proxy, fresh *zktest.Server) {
+func rebuiltPair(t *testing.T, opts ...zktest.Option) (proxy *zktest.Proxy, fresh *zktest.Server) {
 	t.Helper()
 	started := make(chan *zktest.Server)
 	go func() { // the two start at once
-		s, err := zktest.StartServer(testCtx(t))
+		s, err := zktest.StartServer(testCtx(t), opts...)
 		if err != nil {
 			t.Error(err)
 		} else {
@@ -25,7 +25,7 @@ func rebuiltPair(t *testing.T) (proxy *zktest.Proxy, fresh *zktest.Server) {
 		}
 		started <- s
 	}()
-	old := zktest.NewServer(t)
+	old := zktest.NewServer(t, opts...)
 	fresh = <-started
 	require.NotNil(t, fresh)
 	return zktest.NewProxy(t, old.Addr()), fresh
@@ -33,13 +33,14 @@ func rebuiltPair(t *testing.T) (proxy *zktest.Proxy, fresh *zktest.Server) {
 
 // TestRebuiltEnsemble replaces the server behind a client's address by a fresh one,
 // whose zxids are below those the client has seen: the server refuses the old
-// session's reconnections, the client gives the session up after a session
-// timeout, and its new session, on the fresh server, is published after Rebuilt,
-// which is logged. A later reconnection in the new history is no rebuild.
+// session's reconnections, the client finds out why with a probe and gives the
+// session up at once (not after its session timeout, a minute, longer than the
+// test waits), and its new session, on the fresh server, is published after
+// Rebuilt; both are logged. A later reconnection in the new history is no rebuild.
 func TestRebuiltEnsemble(t *testing.T) {
-	proxy, fresh := rebuiltPair(t)
+	proxy, fresh := rebuiltPair(t, longSessions)
 	logs := &logBuffer{}
-	c := newClient(t, []string{proxy.Addr()}, WithSessionTimeout(time.Second), WithLogger(slog.New(logs.handler())))
+	c := newClient(t, []string{proxy.Addr()}, WithSessionTimeout(time.Minute), WithLogger(slog.New(logs.handler())))
 	ctx := testCtx(t)
 	for i := range 10 { // history the fresh server will not have
 		_, err := c.Create(ctx, fmt.Sprintf("/n%d", i), nil)
@@ -52,7 +53,8 @@ func TestRebuiltEnsemble(t *testing.T) {
 	proxy.Restore()
 	l.waitFor(t, Suspended, Lost, Rebuilt, Reconnected)
 	t.Logf("Rebuilt %v after the cut (session timeout %v)", time.Since(cut), c.NegotiatedSessionTimeout())
-	require.Contains(t, logs.String(), "less history than this client has seen")
+	require.Contains(t, logs.String(), "the server refuses the session: it has less history than this client has seen")
+	require.Contains(t, logs.String(), "the ensemble has less history than this client has seen")
 
 	_, err := c.Create(ctx, "/after", nil)
 	require.NoError(t, err)

@@ -25,6 +25,7 @@ type handle struct {
 	net        atomic.Pointer[trackedConn] // the current connection
 	lastRead   atomic.Int64                // unix nanoseconds of the last byte from a server
 	zxid       atomic.Int64                // the zxid of the last packet that carried one (rebuilt.go)
+	probing    atomic.Bool                 // a server that refused a connection is being probed (rebuilt.go)
 	negotiated atomic.Int64                // the session timeout the server granted, in ns
 	lastErr    atomic.Pointer[error]       // why the last attempt to reach a server failed
 	authed     bool                        // credentials sent on this handle (state goroutine only)

@@ -22,6 +22,7 @@ const (
 	zkState       eventKind = iota // go-zookeeper's session event
 	lostTimer                      // a Suspended session's timeout ran out
 	authenticated                  // the credentials of a new session were sent, or failed
+	refusedBehind                  // a server refused the session, having less history than the client saw
 )
 
 // sessionEvent is one input of the state machine, for the handle of generation gen.
@@ -68,6 +69,14 @@ func transition(s session, closing bool, ev sessionEvent) (session, actions) {
 		if ev.epoch == s.suspendedAt && s.state == Suspended {
 			publish(Lost)
 			do.lost, do.replace = lostTimeout, true
+			s.gen++
+		}
+	case ev.kind == refusedBehind:
+		// The session cannot come back: the ensemble lost the history it was made in.
+		if s.state == Suspended {
+			do.stopTimer = true
+			publish(Lost)
+			do.lost, do.replace = lostRebuilt, true
 			s.gen++
 		}
 	case ev.kind == authenticated:

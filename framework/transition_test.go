@@ -78,6 +78,11 @@ func TestTransition(t *testing.T) {
 			Latent: {}, Connected: {}, Reconnected: {}, Lost: {}, ReadOnly: {},
 			Suspended: {publish: []ConnectionState{Lost}, lost: lostTimeout, replace: true},
 		}},
+		{name: "refused by a server with less history", ev: sessionEvent{gen: gen, kind: refusedBehind}, want: map[ConnectionState]actions{
+			Latent: {}, Connected: {}, Reconnected: {}, Lost: {}, ReadOnly: {},
+			Suspended: {stopTimer: true, publish: []ConnectionState{Lost}, lost: lostRebuilt, replace: true},
+		}},
+		{name: "an abandoned handle's refusal", ev: sessionEvent{gen: gen - 1, kind: refusedBehind}, want: nothing},
 		{name: "Lost timer of an earlier Suspended", ev: sessionEvent{gen: gen, kind: lostTimer, epoch: epoch - 1}, want: nothing},
 		{name: "an abandoned handle's session", ev: sessionEvent{gen: gen - 1, kind: zkState, state: zk.StateHasSession}, want: nothing},
 		{name: "an abandoned handle's disconnection", ev: sessionEvent{gen: gen - 1, kind: zkState, state: zk.StateDisconnected}, want: nothing},
