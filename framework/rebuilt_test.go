@@ -11,26 +11,6 @@ import (
 	"github.com/zkrecipes/zkrecipes/zktest"
 )
 
-// rebuiltPair is a server with some history behind a proxy, and a fresh one that
-// the proxy can be switched to: an ensemble rebuilt behind the same address.
-func rebuiltPair(t *testing.T, opts ...zktest.Option) (proxy *zktest.Proxy, fresh *zktest.Server) {
-	t.Helper()
-	started := make(chan *zktest.Server)
-	go func() { // the two start at once
-		s, err := zktest.StartServer(testCtx(t), opts...)
-		if err != nil {
-			t.Error(err)
-		} else {
-			t.Cleanup(func() { _ = s.Close() })
-		}
-		started <- s
-	}()
-	old := zktest.NewServer(t, opts...)
-	fresh = <-started
-	require.NotNil(t, fresh)
-	return zktest.NewProxy(t, old.Addr()), fresh
-}
-
 // TestRebuiltEnsemble replaces the server behind a client's address by a fresh one,
 // whose zxids are below those the client has seen: the server refuses the old
 // session's reconnections, the client finds out why with a probe and gives the
@@ -38,7 +18,8 @@ func rebuiltPair(t *testing.T, opts ...zktest.Option) (proxy *zktest.Proxy, fres
 // test waits), and its new session, on the fresh server, is published after
 // Rebuilt; both are logged. A later reconnection in the new history is no rebuild.
 func TestRebuiltEnsemble(t *testing.T) {
-	proxy, fresh := rebuiltPair(t, longSessions)
+	old, fresh := zktest.NewServer(t, longSessions), zktest.NewServer(t, longSessions)
+	proxy := zktest.NewProxy(t, old.Addr())
 	logs := &logBuffer{}
 	c := newClient(t, []string{proxy.Addr()}, WithSessionTimeout(time.Minute), WithLogger(slog.New(logs.handler())))
 	ctx := testCtx(t)

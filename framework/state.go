@@ -38,7 +38,8 @@ const (
 	// and before that session's Reconnected, and logged at Warn. A rebuilt ensemble
 	// whose zxid has already grown past what the client saw cannot be told from the
 	// old one this way, and goes unreported. The client is not connected in this
-	// state; listeners and the error policies may take it as another Lost.
+	// state. The error policies do not count it: Lost, just before it, lost every
+	// hold of the old history.
 	Rebuilt
 )
 

@@ -9,7 +9,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/zkrecipes/zkrecipes/framework"
-	"github.com/zkrecipes/zkrecipes/zktest"
+	"github.com/zkrecipes/zkrecipes/internal/zkrtest"
 )
 
 // TestRebuiltEnsembleConverges replaces the server behind the caches' address by a
@@ -17,24 +17,23 @@ import (
 // czxids: each cache, on either kind of watch, empties its copy and loads the new
 // tree, then says Synced, and its copy is the new server's tree.
 func TestRebuiltEnsembleConverges(t *testing.T) {
-	old, fresh := zktest.NewServer(t), zktest.NewServer(t)
-	writer := newClient(t, []string{old.Addr()})
+	ensemble := zkrtest.NewRebuilt(t)
+	writer := newClient(t, []string{ensemble.Old.Addr()})
 	for i := range 20 { // a history longer than the fresh server's will be
 		create(t, writer, fmt.Sprintf("/filler%d", i), "")
 	}
 	create(t, writer, "/r", "")
 	create(t, writer, "/r/a", "one")
 	create(t, writer, "/r/b", "two")
-	rebuilder := newClient(t, []string{fresh.Addr()})
+	rebuilder := newClient(t, []string{ensemble.Fresh.Addr()})
 	create(t, rebuilder, "/r", "")
 	create(t, rebuilder, "/r/a", "one-again")
 	create(t, rebuilder, "/r/c", "three")
 
-	proxy := zktest.NewProxy(t, old.Addr())
 	caches := make([]*Cache, len(watchModes))
 	histories := make([]*history, len(watchModes))
 	for i, mode := range watchModes {
-		c := newClient(t, []string{proxy.Addr()}, append(mode.opts, framework.WithSessionTimeout(time.Second))...)
+		c := newClient(t, []string{ensemble.Addr()}, append(mode.opts, framework.WithSessionTimeout(time.Second))...)
 		caches[i], histories[i] = started(t, c, "/r")
 		requireConverges(t, caches[i], writer, math.MaxInt, true)
 	}
@@ -42,9 +41,7 @@ func TestRebuiltEnsembleConverges(t *testing.T) {
 	for i, h := range histories {
 		heard[i] = len(h.get())
 	}
-	proxy.SetTarget(fresh.Addr())
-	proxy.Cut()
-	proxy.Restore()
+	ensemble.Rebuild()
 	for i, mode := range watchModes {
 		t.Run(mode.name, func(t *testing.T) {
 			h := histories[i]
