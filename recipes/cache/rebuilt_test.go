@@ -15,7 +15,8 @@ import (
 // TestRebuiltEnsembleConverges replaces the server behind the caches' address by a
 // fresh one, where the cached node and its children were made again, with lower
 // czxids: each cache, on either kind of watch, empties its copy and loads the new
-// tree, then says Synced, and its copy is the new server's tree.
+// tree, then says Synced, and its copy is the new server's tree; it follows the new
+// server's changes from then on.
 func TestRebuiltEnsembleConverges(t *testing.T) {
 	ensemble := zkrtest.NewRebuilt(t)
 	writer := newClient(t, []string{ensemble.Old.Addr()})
@@ -50,7 +51,15 @@ func TestRebuiltEnsembleConverges(t *testing.T) {
 			requireConverges(t, caches[i], rebuilder, math.MaxInt, true)
 			require.ElementsMatch(t, []string{"Deleted /r/a", "Deleted /r/b", "Deleted /r", "Created /r", "Created /r/a", "Created /r/c"},
 				brief(nodeEvents(h.get()[lost:synced])))
-			h.requireClean(t)
+		})
+	}
+	// The caches follow the new ensemble's changes: their watches are set there.
+	set(t, rebuilder, "/r/a", "changed")
+	create(t, rebuilder, "/r/d", "four")
+	for i, mode := range watchModes {
+		t.Run(mode.name+", changes after", func(t *testing.T) {
+			requireConverges(t, caches[i], rebuilder, math.MaxInt, true)
+			histories[i].requireClean(t)
 		})
 	}
 }
