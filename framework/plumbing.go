@@ -35,7 +35,7 @@ func (p Plumbing) StateChanges() (errorStates int64, next <-chan struct{}) {
 // moves before Rebuilt is published, and so before any request can run in the new
 // history: a recipe that compares what it read with what it had (zxids, czxids)
 // looks at it before it applies an answer, and starts afresh when it has moved,
-// whenever its listener hears Rebuilt.
+// whether or not its listener has heard Rebuilt yet.
 func (p Plumbing) Rebuilds() int64 { return p.c.rebuilds.Load() }
 
 // ErrorPolicy is the policy recipes apply to connection states (WithErrorPolicy).

@@ -1,8 +1,13 @@
 package framework
 
 import (
+	"encoding/binary"
 	"fmt"
+	"io"
 	"log/slog"
+	"net"
+	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -42,4 +47,60 @@ func TestRebuiltEnsemble(t *testing.T) {
 	proxy.Cut()
 	proxy.Restore()
 	l.waitFor(t, Suspended, Lost, Rebuilt, Reconnected, Suspended, Reconnected)
+}
+
+// A server that reads the connect request and closes the connection without a
+// word, as one not serving yet does, is no rebuilt ensemble: the probe learns
+// nothing from it, and the session waits for the server and comes back.
+func TestAServerNotServingIsNoRebuild(t *testing.T) {
+	srv := zktest.NewServer(t, longSessions)
+	proxy := zktest.NewProxy(t, srv.Addr())
+	logs := &logBuffer{}
+	c := newClient(t, []string{proxy.Addr()}, WithSessionTimeout(time.Minute), WithLogger(slog.New(logs.handler())))
+	_, err := c.Create(testCtx(t), "/n", nil) // a history the connect requests then carry
+	require.NoError(t, err)
+	session := c.SessionID()
+	l := listen(c)
+
+	proxy.SetTarget(notServing(t))
+	proxy.Cut()
+	proxy.Restore()
+	l.waitFor(t, Suspended)
+	require.Eventually(t, func() bool {
+		return strings.Contains(logs.String(), "a server closed the connection without answering")
+	}, wait, 10*time.Millisecond, "no probe decided")
+	proxy.SetTarget(srv.Addr())
+	l.waitFor(t, Suspended, Reconnected)
+	require.Equal(t, session, c.SessionID())
+	require.NotContains(t, logs.String(), "the server refuses the session")
+	require.NotContains(t, logs.String(), "the ensemble has less history")
+}
+
+// notServing is the address of a server that reads each connection's first packet
+// and closes it, as a ZooKeeper not serving yet does.
+func notServing(t *testing.T) string {
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	require.NoError(t, err)
+	var conns sync.WaitGroup
+	t.Cleanup(func() { _ = l.Close(); conns.Wait() })
+	conns.Add(1)
+	go func() {
+		defer conns.Done()
+		for {
+			conn, err := l.Accept()
+			if err != nil {
+				return
+			}
+			conns.Add(1)
+			go func() {
+				defer conns.Done()
+				defer conn.Close()
+				var size [4]byte
+				if _, err := io.ReadFull(conn, size[:]); err == nil {
+					_, _ = io.CopyN(io.Discard, conn, int64(binary.BigEndian.Uint32(size[:])))
+				}
+			}()
+		}
+	}()
+	return l.Addr().String()
 }
