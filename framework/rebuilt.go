@@ -47,10 +47,10 @@ func (c *core) sawZxid(h *handle, zxid int64) {
 // yet, and the next connection checks again.
 func (c *Client) checkHistory(h *handle, sid int64) (rebuilt, ok bool) {
 	c.mu.Lock()
-	same := sid == c.link.session.id
+	same, first := sid == c.link.session.id, c.link.session.state == Latent
 	c.mu.Unlock()
 	seen := c.seenZxid.Load()
-	if same || seen == 0 {
+	if same || first || seen == 0 {
 		return false, true // the same session is the same history; a first one has none to compare
 	}
 	_, err := use(h, func(conn *zk.Conn) (string, error) { return conn.Sync("/") })
