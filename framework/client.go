@@ -49,6 +49,11 @@ type core struct {
 	mu   sync.Mutex
 	link link // guarded by mu
 
+	// seenZxid is the highest zxid a server has answered with, in the history the
+	// client last checked (rebuilt.go).
+	seenZxid atomic.Int64
+	rebuilds atomic.Int64 // how many times seenZxid went back (Plumbing.Rebuilds)
+
 	watchSubs watchSubscribers   // OnWatchEvent's
 	watches   *persistentWatches // AddWatch's
 

@@ -31,6 +31,13 @@ func (p Plumbing) StateChanges() (errorStates int64, next <-chan struct{}) {
 	return p.c.link.errorStates, p.c.link.nextChange
 }
 
+// Rebuilds counts the times the client has found its ensemble rebuilt (Rebuilt). It
+// moves before Rebuilt is published, and so before any request can run in the new
+// history: a recipe that compares what it read with what it had (zxids, czxids)
+// looks at it before it applies an answer, and starts afresh when it has moved,
+// whether or not its listener has heard Rebuilt yet.
+func (p Plumbing) Rebuilds() int64 { return p.c.rebuilds.Load() }
+
 // ErrorPolicy is the policy recipes apply to connection states (WithErrorPolicy).
 func (p Plumbing) ErrorPolicy() ErrorPolicy { return p.c.opts.errorPolicy }
 

@@ -24,6 +24,8 @@ type handle struct {
 	cancel     context.CancelFunc
 	net        atomic.Pointer[trackedConn] // the current connection
 	lastRead   atomic.Int64                // unix nanoseconds of the last byte from a server
+	zxid       atomic.Int64                // the zxid of the last packet that carried one (rebuilt.go)
+	probing    atomic.Bool                 // a server that refused a connection is being probed (rebuilt.go)
 	negotiated atomic.Int64                // the session timeout the server granted, in ns
 	lastErr    atomic.Pointer[error]       // why the last attempt to reach a server failed
 	authed     bool                        // credentials sent on this handle (state goroutine only)
@@ -240,7 +242,11 @@ func (c *Client) handleEvent(ev sessionEvent) {
 	c.mu.Unlock()
 	if do.authenticate {
 		sid := h.conn.SessionID() // 0: already expired again; its Expired event is next in the queue
-		c.handleEvent(sessionEvent{gen: h.gen, kind: authenticated, sid: sid, ok: sid != 0 && c.authenticate(h)})
+		ev := sessionEvent{gen: h.gen, kind: authenticated, sid: sid, ok: sid != 0 && c.authenticate(h)}
+		if ev.ok {
+			ev.rebuilt, ev.ok = c.checkHistory(h, sid)
+		}
+		c.handleEvent(ev)
 	}
 }
 

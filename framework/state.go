@@ -25,9 +25,25 @@ const (
 	// read-only sessions, so this client does not enter it; it exists for parity with
 	// Curator and for listeners written against its five states.
 	ReadOnly
+	// Rebuilt: the ensemble behind the client's addresses has less history than the
+	// client has seen from it: it was replaced by a fresh one, or restored from an
+	// older copy (a disaster recovery, a Kubernetes ZooKeeper without persistent
+	// volumes, a development server started again). ZooKeeper's zxids, and with
+	// them every node's czxid, start again from lower numbers: a fencing token (a
+	// holder's node's czxid) issued from now on may be lower than one issued before,
+	// and a store that refuses tokens lower than the highest it has seen must have
+	// its fence reset, on purpose, now (see the example). The client learns it from
+	// the zxid the servers answer with, which goes below the highest it had: it is
+	// published when the first session on the rebuilt ensemble exists, after Lost
+	// and before that session's Reconnected, and logged at Warn. A rebuilt ensemble
+	// whose zxid has already grown past what the client saw cannot be told from the
+	// old one this way, and goes unreported. The client is not connected in this
+	// state. The error policies do not count it: Lost, just before it, lost every
+	// hold of the old history.
+	Rebuilt
 )
 
-var stateNames = [...]string{"Latent", "Connected", "Suspended", "Reconnected", "Lost", "ReadOnly"}
+var stateNames = [...]string{"Latent", "Connected", "Suspended", "Reconnected", "Lost", "ReadOnly", "Rebuilt"}
 
 func (s ConnectionState) String() string {
 	if s < 0 || int(s) >= len(stateNames) {

@@ -111,6 +111,7 @@ var operations = []string{opCreate, opDelete, opGet, opGetW, opExists, opExistsW
 const (
 	lostExpired = "expired" // the server said so
 	lostTimeout = "timeout" // the client gave it up after a session timeout without a server
+	lostRebuilt = "rebuilt" // the client gave it up: the ensemble lost the history it was made in
 )
 
 // outcome names how a request ended.
@@ -171,10 +172,10 @@ func newClientMetrics(mp metric.MeterProvider) *clientMetrics {
 	}
 	var errs [4]error
 	m.stateChanges, errs[0] = meter.Int64Counter("zkrecipes.client.state_changes",
-		metric.WithDescription("Connection states entered, by state (Connected, Suspended, Reconnected, Lost, ReadOnly)."),
+		metric.WithDescription("Connection states entered, by state (Connected, Suspended, Reconnected, Lost, ReadOnly, Rebuilt)."),
 		metric.WithUnit("{change}"))
 	m.sessionsLost, errs[1] = meter.Int64Counter("zkrecipes.client.sessions_lost",
-		metric.WithDescription("Sessions lost, by reason: expired (by the server) or timeout (given up by the client after a session timeout without a server)."),
+		metric.WithDescription("Sessions lost, by reason: expired (by the server), timeout (given up by the client after a session timeout without a server) or rebuilt (given up by the client: the ensemble lost the history the session was made in)."),
 		metric.WithUnit("{session}"))
 	m.requests, errs[2] = meter.Float64Histogram("zkrecipes.client.request.duration",
 		metric.WithDescription("Operations of the client, by operation and outcome, retries included: the count is the number of operations."),
@@ -183,10 +184,10 @@ func newClientMetrics(mp metric.MeterProvider) *clientMetrics {
 		metric.WithDescription("Retries of operations after a connection error, by operation."),
 		metric.WithUnit("{retry}"))
 	m.lastErrors = errors.Join(errs[:]...)
-	for s := Connected; s <= ReadOnly; s++ {
+	for s := Connected; s <= Rebuilt; s++ {
 		m.byState[s] = addOpts(attribute.String("state", s.String()))
 	}
-	for _, r := range []string{lostExpired, lostTimeout} {
+	for _, r := range []string{lostExpired, lostTimeout, lostRebuilt} {
 		m.byReason[r] = addOpts(attribute.String("reason", r))
 	}
 	for _, op := range operations {

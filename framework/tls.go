@@ -48,7 +48,7 @@ func handshake(ctx context.Context, conn net.Conn, cfg *tls.Config, addr, host s
 func noAnswer(addr string, cfg *tls.Config, seen int, err error) error {
 	switch {
 	case cfg == nil && seen == 0 && errors.Is(err, io.EOF):
-		return fmt.Errorf("%s closed the connection without answering (if it is a TLS port, use WithTLS): %w", addr, err)
+		return fmt.Errorf("%s closed the connection without answering (as a server does that is not serving yet, or that has less history than the client has seen; if it is a TLS port, use WithTLS): %w", addr, err)
 	case cfg != nil && seen == 0 && refusedBare(cfg, err):
 		return fmt.Errorf("no connect response from %s: the server wants a client certificate and the tls.Config has none: %w", addr, err)
 	}

@@ -22,6 +22,7 @@ const (
 	zkState       eventKind = iota // go-zookeeper's session event
 	lostTimer                      // a Suspended session's timeout ran out
 	authenticated                  // the credentials of a new session were sent, or failed
+	refusedBehind                  // a server refused the session, having less history than the client saw
 )
 
 // sessionEvent is one input of the state machine, for the handle of generation gen.
@@ -32,6 +33,9 @@ type sessionEvent struct {
 	epoch int      // lostTimer: the Suspended count the timer was set for
 	sid   int64    // authenticated: the session the credentials were sent in, 0 if none
 	ok    bool     // authenticated: the server took them (or there were none)
+	// rebuilt: authenticated in a new session on an ensemble with less history than
+	// the client has seen (rebuilt.go)
+	rebuilt bool
 }
 
 // actions are what a transition asks of the client, in this order.
@@ -67,18 +71,32 @@ func transition(s session, closing bool, ev sessionEvent) (session, actions) {
 			do.lost, do.replace = lostTimeout, true
 			s.gen++
 		}
+	case ev.kind == refusedBehind:
+		// The session cannot come back: the ensemble lost the history it was made in.
+		if s.state == Suspended {
+			do.stopTimer = true
+			publish(Lost)
+			do.lost, do.replace = lostRebuilt, true
+			s.gen++
+		}
 	case ev.kind == authenticated:
 		if !ev.ok || ev.sid == 0 {
 			break // a failure drops the connection: its next session tries again
 		}
 		do.stopTimer = true
-		switch {
-		case s.state == Latent:
+		if s.state == Latent {
 			publish(Connected)
-		case ev.sid != s.id && s.state != Lost:
-			publish(Lost, Reconnected)
+			s.id = ev.sid
+			break
+		}
+		if ev.sid != s.id && s.state != Lost {
+			publish(Lost)
 			do.lost = lostExpired
-		case !s.state.IsConnected():
+		}
+		if ev.rebuilt {
+			publish(Rebuilt)
+		}
+		if !s.state.IsConnected() {
 			publish(Reconnected)
 		}
 		s.id = ev.sid

@@ -29,6 +29,9 @@ func TestTransition(t *testing.T) {
 	suspend := actions{publish: []ConnectionState{Suspended}, startTimer: true}
 	expire := actions{stopTimer: true, publish: []ConnectionState{Lost}, lost: lostExpired}
 	renew := actions{stopTimer: true, publish: []ConnectionState{Lost, Reconnected}, lost: lostExpired}
+	rebuild := actions{stopTimer: true, publish: []ConnectionState{Lost, Rebuilt, Reconnected}, lost: lostExpired}
+	rebuilt := auth(0x20, true)
+	rebuilt.rebuilt = true
 
 	tests := []struct {
 		name    string
@@ -48,6 +51,10 @@ func TestTransition(t *testing.T) {
 		{name: "credentials taken, new session", ev: auth(0x20, true), id: 0x20, want: map[ConnectionState]actions{
 			Latent: stopped(pub(Connected)), Connected: renew, Suspended: renew,
 			Reconnected: renew, Lost: stopped(pub(Reconnected)), ReadOnly: renew,
+		}},
+		{name: "credentials taken, new session on a rebuilt ensemble", ev: rebuilt, id: 0x20, want: map[ConnectionState]actions{
+			Latent: stopped(pub(Connected)), Connected: rebuild, Suspended: rebuild,
+			Reconnected: rebuild, Lost: stopped(pub(Rebuilt, Reconnected)), ReadOnly: rebuild,
 		}},
 		{name: "credentials refused", ev: auth(id, false), want: nothing},
 		{name: "session expired before the credentials", ev: auth(0, true), want: nothing},
@@ -71,6 +78,11 @@ func TestTransition(t *testing.T) {
 			Latent: {}, Connected: {}, Reconnected: {}, Lost: {}, ReadOnly: {},
 			Suspended: {publish: []ConnectionState{Lost}, lost: lostTimeout, replace: true},
 		}},
+		{name: "refused by a server with less history", ev: sessionEvent{gen: gen, kind: refusedBehind}, want: map[ConnectionState]actions{
+			Latent: {}, Connected: {}, Reconnected: {}, Lost: {}, ReadOnly: {},
+			Suspended: {stopTimer: true, publish: []ConnectionState{Lost}, lost: lostRebuilt, replace: true},
+		}},
+		{name: "an abandoned handle's refusal", ev: sessionEvent{gen: gen - 1, kind: refusedBehind}, want: nothing},
 		{name: "Lost timer of an earlier Suspended", ev: sessionEvent{gen: gen, kind: lostTimer, epoch: epoch - 1}, want: nothing},
 		{name: "an abandoned handle's session", ev: sessionEvent{gen: gen - 1, kind: zkState, state: zk.StateHasSession}, want: nothing},
 		{name: "an abandoned handle's disconnection", ev: sessionEvent{gen: gen - 1, kind: zkState, state: zk.StateDisconnected}, want: nothing},

@@ -106,6 +106,7 @@ func (t *trackedConn) Read(b []byte) (int, error) {
 		if err := t.readPacket(); err != nil {
 			if !t.answered {
 				t.h.failed(noAnswer(t.addr, t.tls, t.got, err))
+				t.c.unanswered(t.h, t.addr, t.got, err)
 			}
 			t.end()
 			return 0, err
@@ -174,6 +175,7 @@ func (t *trackedConn) readPacket() error {
 	if r.err != nil {
 		return r.err
 	}
+	t.c.sawZxid(t.h, zxid)
 	if xid >= 0 {
 		return t.goReply(p, n-head, xid, zxid, code)
 	}

@@ -34,7 +34,11 @@
 //     connection is back it reads every node again and says Synced. After a session
 //     loss (Lost) every watch is gone: the cache first Syncs the new session's
 //     server (which may lag the one it read from), then reads every node again and
-//     reports only the differences, as ordinary events, then Synced.
+//     reports only the differences, as ordinary events, then Synced. When the client
+//     finds the ensemble rebuilt (framework.Rebuilt: replaced by a fresh one, or
+//     restored from an older copy), the copy's zxids belong to a history that is
+//     gone: the cache empties the copy (Deleted for every node, children first),
+//     loads the new ensemble's tree (Created for every node), then says Synced.
 //   - The cached node may not exist yet, or be deleted and come back: the cache
 //     watches for its creation (one existence watch) and follows it.
 //   - Cost. On a persistent watch: one watch on the server, one read per node

@@ -33,6 +33,7 @@ type engine struct {
 	root       *entry
 	epoch      atomic.Int32 // moves on Suspended and Lost; readers read it
 	lostEpoch  int32        // the epoch the last Lost began
+	rebuilds   int64        // the client's count of rebuilt ensembles when the copy was started (rebuilt.go)
 	unsettled  int          // reads needed before the copy is complete (Initialized, Synced)
 	syncing    bool         // Initialized or Synced is due once unsettled is 0
 	ready      bool         // Initialized was emitted
@@ -62,6 +63,7 @@ type readers struct {
 
 // load begins the first load of the copy, on the loop.
 func (en *engine) load() {
+	en.rebuilds = en.c.ForRecipes().Rebuilds()
 	en.syncing = true
 	en.want(en.root, dataRead)
 }

@@ -63,6 +63,7 @@ func (en *engine) changed(ev framework.WatchEvent) {
 	if en.stopped {
 		return
 	}
+	en.checkHistory()
 	if ev.Reset {
 		en.resync()
 		return

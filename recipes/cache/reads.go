@@ -256,6 +256,7 @@ func readOnly(acl []framework.ACL) bool {
 
 // done applies a read's result, on the loop.
 func (en *engine) done(t task, r result) {
+	en.checkHistory()
 	if t.kind == syncRead {
 		en.synced(t, r.err)
 		return
@@ -337,6 +338,8 @@ func (en *engine) connection(s framework.ConnectionState) {
 		en.lostEpoch = en.epoch.Add(1)
 		en.say(Event{Type: Lost})
 		en.send(task{e: en.root, kind: syncRead})
+	case framework.Rebuilt:
+		en.checkHistory()
 	case framework.Connected, framework.Reconnected:
 		en.retryFailed()
 		if s == framework.Reconnected && !en.persistent { // the watch's Reset says it

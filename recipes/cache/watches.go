@@ -31,6 +31,7 @@ func (en *engine) heard(ev framework.Event) {
 // data (a data or existence watch), of the children, or (deleted, or the session's
 // end) both.
 func (en *engine) fired(p string, typ framework.EventType) {
+	en.checkHistory()
 	_, e := en.store.find(p)
 	if e == nil {
 		return // a node the cache no longer follows, or another recipe's watch

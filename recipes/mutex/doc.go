@@ -12,7 +12,9 @@
 // A lock is only as good as the session behind it. Lost closes when the client's
 // error policy says the session may be gone (by default already on Suspended), so a
 // holder can stop before another process takes over; FencingToken gives a zxid that
-// grows with every holder, for stores that can refuse a stale writer. Context gives
+// grows with every holder, for stores that can refuse a stale writer (within one
+// ensemble's history: a rebuilt ensemble starts tokens again lower, and the client
+// says so with framework.Rebuilt, for the store's fence to be reset). Context gives
 // a context that ends with the hold, and Do does the whole pattern in one call:
 // acquire, run a function under that context, release even if it panics. Acquire
 // never grants the lock on a node of an earlier session (Curator's CURATOR-604), and

@@ -150,7 +150,8 @@ func (m *Mutex) Do(ctx context.Context, fn func(ctx context.Context) error) erro
 // has seen. It is our node's czxid, the zxid of its creation, which Participants,
 // `zkr inspect` and `zkr ui` show too: holders are granted in their nodes' order, so tokens of
 // one lock increase across holders, sessions and the removal of the lock's container
-// parent.
+// parent, within one ensemble's history: an ensemble rebuilt empty or restored from
+// an older copy starts them again lower, and the client says so (framework.Rebuilt).
 func (m *Mutex) FencingToken() int64 { return m.r.FencingToken() }
 
 // Node is our node's path while the lock is held, else "".

@@ -46,7 +46,8 @@
 //     connection is suspended; its context.Cause then wraps mutex.ErrLost), and when
 //     the item moves to another member or leaves the set (Close ends it with a cause
 //     wrapping ErrClosed). Item.FencingToken grows with every owner, for stores that
-//     can refuse a stale writer.
+//     can refuse a stale writer (within one ensemble's history: see
+//     framework.Rebuilt).
 //   - Handed over once work has returned: the lock is released only then. A work
 //     that ignores its ctx keeps its item, and nobody takes it until it returns or
 //     its member's session ends.

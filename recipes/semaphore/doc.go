@@ -19,7 +19,8 @@
 // A lease lasts until it is released or its session ends. Lost closes when the
 // client's error policy says the session may be gone (by default already on
 // Suspended). FencingToken gives a zxid that grows from one lease to the next, for
-// stores that can refuse a stale writer. A lease is never granted on a node of an
+// stores that can refuse a stale writer (within one ensemble's history: see
+// framework.Rebuilt). A lease is never granted on a node of an
 // earlier session (Curator's CURATOR-604). A failed or cancelled acquisition leaves
 // no node behind (CURATOR-315, CURATOR-462).
 //

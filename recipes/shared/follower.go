@@ -99,6 +99,16 @@ func (f *follower[T]) heard(ev cache.Event) {
 		f.stopped(fmt.Errorf("shared: %s: %w", f.path, ev.Err))
 		return
 	}
+	if ev.Type == cache.Deleted && ev.Path == f.path {
+		// The node's next incarnation starts the order afresh: in the same history its
+		// values are later anyway, and on a rebuilt ensemble (framework.Rebuilt, after
+		// which the cache deletes and creates every node again) its mzxids start
+		// again lower, and would be taken for older values for good.
+		f.mu.Lock()
+		f.stat.Mzxid, f.delivered = 0, 0
+		f.mu.Unlock()
+		return
+	}
 	if (ev.Type != cache.Created && ev.Type != cache.Changed) || ev.Path != f.path {
 		return
 	}
