@@ -152,7 +152,7 @@ oldest-go:
 # servers. go-zookeeper v1.0.4 races on Conn.lastZxid between its receive loop and
 # its re-sending of watches after a reconnect (go-zookeeper/zk#35, open since 2020);
 # in race builds the client holds replies back exactly until go-zookeeper has re-sent
-# its watches (framework/replyhold.go). GOFLAGS=-race make chaos runs it with the race
+# its watches (framework/internal/wire/replyhold.go). GOFLAGS=-race make chaos runs it with the race
 # detector.
 #
 # A run that finds a violation or a server data loss keeps the servers' data

@@ -2,11 +2,8 @@ package framework
 
 import (
 	"context"
-	"encoding/binary"
 	"errors"
 	"fmt"
-	"io"
-	"net"
 	"strings"
 	"testing"
 	"time"
@@ -14,6 +11,8 @@ import (
 	"github.com/go-zookeeper/zk"
 	"github.com/stretchr/testify/require"
 
+	"github.com/zkrecipes/zkrecipes/framework/internal/wire"
+	"github.com/zkrecipes/zkrecipes/framework/internal/wire/wiretest"
 	"github.com/zkrecipes/zkrecipes/zktest"
 )
 
@@ -335,33 +334,11 @@ func TestAReplyLargerThanTheMaximumFailsItsRequest(t *testing.T) {
 	require.ErrorIs(t, err, ErrInvalidOption)
 }
 
-// fakeServer accepts connections on loopback and hands each to serve.
-func fakeServer(t *testing.T, serve func(conn netConn)) string {
-	t.Helper()
-	ln, err := listenLoopback()
-	require.NoError(t, err)
-	done := make(chan struct{})
-	t.Cleanup(func() { _ = ln.Close(); <-done })
-	go func() {
-		defer close(done)
-		for {
-			conn, err := ln.Accept()
-			if err != nil {
-				return
-			}
-			serve(conn)
-			_ = conn.Close()
-		}
-	}()
-	return ln.Addr().String()
-}
-
 // A server that announces a connect response of 1 GiB is refused without reading
 // it: the wait for a connection says why.
 func TestAHugeConnectResponseIsRefused(t *testing.T) {
-	addr := fakeServer(t, func(conn netConn) {
-		buf := make([]byte, 64)
-		_, _ = conn.Read(buf)
+	addr := wiretest.Start(t, func(conn *wiretest.Conn) {
+		_, _ = conn.ReadPacket()
 		_, _ = conn.Write([]byte{0x40, 0, 0, 0}) // 1 GiB follows, says the server
 	})
 	c, err := New([]string{addr}, WithConnectionTimeout(3*time.Second))
@@ -377,7 +354,7 @@ func TestAHugeConnectResponseIsRefused(t *testing.T) {
 // A server without persistent watches (before 3.6) answers addWatch as an
 // unimplemented request and drops the connection: AddWatch says so.
 func TestAServerWithoutPersistentWatchesIsReported(t *testing.T) {
-	addr := fakeServer(t, fakeOldServer)
+	addr := wiretest.Start(t, fakeOldServer)
 	c := newClient(t, []string{addr}, WithRetryPolicy(RetryNTimes(2, 10*time.Millisecond)))
 	_, err := c.AddWatch(testCtx(t), "/p", WatchPersistentRecursive)
 	require.ErrorIs(t, err, ErrPersistentWatchUnsupported)
@@ -386,44 +363,15 @@ func TestAServerWithoutPersistentWatchesIsReported(t *testing.T) {
 	require.False(t, errors.Is(err, zk.ErrConnectionClosed))
 }
 
-type netConn = net.Conn
-
-func listenLoopback() (net.Listener, error) { return net.Listen("tcp", "127.0.0.1:0") }
-
-// fakeOldServer speaks enough of ZooKeeper's protocol for a session (ZooKeeper's
-// connect response, pings, closeSession), and answers anything else as a server
-// before 3.6 answers an opcode it does not know: unimplemented, then the connection
-// dropped (UnimplementedRequestProcessor).
-func fakeOldServer(conn net.Conn) {
-	readPacket := func() ([]byte, error) {
-		var size [4]byte
-		if _, err := io.ReadFull(conn, size[:]); err != nil {
-			return nil, err
-		}
-		p := make([]byte, binary.BigEndian.Uint32(size[:]))
-		_, err := io.ReadFull(conn, p)
-		return p, err
-	}
-	send := func(p jute) { _, _ = conn.Write(append(binary.BigEndian.AppendUint32(nil, uint32(len(p))), p...)) }
-	if _, err := readPacket(); err != nil {
+// fakeOldServer speaks enough of ZooKeeper's protocol for a session, and answers
+// anything else as a server before 3.6 answers an opcode it does not know:
+// unimplemented, then the connection dropped (UnimplementedRequestProcessor).
+func fakeOldServer(conn *wiretest.Conn) {
+	if conn.Accept(4000, 1) != nil {
 		return
 	}
-	send(jute(nil).int(0).int(4000).long(1).str(string(make([]byte, 16))))
-	for {
-		p, err := readPacket()
-		if err != nil || len(p) < 8 {
-			return
-		}
-		xid, opcode := int32(binary.BigEndian.Uint32(p)), int32(binary.BigEndian.Uint32(p[4:]))
-		switch opcode {
-		case 11: // ping
-			send(jute(nil).int(-2).long(0).int(0))
-		case -11: // closeSession
-			send(jute(nil).int(xid).long(0).int(0))
-			return
-		default:
-			send(jute(nil).int(xid).long(0).int(codeUnimplemented))
-			return
-		}
-	}
+	conn.Serve(func(r wiretest.Request) bool {
+		_ = conn.Send(wiretest.Header(r.Xid, 0, wire.CodeUnimplemented))
+		return false
+	})
 }

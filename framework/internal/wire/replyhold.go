@@ -1,4 +1,4 @@
-package framework
+package wire
 
 import (
 	"reflect"
@@ -47,15 +47,6 @@ import (
 // send SetWatches, with every goroutine runnable). Built without -race, none of this
 // runs.
 
-// ZooKeeper's opcodes of go-zookeeper's requests that the connection looks at.
-const (
-	opcodeExists       = 3
-	opcodeGetData      = 4
-	opcodeGetChildren  = 8
-	opcodeGetChildren2 = 12
-	opcodeSetWatches   = 101
-)
-
 // replyHold is the hold of one connection. The zero value holds nothing.
 type replyHold struct {
 	released chan struct{} // closed once SetWatches was written; nil: nothing held
@@ -93,7 +84,7 @@ func (r *replyHold) holding() bool { return r.released != nil && !r.over }
 // goroutine may be reading the zxid still (a credentials' round trip delays
 // SetWatches, and a cut can come meanwhile). Its request fails as if the connection
 // had been cut before the reply came.
-func (r *replyHold) wait(h *handle, closed <-chan struct{}) bool {
+func (r *replyHold) wait(h *Handle, closed <-chan struct{}) bool {
 	if r.released == nil || r.over {
 		return true
 	}
@@ -108,12 +99,12 @@ func (r *replyHold) wait(h *handle, closed <-chan struct{}) bool {
 	case <-r.released:
 	case <-timer.C:
 		h.holdsGivenUp.Add(1)
-		if h.log != nil {
-			h.log.Debug("zkrecipes: go-zookeeper did not re-set its watches; replies held no longer")
+		if h.cfg.Log != nil {
+			h.cfg.Log.Debug("zkrecipes: go-zookeeper did not re-set its watches; replies held no longer")
 		}
 	case <-closed:
 		return false
-	case <-h.ctx.Done():
+	case <-h.cfg.Ctx.Done():
 		return false
 	}
 	return true

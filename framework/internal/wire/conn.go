@@ -1,7 +1,6 @@
-package framework
+package wire
 
 import (
-	"crypto/tls"
 	"encoding/binary"
 	"errors"
 	"fmt"
@@ -14,30 +13,16 @@ import (
 	"github.com/go-zookeeper/zk"
 )
 
-// trackedConn is one connection to a server, as go-zookeeper sees it, with the
-// framework between them. Reading, it takes whole packets from the server: it bounds
-// their size (WithMaxPacketSize; go-zookeeper does not bound the connect response at
-// all), reads the session timeout the server granted and whether the session is
-// still there from the connect response, keeps the framework's own replies from
-// go-zookeeper, hands notifications to the persistent watches with their zxid, and
-// notes when a server last said anything; go-zookeeper reads the body of a reply to
-// one of its requests itself, straight from the connection, after its header, so
-// that no copy of it is made or kept. Writing, it sends go-zookeeper's packets
-// and the framework's own one at a time, and watches go-zookeeper's requests for the
-// one-shot watches they set (oneShots). It also bounds the wait for the connect
-// response: go-zookeeper allows ten receive timeouts for it (and none at all once its
-// first bytes came), and a server caught starting up can accept a connection and
+// Conn is one connection to a server, as go-zookeeper sees it, with the framework
+// between them (see the package's doc). It also bounds the wait for the connect
+// response: go-zookeeper allows ten receive timeouts for it (and none at all once
+// its first bytes came), and a server caught starting up can accept a connection and
 // never answer, which would hold the client for minutes instead of moving to the
-// next try. A connection that fails before the response is recorded as a failed
-// attempt.
-type trackedConn struct {
+// next try. A connection that fails before the response is told to Config.Failed.
+type Conn struct {
 	net.Conn
-	h         *handle
-	c         *core
-	addr      string
-	tls       *tls.Config // nil without TLS
-	handshake time.Duration
-	maxPacket int
+	h    *Handle
+	addr string
 
 	// The reader's (go-zookeeper's connecting goroutine, then its receive loop).
 	answered bool   // the connect response has been read
@@ -55,39 +40,34 @@ type trackedConn struct {
 
 	// The framework's own requests waiting for their replies.
 	cmu   sync.Mutex
-	calls map[int32]chan wireReply
+	calls map[int32]chan Reply
 	xids  uint32
 	ended bool // reading ended: no reply will come
 }
 
-// wireReply is the reply to one of the framework's own requests.
-type wireReply struct {
-	zxid int64
-	code int32
-	body []byte
+// Reply is the reply to one of the framework's own requests.
+type Reply struct {
+	Zxid int64
+	Code int32
+	Body []byte
 }
 
-func newTrackedConn(c *core, h *handle, conn net.Conn, addr string, handshake time.Duration) *trackedConn {
-	return &trackedConn{Conn: conn, h: h, c: c, addr: addr, tls: c.opts.tls, handshake: handshake,
-		maxPacket: c.opts.maxPacket, closed: make(chan struct{})}
-}
-
-func (t *trackedConn) SetReadDeadline(d time.Time) error {
+func (t *Conn) SetReadDeadline(d time.Time) error {
 	if !t.answered {
-		if limit := time.Now().Add(t.handshake); d.IsZero() || d.After(limit) {
+		if limit := time.Now().Add(t.h.cfg.Handshake); d.IsZero() || d.After(limit) {
 			d = limit
 		}
 	}
 	return t.Conn.SetReadDeadline(d)
 }
 
-func (t *trackedConn) Close() error {
+func (t *Conn) Close() error {
 	t.end()
 	return t.Conn.Close()
 }
 
 // end fails the framework's requests waiting for a reply: none will come.
-func (t *trackedConn) end() {
+func (t *Conn) end() {
 	t.closeOnce.Do(func() {
 		close(t.closed)
 		t.cmu.Lock()
@@ -101,11 +81,11 @@ func (t *trackedConn) end() {
 	})
 }
 
-func (t *trackedConn) Read(b []byte) (int, error) {
+func (t *Conn) Read(b []byte) (int, error) {
 	for len(t.pending) == 0 && t.left == 0 {
 		if err := t.readPacket(); err != nil {
 			if !t.answered {
-				t.h.failed(noAnswer(t.addr, t.tls, t.got, err))
+				t.h.cfg.Failed(t.addr, t.got, err)
 			}
 			t.end()
 			return 0, err
@@ -136,7 +116,7 @@ func (t *trackedConn) Read(b []byte) (int, error) {
 var ErrPacketTooLarge = errors.New("framework: packet from the server larger than the maximum packet size (WithMaxPacketSize)")
 
 // readPacket reads the next packet and decides what go-zookeeper gets of it.
-func (t *trackedConn) readPacket() error {
+func (t *Conn) readPacket() error {
 	var size [4]byte
 	got, err := io.ReadFull(t.Conn, size[:])
 	t.got += got
@@ -145,10 +125,10 @@ func (t *trackedConn) readPacket() error {
 	}
 	t.h.lastRead.Store(time.Now().UnixNano())
 	n := int(binary.BigEndian.Uint32(size[:]))
-	if n > t.maxPacket {
-		err := fmt.Errorf("%w: %d bytes from %s, more than %d", ErrPacketTooLarge, n, t.addr, t.maxPacket)
+	if n > t.h.cfg.MaxPacket {
+		err := fmt.Errorf("%w: %d bytes from %s, more than %d", ErrPacketTooLarge, n, t.addr, t.h.cfg.MaxPacket)
 		if !t.answered || n < replyHeader-4 {
-			t.c.log.Error("zkrecipes: dropping the connection", "error", err)
+			t.h.cfg.Log.Error("zkrecipes: dropping the connection", "error", err)
 			return err
 		}
 		return t.tooLarge(n, err)
@@ -184,15 +164,15 @@ func (t *trackedConn) readPacket() error {
 	r.b = p[replyHeader:]
 	switch {
 	case isOurXid(xid):
-		t.reply(xid, wireReply{zxid: zxid, code: code, body: append([]byte(nil), r.b...)})
+		t.reply(xid, Reply{Zxid: zxid, Code: code, Body: append([]byte(nil), r.b...)})
 		return nil // go-zookeeper never sees it
 	case xid == xidNotification:
-		typ, _, path := EventType(r.int()), r.int(), r.str()
+		typ, _, path := zk.EventType(r.int()), r.int(), r.str()
 		if r.err != nil {
 			return r.err
 		}
 		t.h.oneShots.fired(typ, path)
-		t.c.watches.notify(typ, path, zxid)
+		t.h.cfg.Watches.notify(typ, path, zxid)
 	}
 	t.pending = p
 	return nil
@@ -200,7 +180,7 @@ func (t *trackedConn) readPacket() error {
 
 // fill reads the packet whose first have bytes (its length's four included) are in
 // t.buf on to its first 4+m bytes, and returns them.
-func (t *trackedConn) fill(have, m int) ([]byte, error) {
+func (t *Conn) fill(have, m int) ([]byte, error) {
 	if cap(t.buf) < 4+m {
 		t.buf = append(make([]byte, 0, 4+m), t.buf[:have]...)
 	}
@@ -209,7 +189,7 @@ func (t *trackedConn) fill(have, m int) ([]byte, error) {
 }
 
 // readFull reads p whole from the server.
-func (t *trackedConn) readFull(p []byte) error {
+func (t *Conn) readFull(p []byte) error {
 	if _, err := io.ReadFull(t.Conn, p); err != nil {
 		return err
 	}
@@ -221,7 +201,7 @@ func (t *trackedConn) readFull(p []byte) error {
 // left bytes of its body still on the connection for go-zookeeper to read. A reply
 // to hold (replyhold.go) is read whole first, so that go-zookeeper's read deadline
 // does not run while it waits.
-func (t *trackedConn) goReply(p []byte, left int, xid int32, zxid int64, code int32) error {
+func (t *Conn) goReply(p []byte, left int, xid int32, zxid int64, code int32) error {
 	if zxid > 0 && t.hold.holding() {
 		whole := append(make([]byte, 0, len(p)+left), p...)[:len(p)+left]
 		if err := t.readFull(whole[len(p):]); err != nil {
@@ -241,13 +221,14 @@ func (t *trackedConn) goReply(p []byte, left int, xid int32, zxid int64, code in
 const replyHeader = 4 + 4 + 8 + 4
 
 // codeTooLarge is the error code go-zookeeper is handed in place of a reply too large
-// to read (ZooKeeper's marshalling error, which go-zookeeper does not name): use
-// tells the request's caller why.
-const codeTooLarge = -5
+// to read: ZooKeeper's APIERROR, the base of its range of API errors, which no
+// server sends, and which go-zookeeper turns into its own zk.ErrAPIError. Handle
+// .ReplyError tells the request's caller why, by that error's identity.
+const codeTooLarge = -100
 
 // tooLarge skips a packet of n bytes that is too large to read, and hands
 // go-zookeeper, for a reply, a reply of its own that fails the request.
-func (t *trackedConn) tooLarge(n int, err error) error {
+func (t *Conn) tooLarge(n int, err error) error {
 	var head [replyHeader - 4]byte
 	if _, err := io.ReadFull(t.Conn, head[:]); err != nil {
 		return err
@@ -256,10 +237,10 @@ func (t *trackedConn) tooLarge(n int, err error) error {
 		return err
 	}
 	xid := int32(binary.BigEndian.Uint32(head[:4]))
-	t.c.log.Warn("zkrecipes: a reply too large was dropped", "error", err)
+	t.h.cfg.Log.Warn("zkrecipes: a reply too large was dropped", "error", err)
 	switch {
 	case isOurXid(xid):
-		t.reply(xid, wireReply{code: codeTooLarge})
+		t.reply(xid, Reply{Code: codeTooLarge})
 		return nil
 	case xid < 0:
 		return nil // not go-zookeeper's: a notification cannot be this large
@@ -273,7 +254,7 @@ func (t *trackedConn) tooLarge(n int, err error) error {
 
 // connectResponse reads the session timeout and whether the session is there, and
 // sets the persistent watches again on a session that is.
-func (t *trackedConn) connectResponse(p []byte) {
+func (t *Conn) connectResponse(p []byte) {
 	r := reader{b: p}
 	r.int() // protocol version
 	ms, sid := r.int(), r.long()
@@ -283,13 +264,13 @@ func (t *trackedConn) connectResponse(p []byte) {
 	if ms > 0 {
 		t.h.negotiated.Store(int64(time.Duration(ms) * time.Millisecond))
 	}
-	t.h.lastErr.Store(nil) // a server answered
+	t.h.cfg.Answered()
 	t.hold.begin(t.h.oneShots.connected(sid == 0))
 	if sid == 0 {
 		return // expired: go-zookeeper gives up this session; a new one comes
 	}
 	t.established.Store(true)
-	t.c.watches.connected(t)
+	t.h.cfg.Watches.connected(t)
 }
 
 // Write sends one of go-zookeeper's packets (it writes each in one call), and after
@@ -303,15 +284,15 @@ func (t *trackedConn) connectResponse(p []byte) {
 // blocks go-zookeeper's loop, and Client.Close with it, for good (seen in a chaos run
 // on 3.8). A write that fails then is taken as sent: its request is answered once,
 // when go-zookeeper flushes.
-func (t *trackedConn) Write(b []byte) (int, error) {
+func (t *Conn) Write(b []byte) (int, error) {
 	n, err := t.write(b)
-	if err != nil && t.h.ctx.Err() != nil {
+	if err != nil && t.h.cfg.Ctx.Err() != nil {
 		return len(b), nil
 	}
 	return n, err
 }
 
-func (t *trackedConn) write(b []byte) (int, error) {
+func (t *Conn) write(b []byte) (int, error) {
 	xid, opcode, path, watch := requestPath(b)
 	if t.answered && (watch || opcode == opcodeSetWatches) {
 		switch {
@@ -320,7 +301,7 @@ func (t *trackedConn) write(b []byte) (int, error) {
 		case t.h.xids.since(xid): // not a SetWatches an earlier connection left queued
 			t.hold.wroteSetWatches()
 		}
-		return t.c.watches.afterOneShot(t, b, path, opcode)
+		return t.h.cfg.Watches.afterOneShot(t, b, path, opcode)
 	}
 	t.wmu.Lock()
 	defer t.wmu.Unlock()
@@ -330,7 +311,7 @@ func (t *trackedConn) write(b []byte) (int, error) {
 // send writes packets of the framework's own, whose replies are ignored, after
 // first, which may be go-zookeeper's (nil: none). The caller holds the persistent
 // watches' lock.
-func (t *trackedConn) send(first []byte, more ...[]byte) (int, error) {
+func (t *Conn) send(first []byte, more ...[]byte) (int, error) {
 	t.wmu.Lock()
 	defer t.wmu.Unlock()
 	n := 0
@@ -352,8 +333,8 @@ func (t *trackedConn) send(first []byte, more ...[]byte) (int, error) {
 // comes on, closed without one if the connection ends first. The caller holds the
 // persistent watches' lock, so that the requests about a path reach the server in
 // the order their changes were made.
-func (t *trackedConn) request(opcode int32, body []byte) <-chan wireReply {
-	ch := make(chan wireReply, 1)
+func (t *Conn) request(opcode int32, body []byte) <-chan Reply {
+	ch := make(chan Reply, 1)
 	t.cmu.Lock()
 	if t.ended {
 		t.cmu.Unlock()
@@ -363,7 +344,7 @@ func (t *trackedConn) request(opcode int32, body []byte) <-chan wireReply {
 	t.xids++
 	xid := ourXid(t.xids)
 	if t.calls == nil {
-		t.calls = map[int32]chan wireReply{}
+		t.calls = map[int32]chan Reply{}
 	}
 	t.calls[xid] = ch
 	t.cmu.Unlock()
@@ -374,7 +355,7 @@ func (t *trackedConn) request(opcode int32, body []byte) <-chan wireReply {
 }
 
 // ignored is a request of the framework's own whose reply nobody waits for.
-func (t *trackedConn) ignored(opcode int32, body []byte) []byte {
+func (t *Conn) ignored(opcode int32, body []byte) []byte {
 	t.cmu.Lock()
 	t.xids++
 	xid := ourXid(t.xids)
@@ -383,7 +364,7 @@ func (t *trackedConn) ignored(opcode int32, body []byte) []byte {
 }
 
 // reply hands a reply to the request waiting for it.
-func (t *trackedConn) reply(xid int32, r wireReply) {
+func (t *Conn) reply(xid int32, r Reply) {
 	t.cmu.Lock()
 	ch := t.calls[xid]
 	delete(t.calls, xid)
@@ -393,6 +374,6 @@ func (t *trackedConn) reply(xid int32, r wireReply) {
 	}
 }
 
-// errConnectionLost is the error of a request of the framework's own whose
+// ErrConnectionLost is the error of a request of the framework's own whose
 // connection ended before its reply: retryable, as go-zookeeper's own.
-var errConnectionLost = fmt.Errorf("framework: the connection ended before the reply: %w", zk.ErrConnectionClosed)
+var ErrConnectionLost = fmt.Errorf("framework: the connection ended before the reply: %w", zk.ErrConnectionClosed)
