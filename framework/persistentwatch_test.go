@@ -254,6 +254,35 @@ func TestAOneShotWatchOnTheSamePathKeepsThePersistentOne(t *testing.T) {
 
 func withoutZxid(ev WatchEvent) WatchEvent { ev.Zxid = 0; return ev }
 
+// A data change fires a path's data watches, not its child watch (go-zookeeper drops
+// only its data and exist watchers; the server fires child watches for child
+// changes): closing a persistent watch on the path afterwards leaves go-zookeeper's
+// child watch there whole. On 3.8, whose removeWatches drops every watch of a path,
+// the record of go-zookeeper's watches decides whether the removal is sent.
+func TestAChildWatchOutlivesADataChangeAndAPersistentWatchsClose(t *testing.T) {
+	srv := zktest.NewServer(t)
+	c := newClient(t, []string{srv.Addr()})
+	ctx := testCtx(t)
+	_, err := c.Create(ctx, "/p", nil)
+	require.NoError(t, err)
+	w, err := c.AddWatch(ctx, "/p", WatchPersistent)
+	require.NoError(t, err)
+	_, _, kids, err := c.ChildrenW(ctx, "/p")
+	require.NoError(t, err)
+	_, err = c.Set(ctx, "/p", []byte("x"), -1)
+	require.NoError(t, err)
+	require.Equal(t, EventNodeDataChanged, next(t, w).Type)
+	require.NoError(t, w.Close(ctx))
+	_, err = c.Create(ctx, "/p/kid", nil)
+	require.NoError(t, err)
+	select {
+	case ev := <-kids:
+		require.Equal(t, EventNodeChildrenChanged, ev.Type)
+	case <-time.After(wait):
+		t.Fatal("the child watch was removed with the persistent one")
+	}
+}
+
 // Watches of one client on one path share the server's watch: each hears what its
 // own mode follows, and closing one leaves the others whole.
 func TestWatchesOnOnePathShareTheServersWatch(t *testing.T) {

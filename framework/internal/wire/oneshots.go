@@ -77,7 +77,10 @@ func (o *oneShots) fired(typ zk.EventType, path string) {
 	switch typ {
 	case zk.EventNodeCreated:
 		delete(o.set, oneShot{path, watchExist})
-	case zk.EventNodeDeleted, zk.EventNodeDataChanged:
+	case zk.EventNodeDataChanged: // not the child watch: a child change fires that
+		delete(o.set, oneShot{path, watchExist})
+		delete(o.set, oneShot{path, watchData})
+	case zk.EventNodeDeleted:
 		delete(o.set, oneShot{path, watchExist})
 		delete(o.set, oneShot{path, watchData})
 		delete(o.set, oneShot{path, watchChild})
