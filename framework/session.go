@@ -143,6 +143,7 @@ func (c *Client) dial(gen int) *handle {
 		},
 		Answered: func() { h.lastErr.Store(nil) },
 	})
+	c.watches.Follow(h.wire) // the old handle's late packets reach the watches no more
 	h.hosts = &hostProvider{hosts: c.hosts, ctx: h.ctx, connected: h.wire.SessionBack}
 	dialer := func(network, addr string, timeout time.Duration) (net.Conn, error) {
 		conn, err := c.connect(h, network, addr, timeout)

@@ -1,6 +1,7 @@
 package wire
 
 import (
+	"bytes"
 	"encoding/binary"
 	"errors"
 	"fmt"
@@ -124,58 +125,98 @@ func (t *Conn) readPacket() error {
 		return err
 	}
 	t.h.lastRead.Store(time.Now().UnixNano())
-	n := int(binary.BigEndian.Uint32(size[:]))
-	if n > t.h.cfg.MaxPacket {
-		err := fmt.Errorf("%w: %d bytes from %s, more than %d", ErrPacketTooLarge, n, t.addr, t.h.cfg.MaxPacket)
-		if !t.answered || n < replyHeader-4 {
-			t.h.cfg.Log.Error("zkrecipes: dropping the connection", "error", err)
-			return err
-		}
-		return t.tooLarge(n, err)
+	n := int(int32(binary.BigEndian.Uint32(size[:]))) // signed, as jute's lengths are
+	if !t.answered {
+		return t.readConnectResponse(size, n)
 	}
-	// The connect response is read whole; a later packet, its header first.
-	head := n
-	if t.answered {
-		head = min(n, replyHeader-4)
+	switch {
+	case n < replyHeader-4:
+		return t.drop(fmt.Errorf("%w: a packet of %d bytes from %s, shorter than a reply's header", ErrProtocol, n, t.addr))
+	case n > t.h.cfg.MaxPacket:
+		return t.tooLarge(n)
 	}
+	// The header first: go-zookeeper reads the body of a reply of its own.
 	t.buf = append(t.buf[:0], size[:]...)
-	p, err := t.fill(4, head)
+	p, err := t.fill(4, replyHeader-4)
 	if err != nil {
 		return err
 	}
-	if !t.answered {
-		t.answered = true
-		t.connectResponse(p[4:])
-		t.pending = p
-		return nil
+	hd, err := decodeHeader(p[4:])
+	if err != nil {
+		return t.drop(err)
 	}
-	r := reader{b: p[4:]}
-	xid, zxid, code := r.int(), r.long(), r.int()
-	if r.err != nil {
-		return r.err
+	if hd.xid >= 0 {
+		return t.goReply(p, n-(replyHeader-4), hd.xid, hd.zxid, hd.code)
 	}
-	if xid >= 0 {
-		return t.goReply(p, n-head, xid, zxid, code)
-	}
-	// A notification, the reply to a ping or to credentials, or ours: read whole.
+	// A notification, the reply to a ping, or ours: read whole.
 	if p, err = t.fill(len(p), n); err != nil {
 		return err
 	}
-	r.b = p[replyHeader:]
+	body := p[replyHeader:]
 	switch {
-	case isOurXid(xid):
-		t.reply(xid, Reply{Zxid: zxid, Code: code, Body: append([]byte(nil), r.b...)})
+	case isOurXid(hd.xid):
+		t.reply(hd.xid, Reply{Zxid: hd.zxid, Code: hd.code, Body: append([]byte(nil), body...)})
 		return nil // go-zookeeper never sees it
-	case xid == xidNotification:
-		typ, _, path := zk.EventType(r.int()), r.int(), r.str()
-		if r.err != nil {
-			return r.err
+	case hd.xid == xidNotification:
+		ev, err := decodeNotification(body)
+		if err != nil {
+			return t.drop(err)
 		}
-		t.h.oneShots.fired(typ, path)
-		t.h.cfg.Watches.notify(typ, path, zxid)
+		t.h.oneShots.fired(ev.typ, ev.path)
+		t.h.cfg.Watches.notify(t.h, ev.typ, ev.path, hd.zxid)
 	}
 	t.pending = p
 	return nil
+}
+
+// drop logs err, which ends the connection.
+func (t *Conn) drop(err error) error {
+	t.h.cfg.Log.Error("zkrecipes: dropping the connection", "error", err)
+	return err
+}
+
+// readConnectResponse reads the connect response whose length n was read as size,
+// whole, and hands it on to go-zookeeper once it has checked it.
+func (t *Conn) readConnectResponse(size [4]byte, n int) error {
+	if n < minConnectResponse || n > t.h.cfg.MaxPacket {
+		return t.drop(t.notZooKeeper(size, n))
+	}
+	t.buf = append(t.buf[:0], size[:]...)
+	p, err := t.fill(4, n)
+	if err != nil {
+		return err
+	}
+	m, err := decodeConnectResponse(p[4:])
+	if err != nil {
+		return t.drop(fmt.Errorf("%s: %w", t.addr, err))
+	}
+	t.answered = true
+	t.connected(m)
+	t.pending = p
+	return nil
+}
+
+// notZooKeeper is the error of a server whose first bytes, size, cannot begin a
+// connect response: they read as a length of n. It quotes what the server sent,
+// as much as came at once, and says what it seems to be.
+func (t *Conn) notZooKeeper(size [4]byte, n int) error {
+	first := make([]byte, 64)
+	copy(first, size[:])
+	more, _ := t.Conn.Read(first[4:])
+	first = first[:4+more]
+	var cause error = ErrProtocol
+	if n > t.h.cfg.MaxPacket {
+		cause = fmt.Errorf("%w: %d bytes from %s, more than %d", ErrPacketTooLarge, n, t.addr, t.h.cfg.MaxPacket)
+	}
+	seems := ""
+	switch {
+	case bytes.HasPrefix(first, []byte("HTTP/")):
+		seems = " (an HTTP server?)"
+	case len(first) >= 2 && (first[0] == 0x15 || first[0] == 0x16) && first[1] == 0x03:
+		seems = " (a TLS port? use WithTLS)"
+	}
+	return fmt.Errorf("%s did not answer as ZooKeeper does%s: it sent %q, a connect response of %d bytes if it were: %w",
+		t.addr, seems, truncated(first), n, cause)
 }
 
 // fill reads the packet whose first have bytes (its length's four included) are in
@@ -217,9 +258,6 @@ func (t *Conn) goReply(p []byte, left int, xid int32, zxid int64, code int32) er
 	return nil
 }
 
-// replyHeader is a reply's length and header: length, xid, zxid, error code.
-const replyHeader = 4 + 4 + 8 + 4
-
 // codeTooLarge is the error code go-zookeeper is handed in place of a reply too large
 // to read: ZooKeeper's APIERROR, the base of its range of API errors, which no
 // server sends, and which go-zookeeper turns into its own zk.ErrAPIError. Handle
@@ -227,46 +265,43 @@ const replyHeader = 4 + 4 + 8 + 4
 const codeTooLarge = -100
 
 // tooLarge skips a packet of n bytes that is too large to read, and hands
-// go-zookeeper, for a reply, a reply of its own that fails the request.
-func (t *Conn) tooLarge(n int, err error) error {
+// go-zookeeper, for a reply, a reply of its own that fails the request. A
+// notification too large ends the connection: skipped, it would leave waiters
+// unwoken and the record of one-shot watches stale, where a new connection sets
+// every watch again (go-zookeeper's SetWatches, and a Reset for the persistent ones).
+func (t *Conn) tooLarge(n int) error {
+	tooLarge := fmt.Errorf("%w: %d bytes from %s, more than %d", ErrPacketTooLarge, n, t.addr, t.h.cfg.MaxPacket)
 	var head [replyHeader - 4]byte
 	if _, err := io.ReadFull(t.Conn, head[:]); err != nil {
 		return err
 	}
+	hd, _ := decodeHeader(head[:])
+	if !isOurXid(hd.xid) && hd.xid < 0 {
+		return t.drop(fmt.Errorf("a notification too large: %w", tooLarge))
+	}
 	if _, err := io.CopyN(io.Discard, t.Conn, int64(n-len(head))); err != nil {
 		return err
 	}
-	xid := int32(binary.BigEndian.Uint32(head[:4]))
-	t.h.cfg.Log.Warn("zkrecipes: a reply too large was dropped", "error", err)
-	switch {
-	case isOurXid(xid):
-		t.reply(xid, Reply{Code: codeTooLarge})
+	t.h.cfg.Log.Warn("zkrecipes: a reply too large was dropped", "error", tooLarge)
+	if isOurXid(hd.xid) {
+		t.reply(hd.xid, Reply{Code: codeTooLarge})
 		return nil
-	case xid < 0:
-		return nil // not go-zookeeper's: a notification cannot be this large
 	}
-	t.h.tooLarge.Store(&err)
-	p := jute(nil).int(replyHeader - 4).int(xid).long(0).int(codeTooLarge)
-	t.h.oneShots.replied(xid, codeTooLarge)
-	t.pending = p
+	t.h.tooLarge.Store(&tooLarge)
+	t.h.oneShots.replied(hd.xid, codeTooLarge)
+	t.pending = jute(nil).int(replyHeader - 4).int(hd.xid).long(0).int(codeTooLarge)
 	return nil
 }
 
-// connectResponse reads the session timeout and whether the session is there, and
-// sets the persistent watches again on a session that is.
-func (t *Conn) connectResponse(p []byte) {
-	r := reader{b: p}
-	r.int() // protocol version
-	ms, sid := r.int(), r.long()
-	if r.err != nil {
-		return // go-zookeeper fails the connection
-	}
-	if ms > 0 {
-		t.h.negotiated.Store(int64(time.Duration(ms) * time.Millisecond))
+// connected takes in the connect response: the session timeout granted and whether
+// the session is there; on a session that is, the persistent watches are set again.
+func (t *Conn) connected(m connectResponse) {
+	if m.timeoutMs > 0 {
+		t.h.negotiated.Store(int64(time.Duration(m.timeoutMs) * time.Millisecond))
 	}
 	t.h.cfg.Answered()
-	t.hold.begin(t.h.oneShots.connected(sid == 0))
-	if sid == 0 {
+	t.hold.begin(t.h.oneShots.connected(m.session == 0))
+	if m.session == 0 {
 		return // expired: go-zookeeper gives up this session; a new one comes
 	}
 	t.established.Store(true)

@@ -72,16 +72,22 @@ func TestAReplysBodyIsReadByGoZookeeperAndNotKept(t *testing.T) {
 func pipeConn(t *testing.T) (*Conn, net.Conn) {
 	server, client := net.Pipe()
 	t.Cleanup(func() { _ = server.Close(); _ = client.Close() })
-	return testHandle(t).NewConn(client, "pipe"), server
+	return testHandle(t, nil).NewConn(client, "pipe"), server
 }
 
-// testHandle is a handle as the framework makes it, with a maximum packet of 1 MiB.
-func testHandle(t *testing.T) *Handle {
+// testHandle is a handle as the framework makes it, with a maximum packet of 1 MiB,
+// followed by watches (nil: watches of its own).
+func testHandle(t *testing.T, watches *Watches) *Handle {
 	ctx, cancel := context.WithCancel(context.Background())
 	t.Cleanup(cancel)
 	log := slog.New(slog.DiscardHandler)
-	return NewHandle(Config{Ctx: ctx, Log: log, MaxPacket: 1 << 20, Handshake: time.Minute,
-		Watches: NewWatches(log), Failed: func(string, int, error) {}, Answered: func() {}})
+	if watches == nil {
+		watches = NewWatches(log)
+	}
+	h := NewHandle(Config{Ctx: ctx, Log: log, MaxPacket: 1 << 20, Handshake: time.Minute,
+		Watches: watches, Failed: func(string, int, error) {}, Answered: func() {}})
+	watches.Follow(h)
+	return h
 }
 
 // go-zookeeper writes first, on a new connection, the requests it had queued on the

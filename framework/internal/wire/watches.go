@@ -55,9 +55,10 @@ type Watches struct {
 	log         *slog.Logger
 	mu          sync.Mutex
 	paths       map[string]*watchedPath
-	count       atomic.Int32 // len(paths), read without mu by every notification
-	conn        *Conn        // the last connection with a session
-	unsupported atomic.Bool  // a server has no persistent watches
+	count       atomic.Int32           // len(paths), read without mu by every notification
+	conn        *Conn                  // the last connection with a session, of handle
+	handle      atomic.Pointer[Handle] // the handle followed (Follow); others are abandoned
+	unsupported atomic.Bool            // a server has no persistent watches
 	// untyped: the server removes watches only all at once per path (3.8); a
 	// removal of a path with one-shot watches of go-zookeeper's is then skipped.
 	untyped bool
@@ -66,6 +67,12 @@ type Watches struct {
 
 // NewWatches makes a client's persistent watches, logging to log.
 func NewWatches(log *slog.Logger) *Watches { return &Watches{log: log} }
+
+// Follow makes h the handle whose connections the watches are set on and hear, from
+// now on: a connection of an abandoned handle (a session given up, whose handle
+// closes in the background) can still bring a connect response or a notification,
+// which must not move the watches back to it nor reach them.
+func (pw *Watches) Follow(h *Handle) { pw.handle.Store(h) }
 
 // watchedPath is the client's watches of one server path: one server watch, of mode
 // recursive if any of them is.
@@ -109,8 +116,8 @@ func (pw *Watches) Add(w *Watch) (<-chan Reply, error) {
 	if widened {
 		e.mode = PersistentRecursive
 	}
-	t := pw.conn
-	if t == nil || !t.established.Load() {
+	t := pw.live()
+	if t == nil {
 		return nil, ErrConnectionLost
 	}
 	ch := t.request(opcodeAddWatch, addWatchBody(w.Path, e.mode))
@@ -137,8 +144,8 @@ func (pw *Watches) Remove(ctx context.Context, w *Watch) error {
 		return nil
 	}
 	e.watches = slices.DeleteFunc(e.watches, func(x *Watch) bool { return x == w })
-	t := pw.conn
-	live := t != nil && t.established.Load() && !pw.ended
+	t := pw.live()
+	live := t != nil && !pw.ended
 	if len(e.watches) == 0 {
 		delete(pw.paths, w.Path)
 		pw.count.Store(int32(len(pw.paths)))
@@ -174,6 +181,15 @@ func (pw *Watches) Remove(ctx context.Context, w *Watch) error {
 	pw.mu.Unlock()
 	_, _, err = waitReply(ctx, ch)
 	return err
+}
+
+// live is the connection to set watches on: the last with a session, of the handle
+// followed; nil if there is none. pw.mu is held.
+func (pw *Watches) live() *Conn {
+	if t := pw.conn; t != nil && t.established.Load() && t.h == pw.handle.Load() {
+		return t
+	}
+	return nil
 }
 
 // waitReply waits for a reply of the framework's own request, if ch is not nil.
@@ -221,6 +237,9 @@ func (w *Watch) recursive() bool { return w.Mode == PersistentRecursive }
 func (pw *Watches) connected(t *Conn) {
 	pw.mu.Lock()
 	defer pw.mu.Unlock()
+	if pw.handle.Load() != t.h {
+		return
+	}
 	pw.conn = t
 	if len(pw.paths) == 0 || pw.ended {
 		return
@@ -288,8 +307,8 @@ func setWatches2Bodies(persistent, recursive []string) [][]byte {
 // a recursive watch on the path or above it hears all but child-list events; a
 // persistent one hears its own path's, and, while its path's server watch is
 // recursive, a child-list event made of a child's creation or deletion.
-func (pw *Watches) notify(typ zk.EventType, path string, zxid int64) {
-	if pw.count.Load() == 0 {
+func (pw *Watches) notify(from *Handle, typ zk.EventType, path string, zxid int64) {
+	if pw.count.Load() == 0 || pw.handle.Load() != from {
 		return
 	}
 	if zxid < 0 {
@@ -339,7 +358,7 @@ func (e *watchedPath) event(w *Watch, typ zk.EventType, path, at string, zxid in
 // with a watch on path, or SetWatches), then sets again the persistent watch of
 // each path it names: on 3.8 the one-shot watch replaced it.
 func (pw *Watches) afterOneShot(t *Conn, b []byte, path string, opcode int32) (int, error) {
-	if pw.count.Load() == 0 {
+	if pw.count.Load() == 0 || pw.handle.Load() != t.h {
 		return t.send(b)
 	}
 	pw.mu.Lock()
