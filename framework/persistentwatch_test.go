@@ -175,10 +175,23 @@ func TestClientCloseEndsTheWatches(t *testing.T) {
 // Reset comes first, and a change made while the client was cut off is heard of
 // through it: a read after the Reset shows it, and later changes are heard.
 func TestAWatchIsSetAgainAfterAConnectionLossAndAnExpiry(t *testing.T) {
-	srv := zktest.NewServer(t)
+	watchSetAgainAfterALossAndAnExpiry(t, zktest.NewServer(t))
+}
+
+// A server that enforces authentication refuses any request before the
+// credentials, and drops the connection: on every new connection, the watches are
+// set again only after go-zookeeper's re-sent credentials (a cut) or the client's
+// own (a new session) have been accepted. Before, SetWatches2 came first, was
+// refused, and the watch ended for good.
+func TestAWatchIsSetAgainAfterAConnectionLossAndAnExpiryWhereAuthIsEnforced(t *testing.T) {
+	srv := zktest.NewServer(t, zktest.WithConfig("enforce.auth.enabled=true", "enforce.auth.schemes=digest"))
+	watchSetAgainAfterALossAndAnExpiry(t, srv, WithAuth("digest", []byte("user:secret")))
+}
+
+func watchSetAgainAfterALossAndAnExpiry(t *testing.T, srv *zktest.Server, opts ...Option) {
 	proxy := zktest.NewProxy(t, srv.Addr())
-	c := newClient(t, []string{proxy.Addr()}, WithSessionTimeout(4*time.Second))
-	other := newClient(t, []string{srv.Addr()})
+	c := newClient(t, []string{proxy.Addr()}, append(opts, WithSessionTimeout(4*time.Second))...)
+	other := newClient(t, []string{srv.Addr()}, opts...)
 	ctx := testCtx(t)
 	w, err := c.AddWatch(ctx, "/p", WatchPersistentRecursive)
 	require.NoError(t, err)

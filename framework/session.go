@@ -101,6 +101,9 @@ func (c *Client) noConnection(cause error, start time.Time) *ConnectError {
 	if last := h.lastErr.Load(); last != nil {
 		e.Last = *last
 	}
+	if refused := h.wire.Refused(); refused != nil {
+		e.Last = refused // what the user must act on, before how the attempts fail
+	}
 	return e
 }
 
@@ -138,6 +141,7 @@ func (c *Client) dial(gen int) *handle {
 	h.ctx, h.cancel = context.WithCancel(context.Background())
 	h.wire = wire.NewHandle(wire.Config{Ctx: h.ctx, Log: c.log, MaxPacket: c.opts.maxPacket,
 		Handshake: min(c.opts.connectionTimeout, c.opts.sessionTimeout), Watches: c.watches,
+		Credentials: len(c.opts.auth),
 		Failed: func(addr string, seen int, err error) {
 			h.failed(noAnswer(addr, c.opts.tls, seen, err))
 		},

@@ -37,7 +37,18 @@ type Conn struct {
 	closed      chan struct{} // closed when reading ends or the connection is closed
 	closeOnce   sync.Once
 
-	wmu sync.Mutex // one packet written at a time
+	// Writing: one packet at a time, under wmu (writes.go).
+	wmu        sync.Mutex
+	goDeadline time.Time // go-zookeeper's write deadline, restored after ours
+	open       bool      // the framework's own packets are written now, not queued
+	queue      [][]byte  // the framework's own packets, until the gate opens
+	flushing   sync.WaitGroup
+
+	// The credentials on this connection (writes.go): go-zookeeper's setAuth
+	// requests by xid, with their scheme, and how many the server accepted.
+	amu      sync.Mutex
+	auths    map[int32]string
+	accepted int
 
 	// The framework's own requests waiting for their replies.
 	cmu   sync.Mutex
@@ -64,7 +75,9 @@ func (t *Conn) SetReadDeadline(d time.Time) error {
 
 func (t *Conn) Close() error {
 	t.end()
-	return t.Conn.Close()
+	err := t.Conn.Close()
+	t.flushing.Wait() // its writes fail now
+	return err
 }
 
 // end fails the framework's requests waiting for a reply: none will come.
@@ -253,7 +266,7 @@ func (t *Conn) goReply(p []byte, left int, xid int32, zxid int64, code int32) er
 			return net.ErrClosed // go-zookeeper never sees the reply, nor sets its watch
 		}
 	}
-	t.h.oneShots.replied(xid, code)
+	t.answeredRequest(xid, code)
 	t.pending, t.left = p, left
 	return nil
 }
@@ -305,97 +318,10 @@ func (t *Conn) connected(m connectResponse) {
 		return // expired: go-zookeeper gives up this session; a new one comes
 	}
 	t.established.Store(true)
-	t.h.cfg.Watches.connected(t)
-}
-
-// Write sends one of go-zookeeper's packets (it writes each in one call), and after
-// it, on 3.8, what keeps a persistent watch on a path where the packet set a
-// one-shot watch (persistentwatch.go).
-//
-// While the handle closes, a write never fails: go-zookeeper v1.0.4 answers a
-// request whose write failed, and again when it flushes its requests, and a request
-// queued as its Close began (its own SetWatches after a reconnect, say) has had an
-// answer already: the third fills the two-slot channel nobody reads any more, and
-// blocks go-zookeeper's loop, and Client.Close with it, for good (seen in a chaos run
-// on 3.8). A write that fails then is taken as sent: its request is answered once,
-// when go-zookeeper flushes.
-func (t *Conn) Write(b []byte) (int, error) {
-	n, err := t.write(b)
-	if err != nil && t.h.cfg.Ctx.Err() != nil {
-		return len(b), nil
+	t.h.cfg.Watches.connected(t) // queued: the gate is shut
+	if t.h.cfg.Credentials == 0 {
+		t.openGate()
 	}
-	return n, err
-}
-
-func (t *Conn) write(b []byte) (int, error) {
-	xid, opcode, path, watch := requestPath(b)
-	if t.answered && (watch || opcode == opcodeSetWatches) {
-		switch {
-		case watch:
-			t.h.oneShots.wrote(xid, opcode, path)
-		case t.h.xids.since(xid): // not a SetWatches an earlier connection left queued
-			t.hold.wroteSetWatches()
-		}
-		return t.h.cfg.Watches.afterOneShot(t, b, path, opcode)
-	}
-	t.wmu.Lock()
-	defer t.wmu.Unlock()
-	return t.Conn.Write(b)
-}
-
-// send writes packets of the framework's own, whose replies are ignored, after
-// first, which may be go-zookeeper's (nil: none). The caller holds the persistent
-// watches' lock.
-func (t *Conn) send(first []byte, more ...[]byte) (int, error) {
-	t.wmu.Lock()
-	defer t.wmu.Unlock()
-	n := 0
-	if first != nil {
-		var err error
-		if n, err = t.Conn.Write(first); err != nil {
-			return n, err
-		}
-	}
-	for _, p := range more {
-		if _, err := t.Conn.Write(p); err != nil {
-			return n, err
-		}
-	}
-	return n, nil
-}
-
-// request writes a request of the framework's own and returns the channel its reply
-// comes on, closed without one if the connection ends first. The caller holds the
-// persistent watches' lock, so that the requests about a path reach the server in
-// the order their changes were made.
-func (t *Conn) request(opcode int32, body []byte) <-chan Reply {
-	ch := make(chan Reply, 1)
-	t.cmu.Lock()
-	if t.ended {
-		t.cmu.Unlock()
-		close(ch)
-		return ch
-	}
-	t.xids++
-	xid := ourXid(t.xids)
-	if t.calls == nil {
-		t.calls = map[int32]chan Reply{}
-	}
-	t.calls[xid] = ch
-	t.cmu.Unlock()
-	if _, err := t.send(nil, frame(xid, opcode, body)); err != nil {
-		_ = t.Conn.Close() // go-zookeeper sees the connection end, and connects again
-	}
-	return ch
-}
-
-// ignored is a request of the framework's own whose reply nobody waits for.
-func (t *Conn) ignored(opcode int32, body []byte) []byte {
-	t.cmu.Lock()
-	t.xids++
-	xid := ourXid(t.xids)
-	t.cmu.Unlock()
-	return frame(xid, opcode, body)
 }
 
 // reply hands a reply to the request waiting for it.

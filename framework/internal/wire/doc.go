@@ -57,11 +57,25 @@
 //     never uses: a reply in it is the framework's and never reaches go-zookeeper, a
 //     reply with a non-negative xid is go-zookeeper's, whole and untouched.
 //   - Whole-packet writes. go-zookeeper writes each packet in one call; the
-//     framework's packets are written between them, never inside one (one lock).
+//     framework's packets are written between them, never inside one (one lock),
+//     each batch under a write deadline of its own, never on the reader's goroutine;
+//     a failed write of ours ends the connection.
+//   - Nothing written before the credentials. On each connection the framework's
+//     requests (SetWatches2, AddWatch, RemoveWatches) wait until the server has
+//     accepted the connection's credentials (Config.Credentials setAuth replies):
+//     a server that enforces authentication refuses anything else first. What a
+//     server refuses is kept for the client to report (Handle.Refused). A SASL
+//     exchange is one more stage before the same gate (writes.go).
 //   - Notifications before replies. A notification reaches the persistent watches
 //     and the record of one-shot watches before the next packet is read, so before
 //     the reply to the request that made its change.
 //   - Sizes. A length is read signed and checked before anything is allocated for
 //     it: a negative one, one shorter than a header, or one above the maximum drops
-//     the connection; a reply to a request too large to read fails that request.
+//     the connection; a reply too large to read fails its request instead, and a
+//     notification too large drops the connection (a new one sets every watch
+//     again). A connect response is checked whole: a server whose first bytes
+//     cannot begin one is named with those bytes, quoted (an HTTP server, a TLS
+//     port), and a session timeout of 0 or less is refused.
+//   - One handle. The persistent watches follow the handle the client uses now
+//     (Watches.Follow): an abandoned handle's late packets never reach them.
 package wire

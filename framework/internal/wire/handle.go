@@ -19,8 +19,14 @@ type Config struct {
 	Log *slog.Logger
 	// MaxPacket bounds a packet from the server, its length included.
 	MaxPacket int
-	// Handshake bounds the wait for the connect response.
+	// Handshake bounds the wait for the connect response, and each write of the
+	// framework's own packets.
 	Handshake time.Duration
+	// Credentials is how many credentials (setAuth requests) the server must accept
+	// on each connection before the framework writes anything of its own: those
+	// the client was given (go-zookeeper re-sends them on every connection once
+	// they have been accepted on one).
+	Credentials int
 	// Watches are the client's persistent watches.
 	Watches *Watches
 	// Failed hears why a connection ended before its connect response, with how
@@ -44,6 +50,7 @@ type Handle struct {
 	// xids tells this connection's SetWatches from an earlier one's (replyhold.go).
 	xids     xidsAtConnect
 	tooLarge atomic.Pointer[error] // why the last reply too large to read was dropped
+	refused  atomic.Pointer[error] // what a server refused last, until credentials are accepted
 }
 
 // NewHandle makes the shared state of a go-zookeeper handle's connections.
@@ -76,6 +83,22 @@ func (h *Handle) LastRead() time.Time {
 
 // SessionTimeout is the session timeout the server last granted, 0 before any.
 func (h *Handle) SessionTimeout() time.Duration { return time.Duration(h.negotiated.Load()) }
+
+// Refused is what a server last refused of the client's credentials, or that it
+// requires some (a session that must authenticate), until a connection's
+// credentials are accepted; nil if nothing.
+func (h *Handle) Refused() error {
+	if e := h.refused.Load(); e != nil {
+		return *e
+	}
+	return nil
+}
+
+func (h *Handle) refuse(err error) {
+	if h.refused.Swap(&err) == nil {
+		h.cfg.Log.Error("zkrecipes: the server refused the client's credentials, or has none", "error", err)
+	}
+}
 
 // HoldsGivenUp counts the reply holds that ended at their limit, not at
 // go-zookeeper's SetWatches (replyhold.go): none, when the one-shot watches are

@@ -254,7 +254,7 @@ func (pw *Watches) connected(t *Conn) {
 	}
 	for _, body := range setWatches2Bodies(persistent, recursive) {
 		ch := t.request(opcodeSetWatches2, body)
-		go pw.checkSetAgain(ch)
+		go pw.checkSetAgain(t, ch)
 	}
 	for p, e := range pw.paths {
 		for _, w := range e.watches {
@@ -263,19 +263,24 @@ func (pw *Watches) connected(t *Conn) {
 	}
 }
 
-// checkSetAgain reads the answer to a SetWatches2: a server without persistent
-// watches (a rolling downgrade to 3.5) ends them all, which the recipes see as their
-// watch ending.
-func (pw *Watches) checkSetAgain(ch <-chan Reply) {
+// checkSetAgain reads the answer to a SetWatches2 on t. Only a server without
+// persistent watches (a rolling downgrade to 3.5: CodeUnimplemented) ends them,
+// which the recipes see as their watch ending. Any other refusal (a server that
+// wanted credentials first, say) is of this connection: it is dropped, and the next
+// sets the watches again, with a Reset.
+func (pw *Watches) checkSetAgain(t *Conn, ch <-chan Reply) {
 	r, ok := <-ch
-	if !ok || r.Code == 0 {
-		return
-	}
-	pw.log.Error("zkrecipes: the server refused to set the persistent watches again; they end", "code", r.Code)
-	if r.Code == CodeUnimplemented {
+	switch {
+	case !ok || r.Code == 0:
+	case r.Code == CodeUnimplemented:
+		pw.log.Error("zkrecipes: the server has no persistent watches; they end", "server", t.addr)
 		pw.unsupported.Store(true)
+		pw.endAll()
+	default:
+		pw.log.Warn("zkrecipes: the server refused to set the persistent watches again; dropping the connection",
+			"server", t.addr, "code", r.Code)
+		_ = t.Conn.Close()
 	}
-	pw.endAll()
 }
 
 // setWatches2Limit bounds one SetWatches2 request, as the Java client bounds its own:
