@@ -64,9 +64,14 @@ func (h *Handle) NewConn(conn net.Conn, addr string) *Conn {
 // Follow reads go-zookeeper's request count from zc, the handle's go-zookeeper
 // connection, in race builds (replyhold.go); call it before zc's first reconnect.
 func (h *Handle) Follow(zc *zk.Conn) {
-	if holdReplies {
-		h.xids.counter.Store(goZookeeperXids(zc))
+	if !holdReplies {
+		return
 	}
+	counter := goZookeeperXids(zc)
+	if counter == nil {
+		h.cfg.Log.Error("zkrecipes: this go-zookeeper has no request counter named xid; replies are held until any SetWatches (go-zookeeper #35)")
+	}
+	h.xids.counter.Store(counter)
 }
 
 // SessionBack is go-zookeeper's news that a session is (again) established, on its

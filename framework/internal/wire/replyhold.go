@@ -111,15 +111,30 @@ func (r *replyHold) wait(h *Handle, closed <-chan struct{}) bool {
 }
 
 // goZookeeperXids finds go-zookeeper's request counter in conn, which it increments
-// atomically to number each request it queues (Conn.nextXid); nil if this version of
-// go-zookeeper has none, and then any SetWatches ends a hold, as before. It is read
-// only, and atomically.
-func goZookeeperXids(conn *zk.Conn) *uint32 {
-	v := reflect.ValueOf(conn).Elem().FieldByName("xid")
-	if !v.IsValid() || v.Kind() != reflect.Uint32 {
+// atomically to number each request it queues (Conn.nextXid, v1.0.4's field xid);
+// nil if this version of go-zookeeper has none. It is read only, and atomically.
+//
+// The field is unexported, so a newer go-zookeeper, chosen by a user's other
+// dependencies, may rename or retype it. Then this finds nothing, and fails safe: a
+// hold ends at the first SetWatches written, an earlier connection's included (as
+// before the counter was read), so the race detector may again see go-zookeeper
+// #35 in a rare reconnect; a build without -race holds nothing anyway. It fails
+// loud too: Handle.Follow logs an error, and TestGoZookeepersRequestCounterIsFound
+// fails on the new version before a release can depend on it.
+func goZookeeperXids(conn *zk.Conn) *uint32 { return uint32Field(conn, "xid") }
+
+// uint32Field is the address of the uint32 field name of the struct p points to;
+// nil if it has no such field.
+func uint32Field(p any, name string) *uint32 {
+	v := reflect.ValueOf(p)
+	if v.Kind() != reflect.Pointer || v.Elem().Kind() != reflect.Struct {
 		return nil
 	}
-	return (*uint32)(unsafe.Pointer(v.UnsafeAddr()))
+	f := v.Elem().FieldByName(name)
+	if !f.IsValid() || f.Kind() != reflect.Uint32 {
+		return nil
+	}
+	return (*uint32)(unsafe.Pointer(f.UnsafeAddr()))
 }
 
 // xidsAtConnect is go-zookeeper's request count when its session was last back, or -1
