@@ -180,3 +180,79 @@ func pipeHandleConn(t *testing.T, h *Handle) (*Conn, net.Conn) {
 	t.Cleanup(func() { _ = server.Close(); _ = conn.Close() })
 	return conn, server
 }
+
+// Replies in the framework's own xid range reach only the request that carried
+// that xid, in whatever order they come; one for no request, or a second for the
+// same request, is ignored; none of them reaches go-zookeeper, whose next packet
+// comes whole.
+func TestOurRepliesAreRoutedByXidAndTheRestIgnored(t *testing.T) {
+	conn, server := pipeConn(t)
+	go func() { _, _ = io.Copy(io.Discard, server) }()
+	serve(t, server, false, session)
+	_, err := readAs(conn)
+	require.NoError(t, err)
+	a := conn.request(opcodeRemoveWatches, jute(nil).str("/a").int(removeAny))
+	b := conn.request(opcodeRemoveWatches, jute(nil).str("/b").int(removeAny))
+	serve(t, server, false,
+		packet(wiretest.Header(ourXid(2), 20, codeNoWatcher)), // b's, first
+		packet(wiretest.Header(ourXid(9), 90, 0)),             // no one's
+		packet(wiretest.Header(ourXid(1), 10, 0)),             // a's
+		packet(wiretest.Header(ourXid(1), 11, 0)),             // a's again
+		ping)
+	p, err := readAs(conn)
+	require.NoError(t, err)
+	require.Equal(t, ping, p, "go-zookeeper's next packet")
+	require.Equal(t, Reply{Zxid: 10, Code: 0}, <-a)
+	require.Equal(t, Reply{Zxid: 20, Code: codeNoWatcher}, <-b)
+	select {
+	case r := <-a:
+		t.Fatalf("a second reply: %+v", r)
+	default:
+	}
+}
+
+// A notification for a path nothing watches is go-zookeeper's to ignore: the
+// persistent watches hear nothing of it, and the connection goes on.
+func TestANotificationForAPathNeverWatchedIsPassedOn(t *testing.T) {
+	watches := NewWatches(testHandle(t, nil).cfg.Log)
+	h := testHandle(t, watches)
+	var heard []Event
+	_, err := watches.Add(&Watch{Path: "/p", Mode: PersistentRecursive, Deliver: func(ev Event) { heard = append(heard, ev) }, End: func() {}})
+	require.ErrorIs(t, err, ErrConnectionLost)
+	conn, server := pipeHandleConn(t, h)
+	go func() { _, _ = io.Copy(io.Discard, server) }()
+	stranger := packet(wiretest.Notification(4, int32(zk.EventNodeDeleted), "/q"))
+	serve(t, server, false, session, stranger, ping)
+	for _, want := range [][]byte{session, stranger, ping} {
+		p, err := readAs(conn)
+		require.NoError(t, err)
+		require.Equal(t, want, p)
+	}
+	require.Equal(t, []Event{{Type: zk.EventNotWatching, Path: "/p", Reset: true}}, heard, "only the Reset")
+}
+
+// A stream cut in the middle of a packet ends the connection, whatever the packet:
+// a reply of go-zookeeper's (go-zookeeper sees the end), a notification, or a reply
+// of ours, whose request then ends without one.
+func TestAStreamCutMidPacketEndsTheConnection(t *testing.T) {
+	for name, cut := range map[string][]byte{
+		"go-zookeeper's reply": packet(append(wiretest.Header(1, 5, 0), make([]byte, 40)...))[:30],
+		"a notification":       packet(wiretest.Notification(5, int32(zk.EventNodeCreated), "/p/child"))[:28],
+		"a reply of ours":      packet(append(wiretest.Header(ourXid(1), 5, 0), make([]byte, 40)...))[:30],
+		"a header":             packet(wiretest.Header(1, 5, 0))[:10],
+	} {
+		t.Run(name, func(t *testing.T) {
+			conn, server := pipeConn(t)
+			go func() { _, _ = io.Copy(io.Discard, server) }()
+			serve(t, server, false, session)
+			_, err := readAs(conn)
+			require.NoError(t, err)
+			ch := conn.request(opcodeRemoveWatches, jute(nil).str("/p").int(removeAny))
+			serve(t, server, true, cut)
+			_, err = readAs(conn)
+			require.Error(t, err)
+			_, ok := <-ch
+			require.False(t, ok, "the request ends without a reply")
+		})
+	}
+}
