@@ -77,7 +77,7 @@ type reader struct {
 	err error
 }
 
-var errShortPacket = errors.New("zookeeper: a packet from the server ends too soon")
+var errShortPacket = errors.New("a packet from the server ends too soon")
 
 func (r *reader) int() int32 {
 	if len(r.b) < 4 {

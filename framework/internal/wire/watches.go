@@ -43,10 +43,10 @@ type Watch struct {
 
 // ErrUnsupported is Add's error once a server answered that it has no persistent
 // watches (before ZooKeeper 3.6).
-var ErrUnsupported = errors.New("zookeeper: the server has no persistent watches")
+var ErrUnsupported = errors.New("wire: the server has no persistent watches")
 
 // ErrEnded is Add's error once Close was called.
-var ErrEnded = errors.New("zookeeper: the persistent watches have ended")
+var ErrEnded = errors.New("wire: the persistent watches have ended")
 
 // Watches are a client's persistent watches, one entry per server path, and the
 // connection they are set on. Requests about them are written with mu held, so that
