@@ -21,9 +21,14 @@ import (
 // the queue is written on a goroutine of its own (never the reader's), once the
 // server has accepted Config.Credentials setAuth requests on the connection:
 // go-zookeeper's re-sent ones on a reconnect, or the client's own on a new handle.
-// A SASL exchange, when there is one, belongs before the credentials: it is one more
-// condition on the same gate (a stage run on the connection right after the connect
-// response, go-zookeeper's writes held until it ends), and nothing else changes.
+//
+// The seam for SASL (framework/internal/sasl). A SASL exchange runs first on every
+// connection, before even go-zookeeper's credentials: it starts in Conn.connected,
+// once the connect response shows a session, writes its tokens as requests of ours
+// (opcode 102, replies routed by xid like any of ours) past the gate, holds
+// go-zookeeper's writes in write until it ends, and at its end lets the gate open as
+// it does now (at once without credentials, else at their acceptance); a refusal is
+// recorded by Handle.refuse and ends the connection. Nothing else here changes.
 
 // Write sends one of go-zookeeper's packets (it writes each in one call), and after
 // it, on 3.8, what keeps a persistent watch on a path where the packet set a
