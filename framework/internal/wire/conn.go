@@ -64,6 +64,8 @@ type Reply struct {
 	Body []byte
 }
 
+// SetReadDeadline is go-zookeeper's, bounded by Config.Handshake until the connect
+// response has come.
 func (t *Conn) SetReadDeadline(d time.Time) error {
 	if !t.answered {
 		if limit := time.Now().Add(t.h.cfg.Handshake); d.IsZero() || d.After(limit) {
@@ -95,6 +97,9 @@ func (t *Conn) end() {
 	})
 }
 
+// Read hands go-zookeeper what it is to see of the server's packets: the connect
+// response, notifications, pings' and its own replies, never the framework's. A
+// connection that ends before its connect response is told to Config.Failed.
 func (t *Conn) Read(b []byte) (int, error) {
 	for len(t.pending) == 0 && t.left == 0 {
 		if err := t.readPacket(); err != nil {

@@ -150,7 +150,7 @@ const (
 	codeSessionRequiresAuth = -124
 )
 
-// answered notes go-zookeeper's reply to xid, with its code: the answer to
+// answeredRequest notes go-zookeeper's reply to xid, with its code: the answer to
 // credentials opens the gate once enough were accepted, and a refusal is recorded
 // for the client to report (Handle.Refused).
 func (t *Conn) answeredRequest(xid, code int32) {
