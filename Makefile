@@ -129,7 +129,8 @@ test: deps curator-peer fmt-check vet staticcheck oldest-go
 # standard library, and runs the tests that need no ZooKeeper: the lock queue's
 # order and rules, HoldContext, the partition's assignment, the counter's version
 # proof, listener delivery, the cost of telemetry left off, paths, protected names,
-# retry schedules, the fault proxy, the chaos checker's own test, and every fuzz
+# retry schedules, the fault proxy, the chaos checker's own test, the connection layer
+# (framework/internal/wire, whose tests need no ZooKeeper), and every fuzz
 # target's seeds (the names also catch a few framework tests, of namespaces, protected
 # creates and retries, that start a server of their own: they run too). The tests
 # against ZooKeeper run once, with the race detector, on the current Go. Keep the go
@@ -142,6 +143,7 @@ oldest-go:
 		./recipes/internal/lockqueue ./recipes/internal/nodewrite ./internal/notify ./recipes/internal/instrument \
 		./recipes/internal/hold ./recipes/internal/args ./recipes/internal/attempt ./recipes/internal/lifecycle \
 		./recipes/partition ./framework ./zktest ./integration
+	GOTOOLCHAIN=go$(GO_OLDEST) $(GO) test -count=1 ./framework/internal/wire/...
 
 # Every recipe at work on a three-server ensemble under faults (connections cut,
 # sessions expired, servers and the leader killed, a server or the leader cut off from
@@ -153,7 +155,7 @@ oldest-go:
 # servers. go-zookeeper v1.0.4 races on Conn.lastZxid between its receive loop and
 # its re-sending of watches after a reconnect (go-zookeeper/zk#35, open since 2020);
 # in race builds the client holds replies back exactly until go-zookeeper has re-sent
-# its watches (framework/replyhold.go). GOFLAGS=-race make chaos runs it with the race
+# its watches (framework/internal/wire/replyhold.go). GOFLAGS=-race make chaos runs it with the race
 # detector.
 #
 # A run that finds a violation or a server data loss keeps the servers' data
@@ -199,7 +201,10 @@ FUZZ_TARGETS := framework:FuzzValidatePath framework:FuzzProtectedName \
 	recipes/internal/lockqueue:FuzzDecide \
 	framework/internal/sasl:FuzzDecodeResponse framework/internal/sasl:FuzzParseChallenge \
 	framework/internal/sasl:FuzzParseWrapToken framework/internal/sasl:FuzzParseContextToken \
-	framework/internal/sasl:FuzzGSSAPISteps
+	framework/internal/sasl:FuzzGSSAPISteps \
+	framework/internal/wire:FuzzConnectResponse framework/internal/wire:FuzzHeader \
+	framework/internal/wire:FuzzNotification framework/internal/wire:FuzzSetWatches2 \
+	framework/internal/wire:FuzzRequest framework/internal/wire:FuzzStream
 fuzz:
 	@for t in $(FUZZ_TARGETS); do \
 		pkg=$${t%%:*}; name=$${t##*:}; \

@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/go-zookeeper/zk"
+	"github.com/zkrecipes/zkrecipes/framework/internal/wire"
 
 	"github.com/zkrecipes/zkrecipes/internal/notify"
 )
@@ -54,8 +55,8 @@ type core struct {
 	seenZxid atomic.Int64
 	rebuilds atomic.Int64 // how many times seenZxid went back (Plumbing.Rebuilds)
 
-	watchSubs watchSubscribers   // OnWatchEvent's
-	watches   *persistentWatches // AddWatch's
+	watchSubs watchSubscribers // OnWatchEvent's
+	watches   *wire.Watches    // AddWatch's
 
 	phases
 	requests requests       // background work and the request goroutines (workers.go)
@@ -131,7 +132,7 @@ func New(servers []string, opts ...Option) (*Client, error) {
 		phases:    newPhases(),
 		requests:  requests{idle: make(chan *worker, idleWorkers)},
 	}}
-	c.watches = &persistentWatches{c: c.core}
+	c.watches = wire.NewWatches(c.log)
 	if c.metrics != nil && c.metrics.lastErrors != nil {
 		c.log.Warn("zkrecipes: making the client's instruments", "error", c.metrics.lastErrors)
 	}
@@ -231,7 +232,7 @@ func (c *Client) SessionTimeout() time.Duration { return c.opts.sessionTimeout }
 func (c *Client) NegotiatedSessionTimeout() time.Duration {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	return time.Duration(c.link.h.negotiated.Load())
+	return c.link.h.wire.SessionTimeout()
 }
 
 // Conn is the current go-zookeeper connection, for what the client does not wrap: no
@@ -293,7 +294,7 @@ func (c *Client) Close() error {
 		c.mu.Unlock()
 		c.listeners.Stop() // unless Close runs inside a listener: it cannot wait for itself
 		h.close()
-		c.watches.close()
+		c.watches.Close()
 		<-idle
 		c.drain()
 		c.requests.workers.Wait()

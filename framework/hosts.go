@@ -139,7 +139,7 @@ type hostProvider struct {
 	last    target
 
 	// connected is called as go-zookeeper's session is back, on its connecting
-	// goroutine (replyhold.go); nil: nothing.
+	// goroutine (internal/wire/replyhold.go); nil: nothing.
 	connected func()
 }
 

@@ -2,11 +2,8 @@ package framework
 
 import (
 	"context"
-	"encoding/binary"
 	"errors"
 	"fmt"
-	"io"
-	"net"
 	"strings"
 	"testing"
 	"time"
@@ -14,6 +11,8 @@ import (
 	"github.com/go-zookeeper/zk"
 	"github.com/stretchr/testify/require"
 
+	"github.com/zkrecipes/zkrecipes/framework/internal/wire"
+	"github.com/zkrecipes/zkrecipes/framework/internal/wire/wiretest"
 	"github.com/zkrecipes/zkrecipes/zktest"
 )
 
@@ -176,10 +175,23 @@ func TestClientCloseEndsTheWatches(t *testing.T) {
 // Reset comes first, and a change made while the client was cut off is heard of
 // through it: a read after the Reset shows it, and later changes are heard.
 func TestAWatchIsSetAgainAfterAConnectionLossAndAnExpiry(t *testing.T) {
-	srv := zktest.NewServer(t)
+	watchSetAgainAfterALossAndAnExpiry(t, zktest.NewServer(t))
+}
+
+// A server that enforces authentication refuses any request before the
+// credentials, and drops the connection: on every new connection, the watches are
+// set again only after go-zookeeper's re-sent credentials (a cut) or the client's
+// own (a new session) have been accepted. Before, SetWatches2 came first, was
+// refused, and the watch ended for good.
+func TestAWatchIsSetAgainAfterAConnectionLossAndAnExpiryWhereAuthIsEnforced(t *testing.T) {
+	srv := zktest.NewServer(t, zktest.WithConfig("enforce.auth.enabled=true", "enforce.auth.schemes=digest"))
+	watchSetAgainAfterALossAndAnExpiry(t, srv, WithAuth("digest", []byte("user:secret")))
+}
+
+func watchSetAgainAfterALossAndAnExpiry(t *testing.T, srv *zktest.Server, opts ...Option) {
 	proxy := zktest.NewProxy(t, srv.Addr())
-	c := newClient(t, []string{proxy.Addr()}, WithSessionTimeout(4*time.Second))
-	other := newClient(t, []string{srv.Addr()})
+	c := newClient(t, []string{proxy.Addr()}, append(opts, WithSessionTimeout(4*time.Second))...)
+	other := newClient(t, []string{srv.Addr()}, opts...)
 	ctx := testCtx(t)
 	w, err := c.AddWatch(ctx, "/p", WatchPersistentRecursive)
 	require.NoError(t, err)
@@ -254,6 +266,35 @@ func TestAOneShotWatchOnTheSamePathKeepsThePersistentOne(t *testing.T) {
 }
 
 func withoutZxid(ev WatchEvent) WatchEvent { ev.Zxid = 0; return ev }
+
+// A data change fires a path's data watches, not its child watch (go-zookeeper drops
+// only its data and exist watchers; the server fires child watches for child
+// changes): closing a persistent watch on the path afterwards leaves go-zookeeper's
+// child watch there whole. On 3.8, whose removeWatches drops every watch of a path,
+// the record of go-zookeeper's watches decides whether the removal is sent.
+func TestAChildWatchOutlivesADataChangeAndAPersistentWatchsClose(t *testing.T) {
+	srv := zktest.NewServer(t)
+	c := newClient(t, []string{srv.Addr()})
+	ctx := testCtx(t)
+	_, err := c.Create(ctx, "/p", nil)
+	require.NoError(t, err)
+	w, err := c.AddWatch(ctx, "/p", WatchPersistent)
+	require.NoError(t, err)
+	_, _, kids, err := c.ChildrenW(ctx, "/p")
+	require.NoError(t, err)
+	_, err = c.Set(ctx, "/p", []byte("x"), -1)
+	require.NoError(t, err)
+	require.Equal(t, EventNodeDataChanged, next(t, w).Type)
+	require.NoError(t, w.Close(ctx))
+	_, err = c.Create(ctx, "/p/kid", nil)
+	require.NoError(t, err)
+	select {
+	case ev := <-kids:
+		require.Equal(t, EventNodeChildrenChanged, ev.Type)
+	case <-time.After(wait):
+		t.Fatal("the child watch was removed with the persistent one")
+	}
+}
 
 // Watches of one client on one path share the server's watch: each hears what its
 // own mode follows, and closing one leaves the others whole.
@@ -335,33 +376,11 @@ func TestAReplyLargerThanTheMaximumFailsItsRequest(t *testing.T) {
 	require.ErrorIs(t, err, ErrInvalidOption)
 }
 
-// fakeServer accepts connections on loopback and hands each to serve.
-func fakeServer(t *testing.T, serve func(conn netConn)) string {
-	t.Helper()
-	ln, err := listenLoopback()
-	require.NoError(t, err)
-	done := make(chan struct{})
-	t.Cleanup(func() { _ = ln.Close(); <-done })
-	go func() {
-		defer close(done)
-		for {
-			conn, err := ln.Accept()
-			if err != nil {
-				return
-			}
-			serve(conn)
-			_ = conn.Close()
-		}
-	}()
-	return ln.Addr().String()
-}
-
 // A server that announces a connect response of 1 GiB is refused without reading
 // it: the wait for a connection says why.
 func TestAHugeConnectResponseIsRefused(t *testing.T) {
-	addr := fakeServer(t, func(conn netConn) {
-		buf := make([]byte, 64)
-		_, _ = conn.Read(buf)
+	addr := wiretest.Start(t, func(conn *wiretest.Conn) {
+		_, _ = conn.ReadPacket()
 		_, _ = conn.Write([]byte{0x40, 0, 0, 0}) // 1 GiB follows, says the server
 	})
 	c, err := New([]string{addr}, WithConnectionTimeout(3*time.Second))
@@ -377,7 +396,7 @@ func TestAHugeConnectResponseIsRefused(t *testing.T) {
 // A server without persistent watches (before 3.6) answers addWatch as an
 // unimplemented request and drops the connection: AddWatch says so.
 func TestAServerWithoutPersistentWatchesIsReported(t *testing.T) {
-	addr := fakeServer(t, fakeOldServer)
+	addr := wiretest.Start(t, fakeOldServer)
 	c := newClient(t, []string{addr}, WithRetryPolicy(RetryNTimes(2, 10*time.Millisecond)))
 	_, err := c.AddWatch(testCtx(t), "/p", WatchPersistentRecursive)
 	require.ErrorIs(t, err, ErrPersistentWatchUnsupported)
@@ -386,44 +405,15 @@ func TestAServerWithoutPersistentWatchesIsReported(t *testing.T) {
 	require.False(t, errors.Is(err, zk.ErrConnectionClosed))
 }
 
-type netConn = net.Conn
-
-func listenLoopback() (net.Listener, error) { return net.Listen("tcp", "127.0.0.1:0") }
-
-// fakeOldServer speaks enough of ZooKeeper's protocol for a session (ZooKeeper's
-// connect response, pings, closeSession), and answers anything else as a server
-// before 3.6 answers an opcode it does not know: unimplemented, then the connection
-// dropped (UnimplementedRequestProcessor).
-func fakeOldServer(conn net.Conn) {
-	readPacket := func() ([]byte, error) {
-		var size [4]byte
-		if _, err := io.ReadFull(conn, size[:]); err != nil {
-			return nil, err
-		}
-		p := make([]byte, binary.BigEndian.Uint32(size[:]))
-		_, err := io.ReadFull(conn, p)
-		return p, err
-	}
-	send := func(p jute) { _, _ = conn.Write(append(binary.BigEndian.AppendUint32(nil, uint32(len(p))), p...)) }
-	if _, err := readPacket(); err != nil {
+// fakeOldServer speaks enough of ZooKeeper's protocol for a session, and answers
+// anything else as a server before 3.6 answers an opcode it does not know:
+// unimplemented, then the connection dropped (UnimplementedRequestProcessor).
+func fakeOldServer(conn *wiretest.Conn) {
+	if conn.Accept(4000, 1) != nil {
 		return
 	}
-	send(jute(nil).int(0).int(4000).long(1).str(string(make([]byte, 16))))
-	for {
-		p, err := readPacket()
-		if err != nil || len(p) < 8 {
-			return
-		}
-		xid, opcode := int32(binary.BigEndian.Uint32(p)), int32(binary.BigEndian.Uint32(p[4:]))
-		switch opcode {
-		case 11: // ping
-			send(jute(nil).int(-2).long(0).int(0))
-		case -11: // closeSession
-			send(jute(nil).int(xid).long(0).int(0))
-			return
-		default:
-			send(jute(nil).int(xid).long(0).int(codeUnimplemented))
-			return
-		}
-	}
+	conn.Serve(func(r wiretest.Request) bool {
+		_ = conn.Send(wiretest.Header(r.Xid, 0, wire.CodeUnimplemented))
+		return false
+	})
 }

@@ -3,12 +3,12 @@ package framework
 import (
 	"context"
 	"fmt"
-	"io"
 	"sync"
 	"testing"
 	"time"
 
 	"github.com/stretchr/testify/require"
+	"github.com/zkrecipes/zkrecipes/framework/internal/wire"
 	"github.com/zkrecipes/zkrecipes/zktest"
 )
 
@@ -16,7 +16,7 @@ import (
 // re-set its watches while its receive loop may already be recording the zxid of a
 // reply on the new connection. With many watches to re-set and requests sent the
 // moment the session is back, the race detector caught that in 4 of 10 runs of this
-// test before the client held replies back (replyhold.go), and with credentials
+// test before the client held replies back (internal/wire/replyhold.go), and with credentials
 // (which go-zookeeper re-sends first) in 3 of 4 when the hold ended at their
 // sending; without -race it shows nothing.
 func TestReconnectWithWatchesAndRequestsInFlight(t *testing.T) {
@@ -73,7 +73,7 @@ func requireHoldsExact(t *testing.T, c *Client) {
 	c.mu.Lock()
 	h := c.link.h
 	c.mu.Unlock()
-	require.Zero(t, h.holdsGivenUp.Load(), "reply holds that ended at their limit")
+	require.Zero(t, h.wire.HoldsGivenUp(), "reply holds that ended at their limit")
 }
 
 // The connection follows go-zookeeper's one-shot watches as go-zookeeper does: each
@@ -81,7 +81,7 @@ func requireHoldsExact(t *testing.T, c *Client) {
 // an existence watch on a missing node included, so that after every reconnect the
 // hold waits for a SetWatches exactly when one comes.
 func TestReconnectsHoldRepliesExactlyWhenWatchesAreSetAgain(t *testing.T) {
-	if !holdReplies {
+	if !wire.HoldsReplies {
 		t.Skip("replies are held in race builds only")
 	}
 	srv := zktest.NewServer(t)
@@ -164,40 +164,4 @@ func TestShortSessionReconnectsOnceAfterItsWatchesFired(t *testing.T) {
 	}
 	require.Equal(t, []ConnectionState{Suspended, Reconnected}, log.get(), "one reconnect")
 	requireHoldsExact(t, c)
-}
-
-// go-zookeeper writes first, on a new connection, the requests it had queued on the
-// last one and not written: a SetWatches among them was built before the session was
-// back, and must not end the new connection's hold; the first SetWatches numbered
-// after it does.
-func TestAnEarlierConnectionsSetWatchesEndsNoHold(t *testing.T) {
-	if !holdReplies {
-		t.Skip("replies are held in race builds only")
-	}
-	conn, server := pipeConn(t)
-	go func() { _, _ = io.Copy(io.Discard, server) }()
-	var count uint32 = 1<<31 + 41 // go-zookeeper's count, past a wrap of its 31-bit xids
-	conn.h.xids.counter.Store(&count)
-	conn.answered = true
-	conn.hold.begin(true)   // the session is back, with watches to set again
-	conn.h.xids.connected() // then go-zookeeper builds its SetWatches
-
-	setWatches := func(xid int32) {
-		t.Helper()
-		_, err := conn.Write(frame(xid, opcodeSetWatches, jute(nil).long(7).int(0).int(0).int(1).str("/w")))
-		require.NoError(t, err)
-	}
-	released := func() bool {
-		select {
-		case <-conn.hold.released:
-			return true
-		default:
-			return false
-		}
-	}
-	setWatches(41) // numbered before: the last connection's
-	require.False(t, released(), "the hold after an earlier connection's SetWatches")
-	count++
-	setWatches(42)
-	require.True(t, released(), "the hold after this connection's SetWatches")
 }

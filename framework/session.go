@@ -11,32 +11,25 @@ import (
 	"time"
 
 	"github.com/go-zookeeper/zk"
+	"github.com/zkrecipes/zkrecipes/framework/internal/wire"
 )
 
 // handle is one go-zookeeper connection. A client has one at a time; it makes a new
 // one when it gives up a session that the server never reported expired, so that the
 // old session dies on the server with its ephemeral nodes instead of coming back.
 type handle struct {
-	gen        int
-	conn       *zk.Conn
-	log        *slog.Logger    // where a failed attempt is told; nil for slog.Default()
-	ctx        context.Context // ends when the handle closes: stops a TLS handshake
-	cancel     context.CancelFunc
-	net        atomic.Pointer[trackedConn] // the current connection
-	lastRead   atomic.Int64                // unix nanoseconds of the last byte from a server
-	zxid       atomic.Int64                // the zxid of the last packet that carried one (rebuilt.go)
-	probing    atomic.Bool                 // a server that refused a connection is being probed (rebuilt.go)
-	negotiated atomic.Int64                // the session timeout the server granted, in ns
-	lastErr    atomic.Pointer[error]       // why the last attempt to reach a server failed
-	authed     bool                        // credentials sent on this handle (state goroutine only)
-	oneShots   oneShots                    // go-zookeeper's watches
-	// holdsGivenUp counts the reply holds (race builds) that ended at their limit,
-	// not at go-zookeeper's SetWatches: none, when oneShots is exact.
-	holdsGivenUp atomic.Int32
-	// xids tells this connection's SetWatches from an earlier one's (replyhold.go).
-	xids     xidsAtConnect
-	tooLarge atomic.Pointer[error] // why the last reply too large to read was dropped
-	hosts    *hostProvider
+	gen     int
+	conn    *zk.Conn
+	log     *slog.Logger    // where a failed attempt is told; nil for slog.Default()
+	ctx     context.Context // ends when the handle closes: stops a TLS handshake
+	cancel  context.CancelFunc
+	wire    *wire.Handle              // what its connections share
+	net     atomic.Pointer[wire.Conn] // the current connection
+	zxid    atomic.Int64              // the zxid of the last packet that carried one (rebuilt.go)
+	probing atomic.Bool               // a server that refused a connection is being probed (rebuilt.go)
+	lastErr atomic.Pointer[error]     // why the last attempt to reach a server failed
+	authed  bool                      // credentials sent on this handle (state goroutine only)
+	hosts   *hostProvider
 
 	// The requests sent through the handle (use), which close waits for.
 	usersMu sync.Mutex
@@ -80,12 +73,7 @@ func use[T any](h *handle, req func(*zk.Conn) (T, error)) (T, error) {
 	h.usersMu.Unlock()
 	defer h.users.Done()
 	v, err := req(h.conn)
-	if err != nil && err.Error() == tooLargeMessage {
-		if e := h.tooLarge.Load(); e != nil {
-			err = *e
-		}
-	}
-	return v, err
+	return v, h.wire.ReplyError(err)
 }
 
 // failed records why an attempt to reach a server failed, and logs the first failure
@@ -114,6 +102,9 @@ func (c *Client) noConnection(cause error, start time.Time) *ConnectError {
 	e := &ConnectError{Err: cause, Waited: time.Since(start)}
 	if last := h.lastErr.Load(); last != nil {
 		e.Last = *last
+	}
+	if refused := h.wire.Refused(); refused != nil {
+		e.Last = refused // what the user must act on, before how the attempts fail
 	}
 	return e
 }
@@ -150,7 +141,18 @@ func (e *ConnectError) Unwrap() []error {
 func (c *Client) dial(gen int) *handle {
 	h := &handle{gen: gen, log: c.opts.logger}
 	h.ctx, h.cancel = context.WithCancel(context.Background())
-	h.hosts = &hostProvider{hosts: c.hosts, ctx: h.ctx, connected: h.xids.connected}
+	h.wire = wire.NewHandle(wire.Config{Ctx: h.ctx, Log: c.log, MaxPacket: c.opts.maxPacket,
+		Handshake: min(c.opts.connectionTimeout, c.opts.sessionTimeout), Watches: c.watches,
+		Credentials: len(c.opts.auth),
+		Failed: func(addr string, seen int, err error) {
+			h.failed(noAnswer(addr, c.opts.tls, seen, err))
+			c.unanswered(h, addr, seen, err)
+		},
+		Zxid:     func(zxid int64) { c.sawZxid(h, zxid) },
+		Answered: func() { h.lastErr.Store(nil) },
+	})
+	c.watches.Follow(h.wire) // the old handle's late packets reach the watches no more
+	h.hosts = &hostProvider{hosts: c.hosts, ctx: h.ctx, connected: h.wire.SessionBack}
 	dialer := func(network, addr string, timeout time.Duration) (net.Conn, error) {
 		conn, err := c.connect(h, network, addr, timeout)
 		if err != nil {
@@ -174,11 +176,9 @@ func (c *Client) dial(gen int) *handle {
 			c.watchEvent(ev)
 		}))
 	h.conn = conn
-	if holdReplies {
-		// The first connection holds nothing (no watches yet): the count is there by
-		// the time a hold can begin.
-		h.xids.counter.Store(goZookeeperXids(conn))
-	}
+	// The first connection holds nothing (no watches yet): the count is there by the
+	// time a hold can begin.
+	h.wire.Follow(conn)
 	c.loops.Add(1)
 	go func() {
 		defer c.loops.Done()
@@ -189,7 +189,7 @@ func (c *Client) dial(gen int) *handle {
 }
 
 // connect makes one connection to a server for go-zookeeper: the dialer's, with TLS
-// over it if configured, tracked. The TLS layer sits under the tracking so that the
+// over it if configured, tracked (internal/wire). The TLS layer sits under the tracking so that the
 // tracking reads ZooKeeper's own bytes, not encrypted records.
 //
 // A closed handle connects no more: go-zookeeper's Close only stops its loop once a
@@ -208,13 +208,13 @@ func (c *Client) connect(h *handle, network, addr string, timeout time.Duration)
 	if err != nil {
 		return nil, err
 	}
-	bound := min(c.opts.connectionTimeout, c.opts.sessionTimeout)
 	if c.opts.tls != nil {
+		bound := min(c.opts.connectionTimeout, c.opts.sessionTimeout)
 		if conn, err = handshake(h.ctx, conn, c.opts.tls, addr, to.host, bound); err != nil {
 			return nil, err
 		}
 	}
-	t := newTrackedConn(c.core, h, conn, addr, bound)
+	t := h.wire.NewConn(conn, addr)
 	h.net.Store(t)
 	// close cancels, then closes the connection it finds stored: either it found this
 	// one, or this sees it cancelled.
@@ -224,9 +224,6 @@ func (c *Client) connect(h *handle, network, addr string, timeout time.Duration)
 	}
 	return t, nil
 }
-
-// tooLargeMessage is go-zookeeper's error for the reply trackedConn.tooLarge hands it.
-var tooLargeMessage = fmt.Sprintf("unknown error: %v", zk.ErrCode(codeTooLarge))
 
 var errHandleClosed = errors.New("zkrecipes: the session was abandoned or the client closed")
 
@@ -324,13 +321,13 @@ func (c *Client) publish(s ConnectionState) {
 // may expire the session. c.mu is held.
 func (c *Client) startLostTimer(epoch int) {
 	h := c.link.h
-	timeout := time.Duration(h.negotiated.Load())
+	timeout := h.wire.SessionTimeout()
 	if timeout <= 0 {
 		timeout = c.opts.sessionTimeout
 	}
 	delay := timeout
-	if last := h.lastRead.Load(); last != 0 {
-		delay = time.Until(time.Unix(0, last).Add(timeout))
+	if last := h.wire.LastRead(); !last.IsZero() {
+		delay = time.Until(last.Add(timeout))
 	}
 	c.stopLostTimer()
 	gen := h.gen
@@ -367,3 +364,8 @@ type zkLogger struct {
 func (z zkLogger) Printf(format string, args ...any) {
 	z.l.Debug("go-zookeeper: " + fmt.Sprintf(format, args...))
 }
+
+// ErrPacketTooLarge is the error of a connection whose server sent a packet larger
+// than the client's maximum (WithMaxPacketSize): the connection is dropped, as the
+// Java client drops it, and a reply too large is the failure of its request.
+var ErrPacketTooLarge = wire.ErrPacketTooLarge

@@ -1,39 +1,21 @@
-package framework
+package wire
 
 import (
 	"encoding/binary"
 	"errors"
 )
 
-// ZooKeeper's wire protocol, as far as the framework speaks it under go-zookeeper
-// (persistent watches, persistentwatch.go) or reads it (wireconn.go). Facts relied
-// on, from the servers' code (apache/zookeeper: FinalRequestProcessor, DataTree,
-// WatchManager, 3.8 and 3.9) and checked by this package's tests on 3.8.0 and 3.9:
-//
-//   - Every packet is a 4-byte big-endian length, then that many bytes. The first
-//     reply on a connection is the connect response: protocol version (4), session
-//     timeout in ms (4), session id (8, 0 when the session has expired), password.
-//     Every later reply starts with a header: xid (4), zxid (8), error code (4).
-//   - A request is a length, then xid (4), opcode (4) and the body. The server
-//     answers each request with the xid it carried, whatever it is, except that it
-//     gives -1 to notifications, -2 to pings, -4 to credentials and -8 to SetWatches
-//     of its own. go-zookeeper's xids count up from 1, masked to 31 bits, so a
-//     negative range of ours (ourXid) can never meet them, and a reply in it is ours.
-//   - A connection's replies and notifications come in the order the server made
-//     them: a change's notification before the reply to the request that made it.
-//   - A notification is the header with xid -1, then type (4), state (4), path. Its
-//     zxid is the change's on 3.9, -1 on 3.8.
-//   - Watches belong to the connection, not the session: a new connection has none
-//     until the client sets them again. SetWatches2 (105) sets persistent and
-//     recursive ones again without replaying what changed meanwhile (DataTree
-//     .setWatches adds them as they are), so the follower must read again.
-//   - 3.8 keeps one mode per path and connection in each of its two watch tables
-//     (data, children), and files a recursive watch in both: a one-shot watch set
-//     on a path replaces a persistent one there, and removeWatches knows only the types 1 (children), 2 (data) and 3
-//     (any, which also drops one-shot watches). 3.9 keeps every mode of a path apart
-//     and adds the types 4 (persistent) and 5 (persistent recursive).
+// The protocol's facts this package relies on are in doc.go.
+
+// Opcodes of the requests the package writes or reads.
 const (
+	opcodeExists        = 3
+	opcodeGetData       = 4
+	opcodeGetChildren   = 8
+	opcodeGetChildren2  = 12
 	opcodeRemoveWatches = 18
+	opcodeSetAuth       = 100
+	opcodeSetWatches    = 101
 	opcodeSetWatches2   = 105
 	opcodeAddWatch      = 106
 
@@ -44,10 +26,14 @@ const (
 	removePersistentRecursive = 5
 	removeAny                 = 3
 
-	// ZooKeeper's error codes that the framework reads itself.
-	codeUnimplemented = -6
-	codeNoWatcher     = -121
+	// ZooKeeper's error codes that the package reads itself.
+	codeNoNode    = -101
+	codeNoWatcher = -121
 )
+
+// CodeUnimplemented is ZooKeeper's error code for an opcode the server does not
+// know: a server before 3.6 answers AddWatch and SetWatches2 with it.
+const CodeUnimplemented = -6
 
 // ourXid is the n-th xid of the framework's own requests: a negative range below the
 // server's special xids (-1 to -8), which go-zookeeper never uses.
@@ -91,7 +77,7 @@ type reader struct {
 	err error
 }
 
-var errShortPacket = errors.New("framework: a packet from the server ends too soon")
+var errShortPacket = errors.New("a packet from the server ends too soon")
 
 func (r *reader) int() int32 {
 	if len(r.b) < 4 {

@@ -1,6 +1,10 @@
-package framework
+package wire
 
-import "sync"
+import (
+	"sync"
+
+	"github.com/go-zookeeper/zk"
+)
 
 // oneShots follows the one-shot watches go-zookeeper keeps for a handle, from the
 // packets it writes and reads, by its own rules (Conn.ExistsW, GetW, ChildrenW,
@@ -53,7 +57,6 @@ func (o *oneShots) replied(xid, code int32) {
 		return
 	}
 	delete(o.asked, xid)
-	const codeNoNode = -101
 	switch {
 	case code == 0 && w.kind == watchExist:
 		w.kind = watchData // an exists that found the node watches its data
@@ -68,17 +71,20 @@ func (o *oneShots) replied(xid, code int32) {
 }
 
 // fired notes a notification, as go-zookeeper's notifyWatches drops watches.
-func (o *oneShots) fired(typ EventType, path string) {
+func (o *oneShots) fired(typ zk.EventType, path string) {
 	o.mu.Lock()
 	defer o.mu.Unlock()
 	switch typ {
-	case EventNodeCreated:
+	case zk.EventNodeCreated:
 		delete(o.set, oneShot{path, watchExist})
-	case EventNodeDeleted, EventNodeDataChanged:
+	case zk.EventNodeDataChanged: // not the child watch: a child change fires that
+		delete(o.set, oneShot{path, watchExist})
+		delete(o.set, oneShot{path, watchData})
+	case zk.EventNodeDeleted:
 		delete(o.set, oneShot{path, watchExist})
 		delete(o.set, oneShot{path, watchData})
 		delete(o.set, oneShot{path, watchChild})
-	case EventNodeChildrenChanged:
+	case zk.EventNodeChildrenChanged:
 		delete(o.set, oneShot{path, watchChild})
 	}
 }

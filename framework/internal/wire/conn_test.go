@@ -1,9 +1,10 @@
-package framework
+package wire
 
 import (
 	"context"
 	"encoding/binary"
 	"io"
+	"log/slog"
 	"net"
 	"testing"
 	"time"
@@ -68,12 +69,59 @@ func TestAReplysBodyIsReadByGoZookeeperAndNotKept(t *testing.T) {
 
 // pipeConn is a connection as go-zookeeper sees it, over a pipe whose other end, the
 // server's, is returned.
-func pipeConn(t *testing.T) (*trackedConn, net.Conn) {
+func pipeConn(t *testing.T) (*Conn, net.Conn) {
 	server, client := net.Pipe()
 	t.Cleanup(func() { _ = server.Close(); _ = client.Close() })
+	return testHandle(t, nil).NewConn(client, "pipe"), server
+}
+
+// testHandle is a handle as the framework makes it, with a maximum packet of 1 MiB,
+// followed by watches (nil: watches of its own).
+func testHandle(t *testing.T, watches *Watches) *Handle {
 	ctx, cancel := context.WithCancel(context.Background())
 	t.Cleanup(cancel)
-	c := &core{opts: options{maxPacket: DefaultMaxPacketSize}}
-	c.watches = &persistentWatches{c: c}
-	return newTrackedConn(c, &handle{ctx: ctx}, client, "pipe", time.Minute), server
+	log := slog.New(slog.DiscardHandler)
+	if watches == nil {
+		watches = NewWatches(log)
+	}
+	h := NewHandle(Config{Ctx: ctx, Log: log, MaxPacket: 1 << 20, Handshake: time.Minute,
+		Watches: watches, Failed: func(string, int, error) {}, Answered: func() {}})
+	watches.Follow(h)
+	return h
+}
+
+// go-zookeeper writes first, on a new connection, the requests it had queued on the
+// last one and not written: a SetWatches among them was built before the session was
+// back, and must not end the new connection's hold; the first SetWatches numbered
+// after it does.
+func TestAnEarlierConnectionsSetWatchesEndsNoHold(t *testing.T) {
+	if !holdReplies {
+		t.Skip("replies are held in race builds only")
+	}
+	conn, server := pipeConn(t)
+	go func() { _, _ = io.Copy(io.Discard, server) }()
+	var count uint32 = 1<<31 + 41 // go-zookeeper's count, past a wrap of its 31-bit xids
+	conn.h.xids.counter.Store(&count)
+	conn.answered = true
+	conn.hold.begin(true)   // the session is back, with watches to set again
+	conn.h.xids.connected() // then go-zookeeper builds its SetWatches
+
+	setWatches := func(xid int32) {
+		t.Helper()
+		_, err := conn.Write(frame(xid, opcodeSetWatches, jute(nil).long(7).int(0).int(0).int(1).str("/w")))
+		require.NoError(t, err)
+	}
+	released := func() bool {
+		select {
+		case <-conn.hold.released:
+			return true
+		default:
+			return false
+		}
+	}
+	setWatches(41) // numbered before: the last connection's
+	require.False(t, released(), "the hold after an earlier connection's SetWatches")
+	count++
+	setWatches(42)
+	require.True(t, released(), "the hold after this connection's SetWatches")
 }

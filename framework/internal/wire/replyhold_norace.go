@@ -1,5 +1,5 @@
 //go:build !race
 
-package framework
+package wire
 
 const holdReplies = false
