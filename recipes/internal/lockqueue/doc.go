@@ -36,8 +36,8 @@
 // providers are off. Recipe names and attribute values must stay a small fixed set:
 // never a path, a node or a session as a metric attribute.
 //
-// Round trips: an uncontended acquisition costs a create, a list and an exists that
+// Round trips: an uncontended acquisition costs a create, a list and a getData that
 // watches our node and reads its czxid, and the release a delete; a contended one adds
-// a data watch and a list per wake-up. The exists is the price of a holder that stops
+// a data watch and a list per wake-up. The getData is the price of a holder that stops
 // holding when its node is deleted; go-zookeeper's bare Lock, without it, holds on.
 package lockqueue

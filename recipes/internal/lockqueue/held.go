@@ -59,6 +59,7 @@ type Tracker struct {
 	mu      sync.Mutex
 	holding bool
 	deleted bool            // our node's deletion was heard
+	rewatch bool            // our node's data watch fired before the hold was recorded
 	node    *Node           // set by grant
 	ctx     context.Context // ends with the hold's Stop: the rearm's requests
 	since   time.Time       // when the hold was granted, if measured
@@ -170,13 +171,15 @@ func (t *Tracker) grant(ctx context.Context, epoch int64, n *Node) (h *Held, ok 
 	t.stopState, t.cancel, t.node, t.ctx = stopState, cancel, n, watchCtx
 	t.stopWatch = watchNode(t.c, n.Path, t)
 	t.mu.Unlock()
-	// ExistsW: a GetW would read data we need not (a watch it leaves on a missing node
-	// is on a protected name nobody makes again). An ACL that refuses us READ on our
-	// own node refuses this too, and with it the hold: it could be neither watched
-	// nor given its token.
-	ok, stat, _, err := t.c.ExistsW(ctx, n.Path)
-	if err == nil && (!ok || stat.EphemeralOwner != n.Session) {
-		err = ErrNodeGone // or not the node of the session that made it: see createNode
+	// GetW, not ExistsW: an exists that finds no node leaves a watch on it for the
+	// rest of the session. An ACL that refuses us READ on our own node refuses this
+	// too, and with it the hold: it could be neither watched nor given its token.
+	data, stat, _, err := t.c.GetW(ctx, n.Path)
+	switch {
+	case errors.Is(err, framework.ErrNoNode):
+		err = ErrNodeGone
+	case err == nil && stat.EphemeralOwner != n.Session:
+		err = ErrNodeGone // not the node of the session that made it: see createNode
 	}
 	if err != nil {
 		t.Stop()
@@ -210,30 +213,28 @@ func (t *Tracker) grant(ctx context.Context, epoch int64, n *Node) (h *Held, ok 
 	// never released keeps nothing of the closed client.
 	t.stopClose = context.AfterFunc(t.c.ForRecipes().Context(), func() { t.failed(framework.ErrClosed); t.Stop() })
 	t.since = t.observer.granted()
-	if t.onRevoke != nil {
-		go t.rearm() // reads the node's data for a revocation request
+	if t.rewatch {
+		// The watch fired for a change of data while the hold was not yet recorded
+		// (heard): set it again, or a later deletion goes unheard. rearm reads the
+		// new data for a revocation request too.
+		go t.rearm()
+	} else if t.onRevoke != nil && string(data) == RevokeMessage {
+		go t.onRevoke() // asked before we held: it may well Release
 	}
 	return &Held{Node: n, token: stat.Czxid, c: t.c, t: t}, true, nil
 }
 
 // rearm sets our node's data watch again once it has fired for a change of data,
-// and, for a holder that hears revocation requests, reads the data for one. A
-// deletion it finds is a deletion heard.
+// and reads the data for a revocation request, if the holder hears them. A deletion
+// it finds is a deletion heard.
 func (t *Tracker) rearm() {
 	t.mu.Lock()
 	ctx, n := t.ctx, t.node
 	t.mu.Unlock()
 	for ctx.Err() == nil {
-		var data []byte
-		ok := true
-		var err error
-		if t.onRevoke != nil {
-			data, _, _, err = t.c.GetW(ctx, n.Path)
-		} else {
-			ok, _, _, err = t.c.ExistsW(ctx, n.Path)
-		}
+		data, _, _, err := t.c.GetW(ctx, n.Path)
 		switch {
-		case errors.Is(err, framework.ErrNoNode), err == nil && !ok:
+		case errors.Is(err, framework.ErrNoNode):
 			t.nodeDeleted()
 			return
 		case ctx.Err() != nil, errors.Is(err, framework.ErrClosed):
@@ -267,6 +268,20 @@ func (t *Tracker) isHolding() bool {
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	return t.holding && !hold.Ended(t.lost)
+}
+
+// dataChanged is told that our node's data watch fired for a change of data (on the
+// client's receiving goroutine): a holder sets it again, off that goroutine, since
+// that is a request; a grant under way does so once it has recorded the hold.
+func (t *Tracker) dataChanged() {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	switch {
+	case !t.holding:
+		t.rewatch = true
+	case !hold.Ended(t.lost):
+		go t.rearm()
+	}
 }
 
 // markLost closes lost with cause (nil: the hold's own end), and reports whether

@@ -9,7 +9,7 @@ import (
 // A holder watches its own node, so that the hold ends as soon as the node is gone
 // in a live session: an operator's delete, a script, a server that lost it (an
 // expiry is heard as a connection state). The watch is one data watch per holder
-// (none per waiter), set by the ExistsW that also reads our node's czxid, the fencing
+// (none per waiter), set by the GetW that also reads our node's czxid, the fencing
 // token.
 //
 // The notification is heard on the client's receiving goroutine (OnWatchEvent), not
@@ -30,7 +30,7 @@ var (
 )
 
 // watchNode makes t hear the notifications of its node p until the returned stop is
-// called. It sets no watch on the server: the caller's ExistsW does.
+// called. It sets no watch on the server: the caller's GetW does.
 func watchNode(c *framework.Client, p string, t *Tracker) (stop func()) {
 	watchesMu.Lock()
 	w := watches[c]
@@ -74,10 +74,5 @@ func (w *nodeWatches) heard(ev framework.Event) {
 		t.nodeDeleted()
 		return
 	}
-	// The data watch has fired: a holder sets it again (and reads a revocation
-	// request), off this goroutine, since that is a request. A grant under way reads
-	// the data itself once it holds.
-	if t.isHolding() {
-		go t.rearm()
-	}
+	t.dataChanged()
 }
