@@ -47,7 +47,7 @@ func NewLatch(c *framework.Client, path string, opts ...Option) (*Latch, error) 
 	}
 	return &Latch{
 		c:             c,
-		q:             lockqueue.New(c, path, latchName, lockqueue.Exclusive, lockqueue.Observed(lockqueue.ObserveElection(c, "latch"))),
+		q:             lockqueue.New(c, path, latchName, lockqueue.Exclusive, lockqueue.HandOverOnNotification(), lockqueue.Observed(lockqueue.ObserveElection(c, "latch"))),
 		id:            []byte(o.id),
 		notifyOnClose: o.notifyOnClose,
 		changed:       make(chan struct{}),

@@ -251,7 +251,7 @@ func FuzzDecide(f *testing.F) {
 		if len(children) > 0 {
 			me = children[int(ours)%len(children)]
 		}
-		holds, watch, err := decide(children, rc.names, me, rc.rule)
+		holds, watch, _, err := decide(children, rc.names, me, rc.rule)
 		if _, _, ok := modelSeq(me, rc.names); !ok {
 			if !errors.Is(err, ErrNodeGone) {
 				t.Fatalf("%s: our node %q is no participant, yet decide says %v, %q, %v", rc.name, me, holds, watch, err)
@@ -284,7 +284,7 @@ func FuzzDecide(f *testing.F) {
 		holders := func(children []string) []string {
 			var h []string
 			for _, p := range sorted {
-				if ok, _, err := decide(children, rc.names, p, rc.rule); err != nil {
+				if ok, _, _, err := decide(children, rc.names, p, rc.rule); err != nil {
 					t.Fatalf("%s: participant %q: %v", rc.name, p, err)
 				} else if ok {
 					h = append(h, p)

@@ -59,11 +59,16 @@ type Tracker struct {
 	mu      sync.Mutex
 	holding bool
 	deleted bool            // our node's deletion was heard
-	rewatch bool            // our node's data watch fired before the hold was recorded
-	node    *Node           // set by grant
-	ctx     context.Context // ends with the hold's Stop: the rearm's requests
-	since   time.Time       // when the hold was granted, if measured
-	cause   error           // why the hold was lost
+	node    *Node           // set by follow
+	ctx     context.Context // ends with Stop: the watch's requests
+	// Our node's data watch, set by watch: armed while it is set and has not fired
+	// (fired counts the changes heard since the watch's read was sent), with what
+	// that read found: the node's czxid and whether its data asks for a release.
+	armed, fired bool
+	token        int64
+	revoke       bool
+	since        time.Time // when the hold was granted, if measured
+	cause        error     // why the hold was lost
 
 	lost     chan struct{} // made by grant: a waiter that never holds needs none
 	lostOnce sync.Once
@@ -125,6 +130,7 @@ func (t *Tracker) Stop() {
 	stops := []func(){t.stopState, t.stopWatch, t.cancel}
 	stopClose := t.stopClose
 	t.stopState, t.stopWatch, t.cancel, t.stopClose = nil, nil, nil, nil
+	t.node, t.armed = nil, false // its watch is no longer heard
 	t.mu.Unlock()
 	for _, stop := range stops {
 		if stop != nil {
@@ -150,7 +156,8 @@ func stateCause(s framework.ConnectionState) error {
 }
 
 // grant makes node n a holder, once a listing (taken at epoch) found it holding. It
-// reads n with a data watch: the hold's one watch, and its czxid, the fencing token.
+// reads n with a data watch (watch), unless a waiter's watch is still set: the hold's
+// one watch, and its czxid, the fencing token.
 // It reports false, and grants nothing, if an error state came since that listing
 // or the client has closed: the participant must look again (and a closed client's
 // listing says ErrClosed). A node found gone is ErrNodeGone. The Held takes the
@@ -164,26 +171,18 @@ func (t *Tracker) grant(ctx context.Context, epoch int64, n *Node) (h *Held, ok 
 			t.failed(stateCause(s))
 		}
 	})
-	// The node's notifications before its read: a deletion after the read's answer is
-	// heard, one before it is the read's ErrNoNode.
-	watchCtx, cancel := context.WithCancel(context.Background())
 	t.mu.Lock()
-	t.stopState, t.cancel, t.node, t.ctx = stopState, cancel, n, watchCtx
-	t.stopWatch = watchNode(t.c, n.Path, t)
+	t.stopState = stopState
+	armed := t.armed
 	t.mu.Unlock()
-	// GetW, not ExistsW: an exists that finds no node leaves a watch on it for the
-	// rest of the session. An ACL that refuses us READ on our own node refuses this
-	// too, and with it the hold: it could be neither watched nor given its token.
-	data, stat, _, err := t.c.GetW(ctx, n.Path)
-	switch {
-	case errors.Is(err, framework.ErrNoNode):
-		err = ErrNodeGone
-	case err == nil && stat.EphemeralOwner != n.Session:
-		err = ErrNodeGone // not the node of the session that made it: see createNode
-	}
-	if err != nil {
-		t.Stop()
-		return nil, false, err
+	// A waiter that expected to hold set the watch with its listing (wait): then the
+	// grant reads nothing.
+	if !armed {
+		t.follow(n)
+		if err := t.watch(ctx, n); err != nil {
+			t.Stop()
+			return nil, false, err
+		}
 	}
 	if beforeHolding != nil {
 		beforeHolding()
@@ -213,15 +212,82 @@ func (t *Tracker) grant(ctx context.Context, epoch int64, n *Node) (h *Held, ok 
 	// never released keeps nothing of the closed client.
 	t.stopClose = context.AfterFunc(t.c.ForRecipes().Context(), func() { t.failed(framework.ErrClosed); t.Stop() })
 	t.since = t.observer.granted()
-	if t.rewatch {
-		// The watch fired for a change of data while the hold was not yet recorded
-		// (heard): set it again, or a later deletion goes unheard. rearm reads the
-		// new data for a revocation request too.
+	if !t.armed {
+		// The watch fired for a change of data before the hold was recorded
+		// (dataChanged): set it again, or a later deletion goes unheard. rearm reads
+		// the new data for a revocation request too.
 		go t.rearm()
-	} else if t.onRevoke != nil && string(data) == RevokeMessage {
+	} else if t.onRevoke != nil && t.revoke {
 		go t.onRevoke() // asked before we held: it may well Release
 	}
-	return &Held{Node: n, token: stat.Czxid, c: t.c, t: t}, true, nil
+	return &Held{Node: n, token: t.token, c: t.c, t: t}, true, nil
+}
+
+// follow makes t hear the notifications of our node n, until Stop.
+func (t *Tracker) follow(n *Node) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if t.node == nil {
+		t.ctx, t.cancel = context.WithCancel(context.Background())
+		t.node = n
+		t.stopWatch = watchNode(t.c, n.Path, t)
+	}
+}
+
+// watch sets our node's data watch and reads the node: its czxid, the fencing token,
+// and its data, for a revocation request. The node's notifications must be followed
+// (follow) before the read: a deletion after the read's answer is heard, one before
+// it is the read's ErrNoNode, reported as ErrNodeGone, as is a node of another
+// session.
+//
+// GetW, not ExistsW: an exists that finds no node leaves a watch on it for the rest
+// of the session. An ACL that refuses us READ on our own node refuses this too, and
+// with it the hold: it could be neither watched nor given its token.
+func (t *Tracker) watch(ctx context.Context, n *Node) error {
+	t.mu.Lock()
+	t.fired = false
+	t.mu.Unlock()
+	data, stat, _, err := t.c.GetW(ctx, n.Path)
+	switch {
+	case errors.Is(err, framework.ErrNoNode):
+		return ErrNodeGone
+	case err != nil:
+		return err
+	case stat.EphemeralOwner != n.Session:
+		return ErrNodeGone // not the node of the session that made it: see createNode
+	}
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	// A change heard since the read was sent may have fired this very watch; then
+	// it is set again (by grant, or by dataChanged for a holder).
+	t.armed = !t.fired
+	t.token, t.revoke = stat.Czxid, string(data) == RevokeMessage
+	return nil
+}
+
+// watchWith runs fn, and, if arm and t's watch is not armed, t.watch in the same
+// flight. The watch's error is left for the grant to meet: it reads our node again
+// when the watch is not armed. A nil t only runs fn.
+func (t *Tracker) watchWith(ctx context.Context, n *Node, arm bool, fn func()) {
+	if t == nil || !arm || t.isArmed() {
+		fn()
+		return
+	}
+	t.follow(n)
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		_ = t.watch(ctx, n)
+	}()
+	fn()
+	<-done
+}
+
+// isArmed says whether our node's data watch is set and has not fired.
+func (t *Tracker) isArmed() bool {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	return t.armed
 }
 
 // rearm sets our node's data watch again once it has fired for a change of data,
@@ -231,10 +297,13 @@ func (t *Tracker) rearm() {
 	t.mu.Lock()
 	ctx, n := t.ctx, t.node
 	t.mu.Unlock()
+	if n == nil {
+		return // stopped
+	}
 	for ctx.Err() == nil {
-		data, _, _, err := t.c.GetW(ctx, n.Path)
+		err := t.watch(ctx, n)
 		switch {
-		case errors.Is(err, framework.ErrNoNode):
+		case errors.Is(err, ErrNodeGone):
 			t.nodeDeleted()
 			return
 		case ctx.Err() != nil, errors.Is(err, framework.ErrClosed):
@@ -256,7 +325,10 @@ func (t *Tracker) rearm() {
 		}
 		// Only for a hold still held: a reply that comes after Release must not ask the
 		// participant's next hold to go.
-		if t.onRevoke != nil && string(data) == RevokeMessage && t.isHolding() && ctx.Err() == nil {
+		t.mu.Lock()
+		revoke := t.revoke
+		t.mu.Unlock()
+		if t.onRevoke != nil && revoke && t.isHolding() && ctx.Err() == nil {
 			go t.onRevoke() // it may well Release
 		}
 		return
@@ -276,10 +348,8 @@ func (t *Tracker) isHolding() bool {
 func (t *Tracker) dataChanged() {
 	t.mu.Lock()
 	defer t.mu.Unlock()
-	switch {
-	case !t.holding:
-		t.rewatch = true
-	case !hold.Ended(t.lost):
+	t.armed, t.fired = false, true
+	if t.holding && !hold.Ended(t.lost) {
 		go t.rearm()
 	}
 }
