@@ -42,6 +42,8 @@ type flightConn struct {
 	released int      // how many of packets the client may read
 	unread   []byte   // the rest of a packet handed out in part
 	err      error    // the server's stream ended
+	wrote    bool     // the connect request went: what follows are requests
+	answered bool     // the connect response came: what follows are replies
 }
 
 // Dial is a zk.Dialer.
@@ -159,7 +161,9 @@ func (d *FlightDialer) Release() {
 
 func (c *flightConn) Write(b []byte) (int, error) {
 	c.d.mu.Lock()
-	if c.d.holding && len(b) >= 12 {
+	connect := !c.wrote
+	c.wrote = true
+	if c.d.holding && !connect && len(b) >= 12 {
 		if op := int32(binary.BigEndian.Uint32(b[8:12])); op != opPing {
 			c.d.sent = append(c.d.sent, op)
 			c.d.changed.Broadcast()
@@ -185,9 +189,10 @@ func (c *flightConn) readServer() {
 			c.err = err
 		} else {
 			c.packets = append(c.packets, p)
-			if !c.d.holding {
-				c.released = len(c.packets)
+			if !c.d.holding || !c.answered {
+				c.released = len(c.packets) // the connect response is let through
 			}
+			c.answered = true
 		}
 		c.d.changed.Broadcast()
 		c.d.mu.Unlock()

@@ -53,8 +53,9 @@ type Tracker struct {
 	stopWatch func()      // set by grant
 	cancel    context.CancelFunc
 
-	observer *Observer // what the hold reports to
-	onRevoke func()    // called when another client asks us to release; nil: none
+	observer  *Observer // what the hold reports to
+	onRevoke  func()    // called when another client asks us to release; nil: none
+	unwatched bool      // the queue's holders do not watch their node (Unwatched)
 
 	mu      sync.Mutex
 	holding bool
@@ -76,7 +77,9 @@ type Tracker struct {
 
 // Track makes a Tracker of a participant in q, whose hold reports to q's observer;
 // Stop it unless a Held took it over.
-func (q *Queue) Track() *Tracker { return &Tracker{c: q.client, observer: q.observer} }
+func (q *Queue) Track() *Tracker {
+	return &Tracker{c: q.client, observer: q.observer, unwatched: q.unwatched}
+}
 
 // failed loses the hold, if there is one, for cause: an error state, the client's
 // close, our node's deletion.
@@ -177,7 +180,7 @@ func (t *Tracker) grant(ctx context.Context, epoch int64, n *Node) (h *Held, ok 
 	t.mu.Unlock()
 	// A waiter that expected to hold set the watch with its listing (wait): then the
 	// grant reads nothing.
-	if !armed {
+	if !armed && !t.unwatched {
 		t.follow(n)
 		if err := t.watch(ctx, n); err != nil {
 			t.Stop()
@@ -212,7 +215,7 @@ func (t *Tracker) grant(ctx context.Context, epoch int64, n *Node) (h *Held, ok 
 	// never released keeps nothing of the closed client.
 	t.stopClose = context.AfterFunc(t.c.ForRecipes().Context(), func() { t.failed(framework.ErrClosed); t.Stop() })
 	t.since = t.observer.granted()
-	if !t.armed {
+	if !t.armed && !t.unwatched {
 		// The watch fired for a change of data before the hold was recorded
 		// (dataChanged): set it again, or a later deletion goes unheard. rearm reads
 		// the new data for a revocation request too.
@@ -269,7 +272,7 @@ func (t *Tracker) watch(ctx context.Context, n *Node) error {
 // flight. The watch's error is left for the grant to meet: it reads our node again
 // when the watch is not armed. A nil t only runs fn.
 func (t *Tracker) watchWith(ctx context.Context, n *Node, arm bool, fn func()) {
-	if t == nil || !arm || t.isArmed() {
+	if t == nil || !arm || t.ready() {
 		fn()
 		return
 	}
@@ -283,11 +286,12 @@ func (t *Tracker) watchWith(ctx context.Context, n *Node, arm bool, fn func()) {
 	<-done
 }
 
-// isArmed says whether our node's data watch is set and has not fired.
-func (t *Tracker) isArmed() bool {
+// ready says whether a grant need not read our node: its data watch is set and
+// has not fired, or the holder does not watch it.
+func (t *Tracker) ready() bool {
 	t.mu.Lock()
 	defer t.mu.Unlock()
-	return t.armed
+	return t.armed || t.unwatched
 }
 
 // rearm sets our node's data watch again once it has fired for a change of data,

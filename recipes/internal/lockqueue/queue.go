@@ -24,6 +24,7 @@ type Queue struct {
 	rule          Rule
 	watchChildren bool
 	handOver      bool      // HandOverOnNotification
+	unwatched     bool      // Unwatched
 	observer      *Observer // nil: nothing hears the queue
 }
 
@@ -58,6 +59,13 @@ func WatchChildren() QueueOption { return func(q *Queue) { q.watchChildren = tru
 // for a read/write lock, whose downgrade makes a node at an old sequence. Default:
 // a waiter lists again after every notification.
 func HandOverOnNotification() QueueOption { return func(q *Queue) { q.handOver = true } }
+
+// Unwatched makes a holder not watch its own node: its hold ends on an error state
+// or the client's close, not on its node's deletion, and it has no fencing token
+// (0). For a lock whose loss is harmless, which a recipe argues (the semaphore's
+// internal lock): it saves the holder's watch, a request. Default: a holder watches
+// its node.
+func Unwatched() QueueOption { return func(q *Queue) { q.unwatched = true } }
 
 // Observed makes o hear the queue's acquisitions and holds. Default: nothing hears
 // them (a semaphore's internal lock).
@@ -305,7 +313,7 @@ func (q *Queue) wait(ctx context.Context, n *Node, t *Tracker, wait bool, onRevo
 		// next listing says ErrClosed.
 		select {
 		case ev := <-changed:
-			if q.handOver && ahead && ev.Type == framework.EventNodeDeleted && tr.isArmed() {
+			if q.handOver && ahead && ev.Type == framework.EventNodeDeleted && tr.ready() {
 				h, ok, err := tr.grant(ctx, l.epoch, n)
 				if err != nil || ok {
 					return h, err
