@@ -238,7 +238,9 @@ func (q *Queue) wait(ctx context.Context, n *Node, t *Tracker, wait bool, onRevo
 			tr.Stop()
 		}
 	}()
-	armNext := false // set our node's watch with the next listing
+	// Set our node's watch with the next listing: at once for a participant that
+	// keeps its Tracker (a latch), since it lists after its create, not with it.
+	armNext := t != nil
 	for l := first; ; l = nil {
 		if l == nil {
 			if armNext && tr == nil {
