@@ -40,3 +40,27 @@ func TestLatchHandOverFlights(t *testing.T) {
 	require.NoError(t, next.Await(ctx))
 	require.Empty(t, d.Pending(), "the hand-over asked the server nothing")
 }
+
+// A latch that loses its leadership to a Suspended and leads again on the same node
+// does not watch its node again: the watch set in the first term still stands, so
+// go-zookeeper keeps no new channel for it each term (issue 46, finding 6).
+func TestLatchLeadsAgainWithoutWatchingAgain(t *testing.T) {
+	srv := zkrtest.Server(t)
+	ctx := testCtx(t)
+	d := &zkrtest.LossyDialer{}
+	c := zkrtest.Client(t, []string{srv.Addr()}, framework.WithDialer(d.Dial),
+		framework.WithErrorPolicy(framework.StandardErrorPolicy))
+	l := newLatch(t, c, "/election/again")
+	changes := make(chan bool, 4)
+	defer l.Listen(func(leader bool) { changes <- leader })()
+	require.NoError(t, l.Start(ctx))
+	require.True(t, <-changes)
+
+	for term := range 3 {
+		d.Requests()
+		d.Cut()
+		require.False(t, <-changes, "term %d: the Suspended ends the leadership", term)
+		require.True(t, <-changes, "term %d: leads again once reconnected", term)
+		require.Zero(t, d.Requests()[zkrtest.OpGetData], "term %d: no read of our node", term)
+	}
+}

@@ -50,7 +50,8 @@ type Tracker struct {
 	c         *framework.Client
 	stopState func()      // set by grant
 	stopClose func() bool // set by grant
-	stopWatch func()      // set by grant
+	stopWatch func()      // set by follow
+	passWatch func(*Tracker)
 	cancel    context.CancelFunc
 
 	observer  *Observer // what the hold reports to
@@ -132,7 +133,7 @@ func (t *Tracker) Stop() {
 	t.mu.Lock()
 	stops := []func(){t.stopState, t.stopWatch, t.cancel}
 	stopClose := t.stopClose
-	t.stopState, t.stopWatch, t.cancel, t.stopClose = nil, nil, nil, nil
+	t.stopState, t.stopWatch, t.passWatch, t.cancel, t.stopClose = nil, nil, nil, nil, nil
 	t.node, t.armed = nil, false // its watch is no longer heard
 	t.mu.Unlock()
 	for _, stop := range stops {
@@ -233,7 +234,7 @@ func (t *Tracker) follow(n *Node) {
 	if t.node == nil {
 		t.ctx, t.cancel = context.WithCancel(context.Background())
 		t.node = n
-		t.stopWatch = watchNode(t.c, n.Path, t)
+		t.stopWatch, t.passWatch = watchNode(t.c, n.Path, t)
 	}
 }
 
@@ -448,9 +449,27 @@ func (h *Held) release(ctx context.Context) error {
 
 // Forget ends the hold but keeps the node in the queue: a leader latch that lost
 // leadership to a Suspended keeps its place, and checks it again once reconnected.
-func (h *Held) Forget() {
+func (h *Held) Forget() { h.Pass() }
+
+// Pass is Forget, and returns a Tracker for the participant's next hold on the same
+// node (Queue.Await), which keeps following the node and its watch: a watch still
+// set is not set again, so a latch that loses and regains its leadership on the same
+// node adds no watch of go-zookeeper's each term. It returns nil if the hold had
+// ended already. Stop the Tracker unless a hold takes it over.
+func (h *Held) Pass() (next *Tracker) {
 	h.releaseOnce.Do(func() {
-		h.t.Stop()
-		h.t.end()
+		t := h.t
+		next = &Tracker{c: t.c, observer: t.observer, onRevoke: t.onRevoke, unwatched: t.unwatched}
+		t.mu.Lock()
+		if t.passWatch != nil {
+			t.passWatch(next)
+			next.node, next.ctx, next.cancel, next.stopWatch, next.passWatch = t.node, t.ctx, t.cancel, t.stopWatch, t.passWatch
+			next.armed, next.fired, next.token, next.revoke, next.deleted = t.armed, t.fired, t.token, t.revoke, t.deleted
+			t.node, t.ctx, t.cancel, t.stopWatch, t.passWatch = nil, nil, nil, nil, nil
+		}
+		t.mu.Unlock()
+		t.Stop()
+		t.end()
 	})
+	return next
 }

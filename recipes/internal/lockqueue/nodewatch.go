@@ -21,8 +21,12 @@ import (
 type nodeWatches struct {
 	mu     sync.Mutex
 	stop   func() // the subscriber's, while any node is watched
-	byPath map[string]*Tracker
+	byPath map[string]*follower
 }
+
+// follower is who hears a node's notifications: a Tracker, or the next one of the
+// same participant (Held.Pass).
+type follower struct{ t *Tracker }
 
 var (
 	watchesMu sync.Mutex
@@ -30,24 +34,26 @@ var (
 )
 
 // watchNode makes t hear the notifications of its node p until the returned stop is
-// called. It sets no watch on the server: the caller's GetW does.
-func watchNode(c *framework.Client, p string, t *Tracker) (stop func()) {
+// called; pass hands them to another Tracker. It sets no watch on the server: the
+// caller's GetW does.
+func watchNode(c *framework.Client, p string, t *Tracker) (stop func(), pass func(*Tracker)) {
 	watchesMu.Lock()
 	w := watches[c]
 	if w == nil {
-		w = &nodeWatches{byPath: map[string]*Tracker{}}
+		w = &nodeWatches{byPath: map[string]*follower{}}
 		watches[c] = w
 		w.stop = c.OnWatchEvent(w.heard)
 	}
+	f := &follower{t}
 	w.mu.Lock()
-	w.byPath[p] = t
+	w.byPath[p] = f
 	w.mu.Unlock()
 	watchesMu.Unlock()
-	return func() {
+	stop = func() {
 		watchesMu.Lock()
 		defer watchesMu.Unlock()
 		w.mu.Lock()
-		if w.byPath[p] == t {
+		if w.byPath[p] == f {
 			delete(w.byPath, p)
 		}
 		empty := len(w.byPath) == 0
@@ -57,6 +63,12 @@ func watchNode(c *framework.Client, p string, t *Tracker) (stop func()) {
 			w.stop()
 		}
 	}
+	pass = func(next *Tracker) {
+		w.mu.Lock()
+		f.t = next
+		w.mu.Unlock()
+	}
+	return stop, pass
 }
 
 // heard runs on the client's receiving goroutine: it must not block.
@@ -65,7 +77,10 @@ func (w *nodeWatches) heard(ev framework.Event) {
 		return
 	}
 	w.mu.Lock()
-	t := w.byPath[ev.Path]
+	var t *Tracker
+	if f := w.byPath[ev.Path]; f != nil {
+		t = f.t
+	}
 	w.mu.Unlock()
 	if t == nil {
 		return
