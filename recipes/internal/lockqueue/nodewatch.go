@@ -1,6 +1,7 @@
 package lockqueue
 
 import (
+	"context"
 	"sync"
 
 	"github.com/zkrecipes/zkrecipes/framework"
@@ -16,11 +17,12 @@ import (
 // on the watch's channel: the loss is recorded before any later reply of that
 // connection is handed out, so a waiter of the same client that is granted the lock
 // after our node's deletion finds our hold lost already. One subscriber per client
-// serves every held node of that client: registering a subscriber copies the client's
-// list of them, which a subscriber per hold would do for every grant.
+// serves every held node of that client, from its first hold to its close:
+// registering a subscriber copies the client's list of them, which a subscriber per
+// hold, or per client whenever it holds nothing, would do for every grant of a lock
+// taken in turn (7 of its allocations).
 type nodeWatches struct {
 	mu     sync.Mutex
-	stop   func() // the subscriber's, while any node is watched
 	byPath map[string]*follower
 }
 
@@ -42,25 +44,26 @@ func watchNode(c *framework.Client, p string, t *Tracker) (stop func(), pass fun
 	if w == nil {
 		w = &nodeWatches{byPath: map[string]*follower{}}
 		watches[c] = w
-		w.stop = c.OnWatchEvent(w.heard)
+		stop := c.OnWatchEvent(w.heard)
+		context.AfterFunc(c.ForRecipes().Context(), func() {
+			stop()
+			watchesMu.Lock()
+			defer watchesMu.Unlock()
+			if watches[c] == w {
+				delete(watches, c)
+			}
+		})
 	}
+	watchesMu.Unlock()
 	f := &follower{t}
 	w.mu.Lock()
 	w.byPath[p] = f
 	w.mu.Unlock()
-	watchesMu.Unlock()
 	stop = func() {
-		watchesMu.Lock()
-		defer watchesMu.Unlock()
 		w.mu.Lock()
+		defer w.mu.Unlock()
 		if w.byPath[p] == f {
 			delete(w.byPath, p)
-		}
-		empty := len(w.byPath) == 0
-		w.mu.Unlock()
-		if empty && watches[c] == w {
-			delete(watches, c)
-			w.stop()
 		}
 	}
 	pass = func(next *Tracker) {

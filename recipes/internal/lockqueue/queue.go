@@ -242,13 +242,15 @@ func (q *Queue) wait(ctx context.Context, n *Node, t *Tracker, wait bool, onRevo
 	// keeps its Tracker (a latch), since it lists after its create, not with it.
 	armNext := t != nil
 	for l := first; ; l = nil {
+		joined := l != nil && l == first // the listing made with our create
+		first = nil                      // not kept while waiting: its children may be many
 		if l == nil {
 			if armNext && tr == nil {
 				tr = q.track(onRevoke)
 			}
 			tr.watchWith(ctx, n, armNext, func() { l = q.list(ctx, wait) })
 		}
-		if errors.Is(l.err, ErrNodeGone) && l == first {
+		if errors.Is(l.err, ErrNodeGone) && joined {
 			continue // listed before the create made the lock's path: list again
 		}
 		if l.err != nil {
@@ -261,7 +263,7 @@ func (q *Queue) wait(ctx context.Context, n *Node, t *Tracker, wait bool, onRevo
 			return nil, ErrNodeGone
 		}
 		holds, watch, ahead, err := decide(l.children, q.names, n.Name(), q.rule)
-		if errors.Is(err, ErrNodeGone) && l == first {
+		if errors.Is(err, ErrNodeGone) && joined {
 			// The listing went before the create. The server numbers a sequential node
 			// with its parent's cversion, which every create and delete of a child
 			// moves: if ours is the listing's, no child came or went between the two,
@@ -273,6 +275,10 @@ func (q *Queue) wait(ctx context.Context, n *Node, t *Tracker, wait bool, onRevo
 			l.children = append(l.children, n.Name())
 			holds, watch, ahead, err = decide(l.children, q.names, n.Name(), q.rule)
 		}
+		// Nothing of the listing is kept while waiting but these: its children may
+		// be many, and a queued waiter's memory is what a long queue costs.
+		epoch, changedState, changed := l.epoch, l.changedState, l.changed
+		l = nil
 		if err != nil {
 			return nil, err
 		}
@@ -280,7 +286,7 @@ func (q *Queue) wait(ctx context.Context, n *Node, t *Tracker, wait bool, onRevo
 			if tr == nil {
 				tr = q.track(onRevoke)
 			}
-			h, ok, err := tr.grant(ctx, l.epoch, n)
+			h, ok, err := tr.grant(ctx, epoch, n)
 			if err != nil || ok {
 				return h, err
 			}
@@ -297,7 +303,6 @@ func (q *Queue) wait(ctx context.Context, n *Node, t *Tracker, wait bool, onRevo
 			tr.Stop()
 			tr = nil
 		}
-		changed := l.changed
 		tr.watchWith(ctx, n, expect, func() {
 			if changed == nil {
 				_, _, changed, err = q.client.GetW(ctx, path.Join(q.path, watch))
@@ -316,14 +321,14 @@ func (q *Queue) wait(ctx context.Context, n *Node, t *Tracker, wait bool, onRevo
 		select {
 		case ev := <-changed:
 			if q.handOver && ahead && ev.Type == framework.EventNodeDeleted && tr.ready() {
-				h, ok, err := tr.grant(ctx, l.epoch, n)
+				h, ok, err := tr.grant(ctx, epoch, n)
 				if err != nil || ok {
 					return h, err
 				}
 			}
 			// The node we waited on is gone: we may well hold after the next listing.
 			armNext = ev.Type == framework.EventNodeDeleted
-		case <-l.changedState:
+		case <-changedState:
 			armNext = false
 		case <-ctx.Done():
 			return nil, fmt.Errorf("waiting for %s: %w", q.path, ctx.Err())
