@@ -449,7 +449,12 @@ func (h *Held) release(ctx context.Context) error {
 
 // Forget ends the hold but keeps the node in the queue: a leader latch that lost
 // leadership to a Suspended keeps its place, and checks it again once reconnected.
-func (h *Held) Forget() { h.Pass() }
+func (h *Held) Forget() {
+	h.releaseOnce.Do(func() {
+		h.t.Stop()
+		h.t.end()
+	})
+}
 
 // Pass is Forget, and returns a Tracker for the participant's next hold on the same
 // node (Queue.Await), which keeps following the node and its watch: a watch still
