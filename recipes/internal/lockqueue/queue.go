@@ -251,7 +251,10 @@ func (q *Queue) wait(ctx context.Context, n *Node, t *Tracker, wait bool, onRevo
 			tr.watchWith(ctx, n, armNext, func() { l = q.list(ctx, wait) })
 		}
 		if errors.Is(l.err, ErrNodeGone) && joined {
-			continue // listed before the create made the lock's path: list again
+			// Listed before the create made the lock's path: as a listing of none, a
+			// cversion of 0 (the path is new), which the check below takes when our
+			// node is the path's first.
+			l.children, l.cversion, l.err = nil, 0, nil
 		}
 		if l.err != nil {
 			return nil, l.err
