@@ -172,7 +172,6 @@ type snapshot struct {
 	epoch        int64           // error states before it (grant)
 	changedState <-chan struct{} // closes on the next state after it
 	children     []string
-	cversion     int32                  // the path's, at the listing
 	changed      <-chan framework.Event // the children's watch (WatchChildren)
 	err          error
 }
@@ -183,17 +182,13 @@ func (q *Queue) list(ctx context.Context, wait bool) *snapshot {
 	// change after it wakes the wait.
 	l := &snapshot{}
 	l.epoch, l.changedState = q.client.ForRecipes().StateChanges()
-	var stat *framework.Stat
 	if q.watchChildren && wait {
-		l.children, stat, l.changed, l.err = q.client.ChildrenW(ctx, q.path)
+		l.children, _, l.changed, l.err = q.client.ChildrenW(ctx, q.path)
 	} else {
-		l.children, stat, l.err = q.client.Children(ctx, q.path)
+		l.children, _, l.err = q.client.Children(ctx, q.path)
 	}
 	if errors.Is(l.err, framework.ErrNoNode) {
 		l.err = ErrNodeGone
-	}
-	if stat != nil {
-		l.cversion = stat.Cversion
 	}
 	return l
 }
@@ -201,7 +196,7 @@ func (q *Queue) list(ctx context.Context, wait bool) *snapshot {
 // join makes our node (Join) and lists the queue in the same flight: an
 // uncontended acquisition is then one round trip, and the grant's read a second.
 // The two requests go from two goroutines, so the server may get the listing first:
-// then it lacks our node (see wait's use of it).
+// then it lacks our node, and wait lists again (a round trip more).
 func (q *Queue) join(ctx context.Context, data []byte, wait bool) (*Node, *snapshot, error) {
 	listed := make(chan *snapshot, 1)
 	go func() { listed <- q.list(ctx, wait) }()
@@ -251,10 +246,7 @@ func (q *Queue) wait(ctx context.Context, n *Node, t *Tracker, wait bool, onRevo
 			tr.watchWith(ctx, n, armNext, func() { l = q.list(ctx, wait) })
 		}
 		if errors.Is(l.err, ErrNodeGone) && joined {
-			// Listed before the create made the lock's path: as a listing of none, a
-			// cversion of 0 (the path is new), which the check below takes when our
-			// node is the path's first.
-			l.children, l.cversion, l.err = nil, 0, nil
+			continue // listed before the create made the lock's path: list again
 		}
 		if l.err != nil {
 			return nil, l.err
@@ -267,16 +259,11 @@ func (q *Queue) wait(ctx context.Context, n *Node, t *Tracker, wait bool, onRevo
 		}
 		holds, watch, ahead, err := decide(l.children, q.names, n.Name(), q.rule)
 		if errors.Is(err, ErrNodeGone) && joined {
-			// The listing went before the create. The server numbers a sequential node
-			// with its parent's cversion, which every create and delete of a child
-			// moves: if ours is the listing's, no child came or went between the two,
-			// and the listing with our node is the queue our create joined. If not,
-			// list again.
-			if _, seq, ok := sequence(n.Name(), []string{q.name}); !ok || seq != l.cversion {
-				continue
-			}
-			l.children = append(l.children, n.Name())
-			holds, watch, ahead, err = decide(l.children, q.names, n.Name(), q.rule)
+			// The listing reached the server before the create: list again. Nothing in
+			// it tells what came between the two (its cversion, compared with our
+			// sequence, was tried: after deletes under the path the two can agree while
+			// other nodes came between).
+			continue
 		}
 		// Nothing of the listing is kept while waiting but these: its children may
 		// be many, and a queued waiter's memory is what a long queue costs.
