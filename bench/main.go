@@ -71,6 +71,8 @@ func parseFlags() (options, error) {
 	flag.DurationVar(&o.Settle, "settle", 50*time.Millisecond, "pause for a new follower to queue up between hand-overs")
 	flag.IntVar(&o.Waiters, "waiters", 16, "waiters queued, one session each, to count their watches")
 	flag.IntVar(&o.Scale, "scale", 1000, "waiters queued on one session in the scale scenario")
+	flag.DurationVar(&o.Delay, "delay", 0, "latency mode: the contenders reach the server through a proxy that delays every byte this long each way "+
+		"(make bench uses 5ms), and each lock scenario gets its time in round trips, one request through that proxy being the unit; not with -ensemble")
 	flag.IntVar(&o.Members, "ensemble", 0, "run on a throwaway ensemble of this many servers (3 or 5), sessions spread over them; "+
 		"by default only the uncontended, mutex-8, waiters and handover scenarios, and zkrecipes against Curator")
 	flag.BoolVar(&recipes, "recipes", false, "run the cache, group, counter and partition scenarios (issues 13 to 15) instead of the locks'; "+
@@ -154,6 +156,17 @@ func parseFlags() (options, error) {
 		}
 		if !set["contenders"] {
 			o.Contenders = []string{"zkrecipes", "Curator"}
+		}
+	}
+	if o.Delay < 0 || (o.Delay > 0 && (o.Members > 1 || recipes || o.scale)) {
+		return o, errors.New("-delay is a positive duration, for the lock scenarios on one server: leave -ensemble, -recipes and -curves out")
+	}
+	if o.Delay > 0 {
+		if !set["only"] {
+			o.Only = []string{"uncontended", "mutex-2", "mutex-8", "rwlock-writer", "semaphore", "handover"}
+		}
+		if !set["contenders"] {
+			o.Contenders = []string{"zkrecipes", "zk.Lock", "Curator"}
 		}
 	}
 	if o.Members < 0 || o.Members == 2 {

@@ -34,7 +34,7 @@ func TestReportPaths(t *testing.T) {
 	require.NoError(t, err)
 	require.Contains(t, string(makefile), "BENCH_DIR := "+reportDir+"\n")
 	outs := regexp.MustCompile(`-out (\S+)`).FindAllStringSubmatch(string(makefile), -1)
-	require.Len(t, outs, 4, "bench's three reports and bench-scale's")
+	require.Len(t, outs, 5, "bench's four reports and bench-scale's")
 	for _, out := range outs {
 		file := strings.Replace(out[1], "$(BENCH_DIR)", reportDir, 1)
 		require.Equal(t, reportDir, filepath.Dir(file), "the Makefile writes %s", out[1])
@@ -68,7 +68,7 @@ func TestReportLinksResolve(t *testing.T) {
 	link := regexp.MustCompile(`\]\(([^)\s]+)\)`)
 	reports, err := filepath.Glob(filepath.Join(root, reportDir, "*.md"))
 	require.NoError(t, err)
-	require.Len(t, reports, 5)
+	require.Len(t, reports, 6)
 	docs, err := filepath.Glob(filepath.Join(root, "docs", "*.md"))
 	require.NoError(t, err)
 	bench, err := filepath.Glob("*.md")

@@ -1,7 +1,6 @@
 package notify
 
 import (
-	"slices"
 	"sync"
 	"sync/atomic"
 )
@@ -13,13 +12,15 @@ import (
 type Listeners[T any] struct {
 	queue *Queue[change[T]]
 
-	mu      sync.Mutex
-	fns     []listener[T] // in the order they registered
-	nextID  int
-	pushed  int  // changes pushed so far: a listener hears those numbered above its after
-	ended   bool // End or Stop was called: nothing more is queued
-	started bool
-	stopped bool
+	mu sync.Mutex
+	// first and last link the listeners in the order they registered: a list, so
+	// that a listener stops in constant time (a holder's state listener stops with
+	// every release, among as many listeners as the client has holds).
+	first, last *listener[T]
+	pushed      int  // changes pushed so far: a listener hears those numbered above its after
+	ended       bool // End or Stop was called: nothing more is queued
+	started     bool
+	stopped     bool
 
 	stop    chan struct{}  // closed by Stop
 	running sync.WaitGroup // Start's goroutine
@@ -27,9 +28,10 @@ type Listeners[T any] struct {
 }
 
 type listener[T any] struct {
-	id    int
-	fn    func(T)
-	after int // the changes pushed before it registered
+	fn           func(T)
+	after        int // the changes pushed before it registered
+	prev, next   *listener[T]
+	unregistered bool
 }
 
 // change is the n-th change pushed, or the mark End leaves.
@@ -52,14 +54,31 @@ func (l *Listeners[T]) Listen(fn func(T)) (stop func()) {
 		return func() {}
 	}
 	l.mu.Lock()
-	id := l.nextID
-	l.nextID++
-	l.fns = append(l.fns, listener[T]{id: id, fn: fn, after: l.pushed})
+	x := &listener[T]{fn: fn, after: l.pushed, prev: l.last}
+	if l.last == nil {
+		l.first = x
+	} else {
+		l.last.next = x
+	}
+	l.last = x
 	l.mu.Unlock()
 	return func() {
 		l.mu.Lock()
-		l.fns = slices.DeleteFunc(l.fns, func(x listener[T]) bool { return x.id == id })
-		l.mu.Unlock()
+		defer l.mu.Unlock()
+		if x.unregistered {
+			return
+		}
+		x.unregistered = true
+		if x.prev == nil {
+			l.first = x.next
+		} else {
+			x.prev.next = x.next
+		}
+		if x.next == nil {
+			l.last = x.prev
+		} else {
+			x.next.prev = x.prev
+		}
 	}
 }
 
@@ -153,7 +172,7 @@ func (l *Listeners[T]) run(stop <-chan struct{}, then func(T)) {
 func (l *Listeners[T]) hearing(n int, fns []func(T)) []func(T) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	for _, x := range l.fns {
+	for x := l.first; x != nil; x = x.next {
 		if x.after < n {
 			fns = append(fns, x.fn)
 		}

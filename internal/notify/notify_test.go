@@ -174,3 +174,43 @@ func TestQueueHandsOutEachItemOnce(t *testing.T) {
 	_, ok := q.Pop(done)
 	require.False(t, ok, "a closed done drops what is left")
 }
+
+// Listeners that stop, first, last, in the middle, or twice, leave the others
+// hearing every change pushed after they registered, in the order they registered.
+func TestStopKeepsTheOthersInOrder(t *testing.T) {
+	l := New[int]()
+	var heard []string
+	stops := map[string]func(){}
+	for _, name := range []string{"a", "b", "c", "d", "e"} {
+		stops[name] = l.Listen(func(v int) { heard = append(heard, fmt.Sprint(name, v)) })
+	}
+	stops["a"]()
+	stops["c"]()
+	stops["e"]()
+	stops["c"]() // a second stop does nothing
+	l.Push(1)
+	stops["f"] = l.Listen(func(v int) { heard = append(heard, fmt.Sprint("f", v)) })
+	l.Push(2)
+	stops["b"]() // before the delivery, which looks who is registered then
+	l.Push(3)
+	l.End()
+	l.Run(nil)
+	require.Equal(t, []string{"d1", "d2", "f2", "d3", "f3"}, heard)
+}
+
+// BenchmarkListenAndStop registers and stops one listener among n others, as a
+// holder's state listener is among a client's many holds: constant in n.
+func BenchmarkListenAndStop(b *testing.B) {
+	for _, n := range []int{10, 10_000} {
+		b.Run(fmt.Sprint(n), func(b *testing.B) {
+			l := New[int]()
+			for range n {
+				l.Listen(func(int) {})
+			}
+			b.ReportAllocs()
+			for b.Loop() {
+				l.Listen(func(int) {})()
+			}
+		})
+	}
+}

@@ -47,7 +47,7 @@ func NewLatch(c *framework.Client, path string, opts ...Option) (*Latch, error) 
 	}
 	return &Latch{
 		c:             c,
-		q:             lockqueue.New(c, path, latchName, lockqueue.Exclusive, lockqueue.Observed(lockqueue.ObserveElection(c, "latch"))),
+		q:             lockqueue.New(c, path, latchName, lockqueue.Exclusive, lockqueue.HandOverOnNotification(), lockqueue.Observed(lockqueue.ObserveElection(c, "latch"))),
 		id:            []byte(o.id),
 		notifyOnClose: o.notifyOnClose,
 		changed:       make(chan struct{}),
@@ -105,9 +105,22 @@ func (l *Latch) run(ctx context.Context, n *lockqueue.Node) {
 	go l.listeners.Run(nil)
 	defer l.listeners.End() // after the last change, the loop's own end of leadership
 	pauses := &attempt.Pauses{Client: l.c}
-	rejoin := false // our node went after a term or a join: join again at once, once
+	rejoin := false             // our node went after a term or a join: join again at once, once
+	var next *lockqueue.Tracker // the last term's: it follows our node still
+	defer func() {
+		if next != nil {
+			next.Stop()
+		}
+	}()
 	for ctx.Err() == nil {
-		t := l.q.Track()
+		t := next
+		next = nil
+		if t == nil || n == nil {
+			if t != nil {
+				t.Stop()
+			}
+			t = l.q.Track()
+		}
 		if n == nil {
 			var err error
 			if n, err = l.q.Join(ctx, l.id); err != nil {
@@ -143,7 +156,7 @@ func (l *Latch) run(ctx context.Context, n *lockqueue.Node) {
 		case <-h.Lost(): // an error state, or the client closed
 		case <-ctx.Done():
 		}
-		h.Forget()
+		next = h.Pass() // our node's watch, still set, serves the next term
 		l.setLeader(nil)
 		// Look at our node again once a session is back: if it is the same session, we
 		// keep our place; if not, Await finds the node gone and we join anew.

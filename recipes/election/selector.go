@@ -68,7 +68,7 @@ func NewSelector(c *framework.Client, path string, lead func(ctx context.Context
 	return &Selector{
 		c:           c,
 		path:        path,
-		q:           lockqueue.New(c, path, selectorName, lockqueue.Exclusive, lockqueue.Observed(lockqueue.ObserveElection(c, "selector"))),
+		q:           lockqueue.New(c, path, selectorName, lockqueue.Exclusive, lockqueue.HandOverOnNotification(), lockqueue.Observed(lockqueue.ObserveElection(c, "selector"))),
 		id:          o.id,
 		lead:        lead,
 		autoRequeue: o.autoRequeue,

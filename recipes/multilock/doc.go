@@ -1,11 +1,12 @@
 // Package multilock holds several locks as one, all or nothing, after Apache Curator's
 // InterProcessMultiLock.
 //
-// Acquire takes the locks in order; if one fails, those already held are released in
-// reverse order and the error is returned. One context bounds the whole Acquire,
+// Acquire takes the locks in order; if one fails, those already held are released
+// and the error is returned. One context bounds the whole Acquire,
 // where Curator's timeout applies to each lock separately: a deadline here is the
-// caller's whole budget. Release releases every lock in reverse order, carries on
-// past failures, and returns them joined. NewMutexes sorts its paths, so that two
+// caller's whole budget. Release releases every lock at once, in one round trip
+// where Curator's releases them one after another, carries on past failures, and
+// returns them joined. NewMutexes sorts its paths, so that two
 // multi-locks over overlapping paths, given in different orders, always take them in
 // the same order and cannot deadlock each other. A lock that fails, for instance
 // because an ACL refuses the client (an error wrapping framework.ErrNoAuth), fails

@@ -87,10 +87,10 @@ func NewMutexes(c *framework.Client, paths []string, opts ...mutex.Option) (*Mul
 }
 
 // Acquire takes every lock in order, or none: if one fails, or ctx ends, those taken
-// are released in reverse order (with a context of their own) and the error
-// returned. Acquiring again while held takes every lock again, which reentrant locks
-// count. A ctx that has ended already gives its error and takes nothing, even while
-// held: it does not count up.
+// are released (with a context of their own) and the error returned. Acquiring
+// again while held takes every lock again, which reentrant locks count. A ctx that
+// has ended already gives its error and takes nothing, even while held: it does not
+// count up.
 func (m *MultiLock) Acquire(ctx context.Context) error {
 	if err := ctx.Err(); err != nil {
 		return fmt.Errorf("multilock: %w", err)
@@ -107,8 +107,9 @@ func (m *MultiLock) Acquire(ctx context.Context) error {
 	return nil
 }
 
-// Release releases every lock in reverse order, going on past failures, and returns
-// the failures joined.
+// Release releases every lock at once, in one round trip (their deletes go in one
+// flight), going on past failures, and returns the failures joined, in the locks'
+// order.
 func (m *MultiLock) Release(ctx context.Context) error {
 	m.mu.Lock()
 	if m.count == 0 {
@@ -189,11 +190,15 @@ func (m *MultiLock) Do(ctx context.Context, fn func(ctx context.Context) error) 
 }
 
 func releaseAll(ctx context.Context, locks []Lock) error {
-	var errs []error
-	for i := len(locks) - 1; i >= 0; i-- {
-		if err := locks[i].Release(ctx); err != nil {
-			errs = append(errs, fmt.Errorf("multilock: release lock %d: %w", i+1, err))
-		}
+	errs := make([]error, len(locks))
+	var wg sync.WaitGroup
+	for i, l := range locks {
+		wg.Go(func() {
+			if err := l.Release(ctx); err != nil {
+				errs[i] = fmt.Errorf("multilock: release lock %d: %w", i+1, err)
+			}
+		})
 	}
+	wg.Wait()
 	return errors.Join(errs...)
 }

@@ -165,3 +165,23 @@ func TestADeletedNodeEndsTheHold(t *testing.T) {
 	require.True(t, b.IsAcquired())
 	require.NoError(t, b.Release(ctx))
 }
+
+// Release deletes every lock's node in one flight: one round trip, whatever the
+// number of locks (issue 45 item 4).
+func TestReleaseIsOneRoundTrip(t *testing.T) {
+	const del = 2
+	srv := zkrtest.Server(t)
+	ctx := testCtx(t)
+	d := zkrtest.NewFlightDialer()
+	c := zkrtest.Client(t, []string{srv.Addr()}, framework.WithDialer(d.Dial))
+	m, err := NewMutexes(c, []string{"/flights/a", "/flights/b", "/flights/c"})
+	require.NoError(t, err)
+	require.NoError(t, m.Acquire(ctx))
+	t.Cleanup(d.Release)
+
+	d.Hold()
+	released := make(chan error, 1)
+	go func() { released <- m.Release(ctx) }()
+	require.Equal(t, []int32{del, del, del}, d.Flight(t, 3))
+	require.NoError(t, <-released)
+}

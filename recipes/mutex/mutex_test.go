@@ -174,14 +174,15 @@ func TestNoHerd(t *testing.T) {
 		}()
 	}
 	// One watch per waiter, on its predecessor, and the holder's on its own node (for
-	// its deletion), which the first waiter watches too.
+	// its deletion), which the first waiter watches too; and the first waiter's on its
+	// own node, set while it waits, since it holds next (which the second watches).
 	require.Eventually(t, func() bool {
 		_, total := watches(t, srv)
-		return total == waiters+1
+		return total == waiters+2
 	}, wait, 10*time.Millisecond)
 	paths, total := watches(t, srv)
 	require.Equal(t, waiters, paths, "each waiter watches a different node: its predecessor")
-	require.Equal(t, waiters+1, total, "one watch per waiter, one for the holder")
+	require.Equal(t, waiters+2, total, "one watch per waiter, one for the holder, one for the holder to be")
 
 	queue, err := holder.Participants(ctx) // the waiters queued in whatever order they ran
 	require.NoError(t, err)

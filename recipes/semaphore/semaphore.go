@@ -89,7 +89,8 @@ func named(c *framework.Client, path string, maxLeases int, recipe string, opts 
 		path: path,
 		max:  maxLeases,
 		id:   []byte(o.id),
-		lock: lockqueue.New(c, join(path, locksDir), lockName, lockqueue.Exclusive),
+		lock: lockqueue.New(c, join(path, locksDir), lockName, lockqueue.Exclusive, lockqueue.HandOverOnNotification(),
+			lockqueue.Unwatched()), // its loss is harmless: see TryAcquire
 		leases: lockqueue.New(c, join(path, leasesDir), leaseName, lockqueue.Count(maxLeases),
 			lockqueue.WatchChildren(), lockqueue.Observed(observer.HoldsOnly())),
 		observer: observer,

@@ -61,7 +61,20 @@ func Run(ctx context.Context, cfg Config) (*Report, error) {
 	defer tg.Close()
 	Say("ZooKeeper %s at %s", tg.version(ctx), tg.addr)
 
-	cs, err := startContenders(ctx, cfg, tg.addr)
+	addr := tg.addr
+	if cfg.Delay > 0 {
+		p, err := startDelayProxy(tg.addr, cfg.Delay)
+		if err != nil {
+			return nil, err
+		}
+		defer p.Close()
+		addr = p.Addr()
+		if cfg.RoundTrip, err = calibrate(ctx, addr); err != nil {
+			return nil, fmt.Errorf("timing a request through the delaying proxy: %w", err)
+		}
+		Say("through a proxy adding %v each way: one request takes %v", cfg.Delay, cfg.RoundTrip)
+	}
+	cs, err := startContenders(ctx, cfg, addr)
 	for _, c := range cs {
 		defer c.Close()
 	}

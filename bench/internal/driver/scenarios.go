@@ -34,6 +34,10 @@ type Settings struct {
 	WarmupTime time.Duration
 	// Members is the size of the ensemble the driver starts; 0 or 1 for one server.
 	Members int
+	// Delay, if not 0, is what the contenders' proxy adds each way (the latency
+	// mode), and RoundTrip one request through it, as the driver timed it: figures
+	// in round trips are divided by it.
+	Delay, RoundTrip time.Duration
 }
 
 // scenario is one workload, run by each of its contenders settings.runs times.
@@ -187,12 +191,50 @@ func scenarios(s Settings) []scenario {
 	list = append(list, discoveryScenarios(s)...)
 	list = append(list, counterScenarios(s)...)
 	list = append(list, partitionScenarios(s)...)
+	if s.RoundTrip > 0 {
+		addRoundTrips(list, s.RoundTrip)
+	}
 	if s.Members > 1 {
 		for i := range list {
 			list[i].metrics = append(list[i].metrics, memberMetrics(list[i], s.Members)...)
 		}
 	}
 	return list
+}
+
+// addRoundTrips adds, in the latency mode, each lock scenario's time in round trips:
+// an uncontended cycle's and a hand-over's median, a contended acquisition's
+// (the run's time over its acquisitions, so with n sessions, what one more
+// acquisition costs the whole), a write's among readers and a lease's.
+func addRoundTrips(list []scenario, rt time.Duration) {
+	inRTs := func(d time.Duration) float64 { return float64(d) / float64(rt) }
+	per := func(id, label string, count func(result) int) metric {
+		return metric{id: id, label: label, format: fmtFloat2, value: func(m measurement) float64 {
+			if n := count(m.Res); n > 0 {
+				return inRTs(m.Res.Elapsed) / float64(n)
+			}
+			return math.NaN()
+		}}
+	}
+	ops := func(r result) int { return r.Ops }
+	for i, sc := range list {
+		var m metric
+		switch sc.id {
+		case "uncontended":
+			m = latencyMetric("uncontended-rt", "uncontended cycle, p50 (round trips)", 50, inRTs, fmtFloat2)
+		case "mutex-2", "mutex-8", "mutex-32":
+			m = per(sc.id+"-rt", fmt.Sprintf("time per acquisition, %s sessions (round trips)", sc.id[len("mutex-"):]), ops)
+		case "rwlock-writer":
+			m = per("rw8w1-write-rt", "time per write, 8 readers + 1 writer (round trips)", func(r result) int { return r.Writes })
+		case "semaphore":
+			m = per("semaphore-rt", "time per lease, 16 sessions on 3 leases (round trips)", ops)
+		case "handover":
+			m = latencyMetric("handover-rt", "leader hand-over, p50 (round trips)", 50, inRTs, fmtFloat2)
+		default:
+			continue
+		}
+		list[i].metrics = append([]metric{m}, sc.metrics...)
+	}
 }
 
 func latencyMetric(id, label string, p float64, unit func(time.Duration) float64, format func(float64) string) metric {

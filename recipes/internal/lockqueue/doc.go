@@ -36,8 +36,14 @@
 // providers are off. Recipe names and attribute values must stay a small fixed set:
 // never a path, a node or a session as a metric attribute.
 //
-// Round trips: an uncontended acquisition costs a create, a list and an exists that
-// watches our node and reads its czxid, and the release a delete; a contended one adds
-// a data watch and a list per wake-up. The exists is the price of a holder that stops
-// holding when its node is deleted; go-zookeeper's bare Lock, without it, holds on.
+// Round trips, not only requests, are what a user waits for (DESIGN.md). An
+// uncontended acquisition is two: the create and the listing in one flight, then a
+// getData that watches our node and reads its czxid (the holder's watch, the price
+// of a hold that ends when its node is deleted); the release is the delete. A
+// waiter sets the watch on the node before it; the one behind the first node sets
+// its own node's watch in the same flight, and, for the recipes whose queue allows
+// it (HandOverOnNotification: mutex, the semaphore's lock, latch, selector), holds
+// on the deletion's notification itself, with no request. Any other waiter, woken,
+// lists with its own node's watch in the same flight: one round trip. Queue.wait
+// says why the hand-over on the notification is safe, and where it does not apply.
 package lockqueue

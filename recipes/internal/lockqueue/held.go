@@ -50,19 +50,27 @@ type Tracker struct {
 	c         *framework.Client
 	stopState func()      // set by grant
 	stopClose func() bool // set by grant
-	stopWatch func()      // set by grant
+	stopWatch func()      // set by follow
+	passWatch func(*Tracker)
 	cancel    context.CancelFunc
 
-	observer *Observer // what the hold reports to
-	onRevoke func()    // called when another client asks us to release; nil: none
+	observer  *Observer // what the hold reports to
+	onRevoke  func()    // called when another client asks us to release; nil: none
+	unwatched bool      // the queue's holders do not watch their node (Unwatched)
 
 	mu      sync.Mutex
 	holding bool
 	deleted bool            // our node's deletion was heard
-	node    *Node           // set by grant
-	ctx     context.Context // ends with the hold's Stop: the rearm's requests
-	since   time.Time       // when the hold was granted, if measured
-	cause   error           // why the hold was lost
+	node    *Node           // set by follow
+	ctx     context.Context // ends with Stop: the watch's requests
+	// Our node's data watch, set by watch: armed while it is set and has not fired
+	// (fired counts the changes heard since the watch's read was sent), with what
+	// that read found: the node's czxid and whether its data asks for a release.
+	armed, fired bool
+	token        int64
+	revoke       bool
+	since        time.Time // when the hold was granted, if measured
+	cause        error     // why the hold was lost
 
 	lost     chan struct{} // made by grant: a waiter that never holds needs none
 	lostOnce sync.Once
@@ -70,7 +78,9 @@ type Tracker struct {
 
 // Track makes a Tracker of a participant in q, whose hold reports to q's observer;
 // Stop it unless a Held took it over.
-func (q *Queue) Track() *Tracker { return &Tracker{c: q.client, observer: q.observer} }
+func (q *Queue) Track() *Tracker {
+	return &Tracker{c: q.client, observer: q.observer, unwatched: q.unwatched}
+}
 
 // failed loses the hold, if there is one, for cause: an error state, the client's
 // close, our node's deletion.
@@ -123,7 +133,8 @@ func (t *Tracker) Stop() {
 	t.mu.Lock()
 	stops := []func(){t.stopState, t.stopWatch, t.cancel}
 	stopClose := t.stopClose
-	t.stopState, t.stopWatch, t.cancel, t.stopClose = nil, nil, nil, nil
+	t.stopState, t.stopWatch, t.passWatch, t.cancel, t.stopClose = nil, nil, nil, nil, nil
+	t.node, t.armed = nil, false // its watch is no longer heard
 	t.mu.Unlock()
 	for _, stop := range stops {
 		if stop != nil {
@@ -149,7 +160,8 @@ func stateCause(s framework.ConnectionState) error {
 }
 
 // grant makes node n a holder, once a listing (taken at epoch) found it holding. It
-// reads n with a data watch: the hold's one watch, and its czxid, the fencing token.
+// reads n with a data watch (watch), unless a waiter's watch is still set: the hold's
+// one watch, and its czxid, the fencing token.
 // It reports false, and grants nothing, if an error state came since that listing
 // or the client has closed: the participant must look again (and a closed client's
 // listing says ErrClosed). A node found gone is ErrNodeGone. The Held takes the
@@ -163,24 +175,18 @@ func (t *Tracker) grant(ctx context.Context, epoch int64, n *Node) (h *Held, ok 
 			t.failed(stateCause(s))
 		}
 	})
-	// The node's notifications before its read: a deletion after the read's answer is
-	// heard, one before it is the read's ErrNoNode.
-	watchCtx, cancel := context.WithCancel(context.Background())
 	t.mu.Lock()
-	t.stopState, t.cancel, t.node, t.ctx = stopState, cancel, n, watchCtx
-	t.stopWatch = watchNode(t.c, n.Path, t)
+	t.stopState = stopState
+	armed := t.armed
 	t.mu.Unlock()
-	// ExistsW: a GetW would read data we need not (a watch it leaves on a missing node
-	// is on a protected name nobody makes again). An ACL that refuses us READ on our
-	// own node refuses this too, and with it the hold: it could be neither watched
-	// nor given its token.
-	ok, stat, _, err := t.c.ExistsW(ctx, n.Path)
-	if err == nil && (!ok || stat.EphemeralOwner != n.Session) {
-		err = ErrNodeGone // or not the node of the session that made it: see createNode
-	}
-	if err != nil {
-		t.Stop()
-		return nil, false, err
+	// A waiter that expected to hold set the watch with its listing (wait): then the
+	// grant reads nothing.
+	if !armed && !t.unwatched {
+		t.follow(n)
+		if err := t.watch(ctx, n); err != nil {
+			t.Stop()
+			return nil, false, err
+		}
 	}
 	if beforeHolding != nil {
 		beforeHolding()
@@ -210,30 +216,99 @@ func (t *Tracker) grant(ctx context.Context, epoch int64, n *Node) (h *Held, ok 
 	// never released keeps nothing of the closed client.
 	t.stopClose = context.AfterFunc(t.c.ForRecipes().Context(), func() { t.failed(framework.ErrClosed); t.Stop() })
 	t.since = t.observer.granted()
-	if t.onRevoke != nil {
-		go t.rearm() // reads the node's data for a revocation request
+	if !t.armed && !t.unwatched {
+		// The watch fired for a change of data before the hold was recorded
+		// (dataChanged): set it again, or a later deletion goes unheard. rearm reads
+		// the new data for a revocation request too.
+		go t.rearm()
+	} else if t.onRevoke != nil && t.revoke {
+		go t.onRevoke() // asked before we held: it may well Release
 	}
-	return &Held{Node: n, token: stat.Czxid, c: t.c, t: t}, true, nil
+	return &Held{Node: n, token: t.token, c: t.c, t: t}, true, nil
+}
+
+// follow makes t hear the notifications of our node n, until Stop.
+func (t *Tracker) follow(n *Node) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if t.node == nil {
+		t.ctx, t.cancel = context.WithCancel(context.Background())
+		t.node = n
+		t.stopWatch, t.passWatch = watchNode(t.c, n.Path, t)
+	}
+}
+
+// watch sets our node's data watch and reads the node: its czxid, the fencing token,
+// and its data, for a revocation request. The node's notifications must be followed
+// (follow) before the read: a deletion after the read's answer is heard, one before
+// it is the read's ErrNoNode, reported as ErrNodeGone, as is a node of another
+// session.
+//
+// GetW, not ExistsW: an exists that finds no node leaves a watch on it for the rest
+// of the session. An ACL that refuses us READ on our own node refuses this too, and
+// with it the hold: it could be neither watched nor given its token.
+func (t *Tracker) watch(ctx context.Context, n *Node) error {
+	t.mu.Lock()
+	t.fired = false
+	t.mu.Unlock()
+	data, stat, _, err := t.c.GetW(ctx, n.Path)
+	switch {
+	case errors.Is(err, framework.ErrNoNode):
+		return ErrNodeGone
+	case err != nil:
+		return err
+	case stat.EphemeralOwner != n.Session:
+		return ErrNodeGone // not the node of the session that made it: see createNode
+	}
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	// A change heard since the read was sent may have fired this very watch; then
+	// it is set again (by grant, or by dataChanged for a holder).
+	t.armed = !t.fired
+	t.token, t.revoke = stat.Czxid, string(data) == RevokeMessage
+	return nil
+}
+
+// watchWith runs fn, and, if arm and t's watch is not armed, t.watch in the same
+// flight. The watch's error is left for the grant to meet: it reads our node again
+// when the watch is not armed. A nil t only runs fn.
+func (t *Tracker) watchWith(ctx context.Context, n *Node, arm bool, fn func()) {
+	if t == nil || !arm || t.ready() {
+		fn()
+		return
+	}
+	t.follow(n)
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		_ = t.watch(ctx, n)
+	}()
+	fn()
+	<-done
+}
+
+// ready says whether a grant need not read our node: its data watch is set and
+// has not fired, or the holder does not watch it.
+func (t *Tracker) ready() bool {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	return t.armed || t.unwatched
 }
 
 // rearm sets our node's data watch again once it has fired for a change of data,
-// and, for a holder that hears revocation requests, reads the data for one. A
-// deletion it finds is a deletion heard.
+// and reads the data for a revocation request, if the holder hears them. A deletion
+// it finds is a deletion heard.
 func (t *Tracker) rearm() {
 	t.mu.Lock()
 	ctx, n := t.ctx, t.node
 	t.mu.Unlock()
+	if n == nil {
+		return // stopped
+	}
 	for ctx.Err() == nil {
-		var data []byte
-		ok := true
-		var err error
-		if t.onRevoke != nil {
-			data, _, _, err = t.c.GetW(ctx, n.Path)
-		} else {
-			ok, _, _, err = t.c.ExistsW(ctx, n.Path)
-		}
+		err := t.watch(ctx, n)
 		switch {
-		case errors.Is(err, framework.ErrNoNode), err == nil && !ok:
+		case errors.Is(err, ErrNodeGone):
 			t.nodeDeleted()
 			return
 		case ctx.Err() != nil, errors.Is(err, framework.ErrClosed):
@@ -255,7 +330,10 @@ func (t *Tracker) rearm() {
 		}
 		// Only for a hold still held: a reply that comes after Release must not ask the
 		// participant's next hold to go.
-		if t.onRevoke != nil && string(data) == RevokeMessage && t.isHolding() && ctx.Err() == nil {
+		t.mu.Lock()
+		revoke := t.revoke
+		t.mu.Unlock()
+		if t.onRevoke != nil && revoke && t.isHolding() && ctx.Err() == nil {
 			go t.onRevoke() // it may well Release
 		}
 		return
@@ -267,6 +345,18 @@ func (t *Tracker) isHolding() bool {
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	return t.holding && !hold.Ended(t.lost)
+}
+
+// dataChanged is told that our node's data watch fired for a change of data (on the
+// client's receiving goroutine): a holder sets it again, off that goroutine, since
+// that is a request; a grant under way does so once it has recorded the hold.
+func (t *Tracker) dataChanged() {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	t.armed, t.fired = false, true
+	if t.holding && !hold.Ended(t.lost) {
+		go t.rearm()
+	}
 }
 
 // markLost closes lost with cause (nil: the hold's own end), and reports whether
@@ -364,4 +454,27 @@ func (h *Held) Forget() {
 		h.t.Stop()
 		h.t.end()
 	})
+}
+
+// Pass is Forget, and returns a Tracker for the participant's next hold on the same
+// node (Queue.Await), which keeps following the node and its watch: a watch still
+// set is not set again, so a latch that loses and regains its leadership on the same
+// node adds no watch of go-zookeeper's each term. It returns nil if the hold had
+// ended already. Stop the Tracker unless a hold takes it over.
+func (h *Held) Pass() (next *Tracker) {
+	h.releaseOnce.Do(func() {
+		t := h.t
+		next = &Tracker{c: t.c, observer: t.observer, onRevoke: t.onRevoke, unwatched: t.unwatched}
+		t.mu.Lock()
+		if t.passWatch != nil {
+			t.passWatch(next)
+			next.node, next.ctx, next.cancel, next.stopWatch, next.passWatch = t.node, t.ctx, t.cancel, t.stopWatch, t.passWatch
+			next.armed, next.fired, next.token, next.revoke, next.deleted = t.armed, t.fired, t.token, t.revoke, t.deleted
+			t.node, t.ctx, t.cancel, t.stopWatch, t.passWatch = nil, nil, nil, nil, nil
+		}
+		t.mu.Unlock()
+		t.Stop()
+		t.end()
+	})
+	return next
 }

@@ -112,3 +112,59 @@ func grantAfterASuspended(t *testing.T, ctx context.Context, srv *zktest.Server,
 	require.NoError(t, err, "the Suspended heard while waiting does not lose the hold")
 	return false
 }
+
+// A change of our node's data heard while the grant records the hold (a Revoke sent
+// to a holder that does not listen for one) fires the hold's one-shot watch before
+// the hold is recorded: the watch is set again once it is, so that a later deletion
+// still ends the hold (issue 46, finding 2).
+func TestGrantRewatchesAfterADataChangeInItsWindow(t *testing.T) {
+	srv := zktest.NewServer(t)
+	ctx := zkrtest.Context(t)
+	c := zkrtest.Client(t, []string{srv.Addr()})
+	q := New(c, "/rewatch", "lock-", Exclusive)
+	tr := q.Track()
+	epoch := tr.epoch()
+	n, err := q.Join(ctx, nil)
+	require.NoError(t, err)
+
+	beforeHolding = func() {
+		// On our own session: its notification is heard before the set's reply.
+		_, err := c.Set(ctx, n.Path, []byte(RevokeMessage), -1)
+		require.NoError(t, err)
+	}
+	defer func() { beforeHolding = nil }()
+	h, ok, err := tr.grant(ctx, epoch, n)
+	beforeHolding = nil
+	require.NoError(t, err)
+	require.True(t, ok)
+	defer h.Forget()
+
+	other := zkrtest.Client(t, []string{srv.Addr()})
+	zkrtest.DeleteHolder(t, other, n.Path)
+	select {
+	case <-h.Lost():
+	case <-ctx.Done():
+		t.Fatal("the deletion of our node after a data change in the grant's window was never heard")
+	}
+	require.ErrorIs(t, h.Cause(), ErrNodeDeleted)
+}
+
+// A grant that finds its node gone leaves no watch on the server (issue 46, finding
+// 6: an exists-watch stayed for the rest of the session, re-sent with every
+// SetWatches).
+func TestGrantOnAGoneNodeLeavesNoWatch(t *testing.T) {
+	srv := zktest.NewServer(t)
+	ctx := zkrtest.Context(t)
+	c := zkrtest.Client(t, []string{srv.Addr()})
+	q := New(c, "/gone", "lock-", Exclusive)
+	tr := q.Track()
+	epoch := tr.epoch()
+	n, err := q.Join(ctx, nil)
+	require.NoError(t, err)
+	require.NoError(t, c.Delete(ctx, n.Path, -1))
+
+	_, ok, err := tr.grant(ctx, epoch, n)
+	require.ErrorIs(t, err, ErrNodeGone)
+	require.False(t, ok)
+	require.NotContains(t, zkrtest.DataWatches(t, srv, c.SessionID()), n.Path)
+}

@@ -1,6 +1,7 @@
 package lockqueue
 
 import (
+	"context"
 	"sync"
 
 	"github.com/zkrecipes/zkrecipes/framework"
@@ -9,20 +10,25 @@ import (
 // A holder watches its own node, so that the hold ends as soon as the node is gone
 // in a live session: an operator's delete, a script, a server that lost it (an
 // expiry is heard as a connection state). The watch is one data watch per holder
-// (none per waiter), set by the ExistsW that also reads our node's czxid, the fencing
+// (none per waiter), set by the GetW that also reads our node's czxid, the fencing
 // token.
 //
 // The notification is heard on the client's receiving goroutine (OnWatchEvent), not
 // on the watch's channel: the loss is recorded before any later reply of that
 // connection is handed out, so a waiter of the same client that is granted the lock
 // after our node's deletion finds our hold lost already. One subscriber per client
-// serves every held node of that client: registering a subscriber copies the client's
-// list of them, which a subscriber per hold would do for every grant.
+// serves every held node of that client, from its first hold to its close:
+// registering a subscriber copies the client's list of them, which a subscriber per
+// hold, or per client whenever it holds nothing, would do for every grant of a lock
+// taken in turn (7 of its allocations).
 type nodeWatches struct {
 	mu     sync.Mutex
-	stop   func() // the subscriber's, while any node is watched
-	byPath map[string]*Tracker
+	byPath map[string]*follower
 }
+
+// follower is who hears a node's notifications: a Tracker, or the next one of the
+// same participant (Held.Pass).
+type follower struct{ t *Tracker }
 
 var (
 	watchesMu sync.Mutex
@@ -30,33 +36,42 @@ var (
 )
 
 // watchNode makes t hear the notifications of its node p until the returned stop is
-// called. It sets no watch on the server: the caller's ExistsW does.
-func watchNode(c *framework.Client, p string, t *Tracker) (stop func()) {
+// called; pass hands them to another Tracker. It sets no watch on the server: the
+// caller's GetW does.
+func watchNode(c *framework.Client, p string, t *Tracker) (stop func(), pass func(*Tracker)) {
 	watchesMu.Lock()
 	w := watches[c]
 	if w == nil {
-		w = &nodeWatches{byPath: map[string]*Tracker{}}
+		w = &nodeWatches{byPath: map[string]*follower{}}
 		watches[c] = w
-		w.stop = c.OnWatchEvent(w.heard)
+		stop := c.OnWatchEvent(w.heard)
+		context.AfterFunc(c.ForRecipes().Context(), func() {
+			stop()
+			watchesMu.Lock()
+			defer watchesMu.Unlock()
+			if watches[c] == w {
+				delete(watches, c)
+			}
+		})
 	}
-	w.mu.Lock()
-	w.byPath[p] = t
-	w.mu.Unlock()
 	watchesMu.Unlock()
-	return func() {
-		watchesMu.Lock()
-		defer watchesMu.Unlock()
+	f := &follower{t}
+	w.mu.Lock()
+	w.byPath[p] = f
+	w.mu.Unlock()
+	stop = func() {
 		w.mu.Lock()
-		if w.byPath[p] == t {
+		defer w.mu.Unlock()
+		if w.byPath[p] == f {
 			delete(w.byPath, p)
 		}
-		empty := len(w.byPath) == 0
-		w.mu.Unlock()
-		if empty && watches[c] == w {
-			delete(watches, c)
-			w.stop()
-		}
 	}
+	pass = func(next *Tracker) {
+		w.mu.Lock()
+		f.t = next
+		w.mu.Unlock()
+	}
+	return stop, pass
 }
 
 // heard runs on the client's receiving goroutine: it must not block.
@@ -65,7 +80,10 @@ func (w *nodeWatches) heard(ev framework.Event) {
 		return
 	}
 	w.mu.Lock()
-	t := w.byPath[ev.Path]
+	var t *Tracker
+	if f := w.byPath[ev.Path]; f != nil {
+		t = f.t
+	}
 	w.mu.Unlock()
 	if t == nil {
 		return
@@ -74,10 +92,5 @@ func (w *nodeWatches) heard(ev framework.Event) {
 		t.nodeDeleted()
 		return
 	}
-	// The data watch has fired: a holder sets it again (and reads a revocation
-	// request), off this goroutine, since that is a request. A grant under way reads
-	// the data itself once it holds.
-	if t.isHolding() {
-		go t.rearm()
-	}
+	t.dataChanged()
 }

@@ -23,6 +23,8 @@ type Queue struct {
 	names         []string // every participant name on the path, name among them
 	rule          Rule
 	watchChildren bool
+	handOver      bool      // HandOverOnNotification
+	unwatched     bool      // Unwatched
 	observer      *Observer // nil: nothing hears the queue
 }
 
@@ -50,6 +52,20 @@ func Names(names ...string) QueueOption { return func(q *Queue) { q.names = name
 // waiter may wait so (Curator's semaphore serialises them with a lock), or a release
 // wakes a herd. Default: watch the node the rule names.
 func WatchChildren() QueueOption { return func(q *Queue) { q.watchChildren = true } }
+
+// HandOverOnNotification says that the rule is Exclusive and that every participant
+// node is made sequential: then a waiter whose watched node was the first of its
+// last listing holds on that node's deletion, with no listing (see Queue.wait). Not
+// for a read/write lock, whose downgrade makes a node at an old sequence. Default:
+// a waiter lists again after every notification.
+func HandOverOnNotification() QueueOption { return func(q *Queue) { q.handOver = true } }
+
+// Unwatched makes a holder not watch its own node: its hold ends on an error state
+// or the client's close, not on its node's deletion, and it has no fencing token
+// (0). For a lock whose loss is harmless, which a recipe argues (the semaphore's
+// internal lock): it saves the holder's watch, a request. Default: a holder watches
+// its node.
+func Unwatched() QueueOption { return func(q *Queue) { q.unwatched = true } }
 
 // Observed makes o hear the queue's acquisitions and holds. Default: nothing hears
 // them (a semaphore's internal lock).
@@ -84,13 +100,14 @@ func (q *Queue) Acquire(ctx context.Context, data []byte, o Options) (h *Held, e
 	var restarts backoff.BackOff
 	for {
 		var n *Node
-		if n, err = q.Join(ctx, data); err == nil {
+		var l *snapshot
+		if n, l, err = q.join(ctx, data, o.Wait); err == nil {
 			a.queued(n)
 			if o.Queued != nil {
 				o.Queued()
 				o.Queued = nil
 			}
-			if h, err = q.wait(ctx, n, nil, o.Wait, o.OnRevoke); err == nil {
+			if h, err = q.wait(ctx, n, nil, o.Wait, o.OnRevoke, l); err == nil {
 				return h, nil
 			}
 			n.Delete(ctx, q.client)
@@ -147,30 +164,92 @@ func (q *Queue) Await(ctx context.Context, n *Node, t *Tracker, wait bool) (h *H
 	a := q.observer.Begin(ctx, q.path, wait)
 	defer func() { a.End(h, err) }()
 	a.queued(n)
-	return q.wait(ctx, n, t, wait, nil)
+	return q.wait(ctx, n, t, wait, nil, nil)
+}
+
+// snapshot is one look at the queue: the children, and the client's states around it.
+type snapshot struct {
+	epoch        int64           // error states before it (grant)
+	changedState <-chan struct{} // closes on the next state after it
+	children     []string
+	changed      <-chan framework.Event // the children's watch (WatchChildren)
+	err          error
+}
+
+// list lists the queue, with a watch on its children for a waiting counting rule.
+func (q *Queue) list(ctx context.Context, wait bool) *snapshot {
+	// Taken before the listing: an error state after it refuses the grant, and any
+	// change after it wakes the wait.
+	l := &snapshot{}
+	l.epoch, l.changedState = q.client.ForRecipes().StateChanges()
+	if q.watchChildren && wait {
+		l.children, _, l.changed, l.err = q.client.ChildrenW(ctx, q.path)
+	} else {
+		l.children, _, l.err = q.client.Children(ctx, q.path)
+	}
+	if errors.Is(l.err, framework.ErrNoNode) {
+		l.err = ErrNodeGone
+	}
+	return l
+}
+
+// join makes our node (Join) and lists the queue in the same flight: an
+// uncontended acquisition is then one round trip, and the grant's read a second.
+// The two requests go from two goroutines, so the server may get the listing first:
+// then it lacks our node, and wait lists again (a round trip more).
+func (q *Queue) join(ctx context.Context, data []byte, wait bool) (*Node, *snapshot, error) {
+	listed := make(chan *snapshot, 1)
+	go func() { listed <- q.list(ctx, wait) }()
+	n, err := q.Join(ctx, data)
+	return n, <-listed, err
 }
 
 // wait is the loop of the lock queue for node n: list, ask the rule, watch one node,
 // wait, until n holds. The hold is granted through t, or, if t is nil, through a
-// Tracker made then (hearing onRevoke): a queued waiter keeps none.
-func (q *Queue) wait(ctx context.Context, n *Node, t *Tracker, wait bool, onRevoke func()) (*Held, error) {
-	for {
-		// Taken before the listing: an error state after it refuses the grant, and any
-		// change after it wakes the wait below.
-		epoch, changedState := q.client.ForRecipes().StateChanges()
-		var children []string
-		var changed <-chan framework.Event
-		var err error
-		if q.watchChildren && wait {
-			children, _, changed, err = q.client.ChildrenW(ctx, q.path)
-		} else {
-			children, _, err = q.client.Children(ctx, q.path)
+// Tracker made then (hearing onRevoke). first, if not nil, is a listing made with
+// our node's create, which may lack our node.
+//
+// A waiter whose watched node is the first of its listing will likely hold when
+// that node goes: it sets its own node's watch (the holder's watch) in the same
+// flight as the watch on that node, so that the grant reads nothing after. Only such
+// a waiter keeps a Tracker: a queued waiter holds none.
+//
+// Where the queue allows it (HandOverOnNotification), such a waiter holds on the
+// notification of that node's deletion itself, with no listing. The argument: under
+// a parent that holds our node (so the parent is not remade, and its counter only
+// grows), every node made after our listing gets a sequence above ours, so nothing
+// can come ahead of us; the one node ahead of us was the first, and it is gone. It
+// holds only while our session, and so our node, still stands: grant refuses when
+// an error state came since our listing (an expiry, a lost connection), or when our
+// node's deletion was heard. It does not hold, and the waiter lists again, where a
+// node can appear ahead of ours: a read/write lock, whose downgrade makes a node at
+// an old sequence (so not HandOverOnNotification); a sequence counter that wrapped
+// between the nodes listed, or children that are not the recipe's (some other
+// writer making nodes there), where decide does not call the watched node first.
+func (q *Queue) wait(ctx context.Context, n *Node, t *Tracker, wait bool, onRevoke func(), first *snapshot) (_ *Held, err error) {
+	tr := t
+	defer func() {
+		if err != nil && t == nil && tr != nil {
+			tr.Stop()
 		}
-		if errors.Is(err, framework.ErrNoNode) {
-			return nil, ErrNodeGone
+	}()
+	// Set our node's watch with the next listing: at once for a participant that
+	// keeps its Tracker (a latch), since it lists after its create, not with it.
+	armNext := t != nil
+	for l := first; ; l = nil {
+		joined := l != nil && l == first // the listing made with our create
+		first = nil                      // not kept while waiting: its children may be many
+		if l == nil {
+			if armNext && tr == nil {
+				tr = q.track(onRevoke)
+			}
+			tr.watchWith(ctx, n, armNext, func() { l = q.list(ctx, wait) })
 		}
-		if err != nil {
-			return nil, err
+		if errors.Is(l.err, ErrNodeGone) && joined {
+			continue // listed before the create made the lock's path: list again
+		}
+		if l.err != nil {
+			return nil, l.err
 		}
 		if sid := q.client.SessionID(); sid != n.Session {
 			if sid == 0 {
@@ -178,17 +257,26 @@ func (q *Queue) wait(ctx context.Context, n *Node, t *Tracker, wait bool, onRevo
 			}
 			return nil, ErrNodeGone
 		}
-		holds, watch, err := decide(children, q.names, n.Name(), q.rule)
+		holds, watch, ahead, err := decide(l.children, q.names, n.Name(), q.rule)
+		if errors.Is(err, ErrNodeGone) && joined {
+			// The listing reached the server before the create: list again. Nothing in
+			// it tells what came between the two (its cversion, compared with our
+			// sequence, was tried: after deletes under the path the two can agree while
+			// other nodes came between).
+			continue
+		}
+		// Nothing of the listing is kept while waiting but these: its children may
+		// be many, and a queued waiter's memory is what a long queue costs.
+		epoch, changedState, changed := l.epoch, l.changedState, l.changed
+		l = nil
 		if err != nil {
 			return nil, err
 		}
 		if holds {
-			tracker := t
-			if tracker == nil {
-				tracker = q.Track()
-				tracker.onRevoke = onRevoke
+			if tr == nil {
+				tr = q.track(onRevoke)
 			}
-			h, ok, err := tracker.grant(ctx, epoch, n)
+			h, ok, err := tr.grant(ctx, epoch, n)
 			if err != nil || ok {
 				return h, err
 			}
@@ -197,25 +285,51 @@ func (q *Queue) wait(ctx context.Context, n *Node, t *Tracker, wait bool, onRevo
 		if !wait {
 			return nil, ErrWouldBlock
 		}
-		if !q.watchChildren {
-			_, _, changed, err = q.client.GetW(ctx, path.Join(q.path, watch))
-			if errors.Is(err, framework.ErrNoNode) {
-				continue
+		expect := ahead || q.watchChildren
+		if expect && tr == nil {
+			tr = q.track(onRevoke)
+		}
+		if !expect && t == nil && tr != nil {
+			tr.Stop()
+			tr = nil
+		}
+		tr.watchWith(ctx, n, expect, func() {
+			if changed == nil {
+				_, _, changed, err = q.client.GetW(ctx, path.Join(q.path, watch))
 			}
-			if err != nil {
-				return nil, err
-			}
+		})
+		if errors.Is(err, framework.ErrNoNode) {
+			armNext = true // gone already: we may well hold
+			continue
+		}
+		if err != nil {
+			return nil, err
 		}
 		// Each case costs the parked waiter a runtime record of its own (a sudog, 112
 		// bytes), so the client's close is not one: it closes changedState too, and the
 		// next listing says ErrClosed.
 		select {
-		case <-changed:
+		case ev := <-changed:
+			if q.handOver && ahead && ev.Type == framework.EventNodeDeleted && tr.ready() {
+				h, ok, err := tr.grant(ctx, epoch, n)
+				if err != nil || ok {
+					return h, err
+				}
+			}
+			// The node we waited on is gone: we may well hold after the next listing.
+			armNext = ev.Type == framework.EventNodeDeleted
 		case <-changedState:
+			armNext = false
 		case <-ctx.Done():
 			return nil, fmt.Errorf("waiting for %s: %w", q.path, ctx.Err())
 		}
 	}
+}
+
+func (q *Queue) track(onRevoke func()) *Tracker {
+	t := q.Track()
+	t.onRevoke = onRevoke
+	return t
 }
 
 // Participant is a node in the queue.

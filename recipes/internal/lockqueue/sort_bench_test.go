@@ -18,7 +18,7 @@ func BenchmarkDecide(b *testing.B) {
 	ours := children[7]
 	b.ReportAllocs()
 	for b.Loop() {
-		if _, _, err := decide(children, names, ours, Exclusive); err != nil {
+		if _, _, _, err := decide(children, names, ours, Exclusive); err != nil {
 			b.Fatal(err)
 		}
 	}

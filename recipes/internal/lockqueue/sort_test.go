@@ -107,7 +107,7 @@ func TestOrderAgreesWithDecide(t *testing.T) {
 		sorted, holds := Order(tc.children, tc.names, tc.rule)
 		require.Len(t, sorted, len(tc.children))
 		for i, node := range sorted {
-			want, _, err := decide(tc.children, tc.names, node, tc.rule)
+			want, _, _, err := decide(tc.children, tc.names, node, tc.rule)
 			require.NoError(t, err)
 			require.Equal(t, want, holds[i], "%s in %v", node, tc.children)
 		}

@@ -1,0 +1,66 @@
+package election
+
+import (
+	"slices"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/zkrecipes/zkrecipes/framework"
+	"github.com/zkrecipes/zkrecipes/internal/zkrtest"
+)
+
+// A latch behind the leader: its create, then its listing with its own node's watch,
+// then the watch on the leader's node. The leader's Close hands the leadership over
+// on the notification, with no request (issue 45 item 3).
+func TestLatchHandOverFlights(t *testing.T) {
+	const create, getData, getChildren2 = 1, 4, 12
+	srv := zkrtest.Server(t)
+	ctx := testCtx(t)
+	d := zkrtest.NewFlightDialer()
+	c := zkrtest.Client(t, []string{srv.Addr()}, framework.WithDialer(d.Dial))
+	_, err := c.Create(ctx, "/election/flights", nil, framework.CreatingParents())
+	require.NoError(t, err)
+	leader := newLatch(t, newClient(t, []string{srv.Addr()}), "/election/flights")
+	require.NoError(t, leader.Start(ctx))
+	require.NoError(t, leader.Await(ctx))
+	next := newLatch(t, c, "/election/flights")
+	t.Cleanup(d.Release)
+
+	d.Hold()
+	started := make(chan error, 1)
+	go func() { started <- next.Start(ctx) }()
+	require.Equal(t, []int32{create}, d.Flight(t, 1))
+	require.NoError(t, <-started)
+	sorted := func(ops []int32) []int32 { slices.Sort(ops); return ops }
+	require.Equal(t, []int32{getData, getChildren2}, sorted(d.Flight(t, 2)), "the listing and our node's watch")
+	require.Equal(t, []int32{getData}, d.Flight(t, 1), "the watch on the leader's node")
+	require.NoError(t, leader.Close(ctx))
+	d.Notified(t)
+	require.NoError(t, next.Await(ctx))
+	require.Empty(t, d.Pending(), "the hand-over asked the server nothing")
+}
+
+// A latch that loses its leadership to a Suspended and leads again on the same node
+// does not watch its node again: the watch set in the first term still stands, so
+// go-zookeeper keeps no new channel for it each term (issue 46, finding 6).
+func TestLatchLeadsAgainWithoutWatchingAgain(t *testing.T) {
+	srv := zkrtest.Server(t)
+	ctx := testCtx(t)
+	d := &zkrtest.LossyDialer{}
+	c := zkrtest.Client(t, []string{srv.Addr()}, framework.WithDialer(d.Dial),
+		framework.WithErrorPolicy(framework.StandardErrorPolicy))
+	l := newLatch(t, c, "/election/again")
+	changes := make(chan bool, 4)
+	defer l.Listen(func(leader bool) { changes <- leader })()
+	require.NoError(t, l.Start(ctx))
+	require.True(t, <-changes)
+
+	for term := range 3 {
+		d.Requests()
+		d.Cut()
+		require.False(t, <-changes, "term %d: the Suspended ends the leadership", term)
+		require.True(t, <-changes, "term %d: leads again once reconnected", term)
+		require.Zero(t, d.Requests()[zkrtest.OpGetData], "term %d: no read of our node", term)
+	}
+}

@@ -1,0 +1,168 @@
+package lockqueue
+
+import (
+	"slices"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/zkrecipes/zkrecipes/framework"
+	"github.com/zkrecipes/zkrecipes/internal/zkrtest"
+	"github.com/zkrecipes/zkrecipes/zktest"
+)
+
+// ZooKeeper's opcodes, as a flight lists them.
+const (
+	opCreate       = 1
+	opDelete       = 2
+	opGetData      = 4
+	opGetChildren2 = 12
+)
+
+// flightClient is a client whose answers d holds back once d.Hold is called, and the
+// lock path p made already (so that the create makes no parent).
+func flightClient(t *testing.T, srv *zktest.Server, p string) (*framework.Client, *zkrtest.FlightDialer) {
+	d := zkrtest.NewFlightDialer()
+	c := zkrtest.Client(t, []string{srv.Addr()}, framework.WithDialer(d.Dial))
+	_, err := c.Create(zkrtest.Context(t), p, nil)
+	require.NoError(t, err)
+	t.Cleanup(d.Release)
+	return c, d
+}
+
+func sorted(ops []int32) []int32 { slices.Sort(ops); return ops }
+
+// joined checks the flights of a join: the create and the listing in one (in
+// either order: they go from two goroutines), then, if the listing reached the
+// server first, one more listing; it returns the flight after, n requests.
+func joined(t *testing.T, d *zkrtest.FlightDialer, n int) []int32 {
+	t.Helper()
+	require.Equal(t, []int32{opCreate, opGetChildren2}, sorted(d.Flight(t, 2)), "the create and the listing")
+	next := d.Flight(t, 1)
+	if next[0] == opGetChildren2 {
+		t.Log("the listing went first: listed again")
+		next = nil
+	}
+	if more := n - len(next); more > 0 {
+		next = append(next, d.Flight(t, more)...)
+	}
+	return sorted(next)
+}
+
+// acquireInBackground acquires; the hold comes on the channel.
+func acquireInBackground(t *testing.T, q *Queue) <-chan *Held {
+	acquired := make(chan *Held, 1)
+	go func() {
+		h, err := q.Acquire(zkrtest.Context(t), nil, Options{Wait: true})
+		if err != nil {
+			t.Error(err)
+		}
+		acquired <- h
+	}()
+	return acquired
+}
+
+// An uncontended acquisition: the create and the listing in one flight, then the
+// holder's watch on its node; the release, the delete (issue 45 items 1 and 2).
+func TestUncontendedAcquireFlights(t *testing.T) {
+	srv := zktest.NewServer(t)
+	ctx := zkrtest.Context(t)
+	c, d := flightClient(t, srv, "/flights")
+	q := New(c, "/flights", "lock-", Exclusive, HandOverOnNotification())
+
+	d.Hold()
+	acquired := acquireInBackground(t, q)
+	require.Equal(t, []int32{opGetData}, joined(t, d, 1), "the holder's watch")
+	h := <-acquired
+	released := make(chan error, 1)
+	go func() { released <- h.Release(ctx) }()
+	require.Equal(t, []int32{opDelete}, d.Flight(t, 1))
+	require.NoError(t, <-released)
+}
+
+// A waiter behind the first node sets its own node's watch with the watch on that
+// node; when the holder goes, the notification itself hands the lock over, with no
+// request (issue 45 items 1 and 3). Deleting the new holder's node still ends its
+// hold (issue 35).
+func TestHandOverOnTheNotification(t *testing.T) {
+	srv := zktest.NewServer(t)
+	ctx := zkrtest.Context(t)
+	c, d := flightClient(t, srv, "/handover")
+	other := zkrtest.Client(t, []string{srv.Addr()})
+	first, err := New(other, "/handover", "lock-", Exclusive).Acquire(ctx, nil, Options{Wait: true})
+	require.NoError(t, err)
+	q := New(c, "/handover", "lock-", Exclusive, HandOverOnNotification())
+
+	d.Hold()
+	acquired := acquireInBackground(t, q)
+	require.Equal(t, []int32{opGetData, opGetData}, joined(t, d, 2), "the watches on the holder's node and on ours")
+	require.NoError(t, first.Release(ctx))
+	d.Notified(t)
+	h := <-acquired
+	require.Empty(t, d.Pending(), "the hand-over asked the server nothing")
+	d.Release()
+	defer h.Forget()
+
+	zkrtest.DeleteHolder(t, other, h.Node.Path)
+	select {
+	case <-h.Lost():
+	case <-ctx.Done():
+		t.Fatal("the holder's node's deletion was never heard")
+	}
+	require.ErrorIs(t, h.Cause(), ErrNodeDeleted)
+}
+
+// Where a node can come ahead of ours, the notification hands nothing over: the
+// waiter lists again. A read/write lock's downgrade makes a read node at the
+// writer's old sequence, ahead of a writer waiting behind it.
+func TestDowngradeAheadOfAWaitingWriter(t *testing.T) {
+	srv := zktest.NewServer(t)
+	ctx := zkrtest.Context(t)
+	c, d := flightClient(t, srv, "/rw")
+	other := zkrtest.Client(t, []string{srv.Addr()})
+	names := Names("read-", "write-")
+	writer := New(other, "/rw", "write-", ReadWrite("write-"), names)
+	reader := New(other, "/rw", "read-", ReadWrite("write-"), names)
+	w, err := writer.Acquire(ctx, nil, Options{Wait: true})
+	require.NoError(t, err)
+	q := New(c, "/rw", "write-", ReadWrite("write-"), names)
+
+	d.Hold()
+	acquired := acquireInBackground(t, q)
+	require.Equal(t, []int32{opGetData, opGetData}, joined(t, d, 2), "the watches on the writer's node and on ours")
+	seq, _ := Sequence(w.Node.Name(), []string{"write-"})
+	r, err := reader.HoldAt(ctx, nil, seq)
+	require.NoError(t, err)
+	require.NoError(t, w.Release(ctx))
+	d.Notified(t)
+	require.Equal(t, []int32{opGetChildren2}, d.Flight(t, 1), "a listing after the notification")
+	require.Equal(t, []int32{opGetData}, d.Flight(t, 1), "the watch on the read node ahead")
+	require.Empty(t, acquired, "the writer waits for the downgraded read lock")
+	require.NoError(t, r.Release(ctx))
+	d.Notified(t)
+	require.Equal(t, []int32{opGetChildren2}, d.Flight(t, 1))
+	(<-acquired).Forget()
+}
+
+// A child that is not the recipe's under the lock path (another writer's) makes
+// the waiter list again after the notification, rather than hold on it: one round
+// trip, the listing with its own node's watch.
+func TestNoHandOverOnTheNotificationAmongForeignNodes(t *testing.T) {
+	srv := zktest.NewServer(t)
+	ctx := zkrtest.Context(t)
+	c, d := flightClient(t, srv, "/foreign")
+	other := zkrtest.Client(t, []string{srv.Addr()})
+	_, err := other.Create(ctx, "/foreign/not-a-participant", nil)
+	require.NoError(t, err)
+	first, err := New(other, "/foreign", "lock-", Exclusive).Acquire(ctx, nil, Options{Wait: true})
+	require.NoError(t, err)
+	q := New(c, "/foreign", "lock-", Exclusive, HandOverOnNotification())
+
+	d.Hold()
+	acquired := acquireInBackground(t, q)
+	require.Equal(t, []int32{opGetData}, joined(t, d, 1), "the watch on the holder's node, not ours")
+	require.NoError(t, first.Release(ctx))
+	d.Notified(t)
+	require.Equal(t, []int32{opGetData, opGetChildren2}, sorted(d.Flight(t, 2)), "a listing after the notification, with the holder's watch")
+	(<-acquired).Forget()
+}
