@@ -123,3 +123,44 @@ func TestAServerThatStopsReadingEndsTheConnection(t *testing.T) {
 	}
 	require.Error(t, <-reading, "the connection ends")
 }
+
+// Only a server without persistent watches ends them: any other refusal of the
+// SetWatches2 that sets them again (a server that wanted credentials first, say)
+// drops the connection, and the next sets them again.
+func TestARefusedSetWatches2DropsTheConnectionAndKeepsTheWatches(t *testing.T) {
+	for _, tc := range []struct {
+		code  int32
+		ended bool
+	}{{codeSessionRequiresAuth, false}, {-8, false}, {CodeUnimplemented, true}} {
+		watches := NewWatches(testHandle(t, nil).cfg.Log)
+		h := testHandle(t, watches)
+		ended := make(chan struct{})
+		_, err := watches.Add(&Watch{Path: "/p", Mode: Persistent, Deliver: func(Event) {}, End: func() { close(ended) }})
+		require.ErrorIs(t, err, ErrConnectionLost)
+		conn, server := pipeHandleConn(t, h)
+		srv := &wiretest.Conn{Conn: server}
+		sendAsync(srv, wiretest.ConnectResponse(4000, 7))
+		_, err = readAs(conn)
+		require.NoError(t, err)
+		r, err := srv.ReadRequest()
+		require.NoError(t, err)
+		require.Equal(t, int32(opcodeSetWatches2), r.Opcode)
+		reading := make(chan error, 1)
+		go func() { _, err := readAs(conn); reading <- err }() // the reply is ours: go-zookeeper sees none
+		sendAsync(srv, wiretest.Header(r.Xid, 0, tc.code))
+		if tc.ended {
+			<-ended
+			require.True(t, watches.Unsupported())
+			_ = conn.Close()
+			<-reading
+			continue
+		}
+		select {
+		case err := <-reading:
+			require.Error(t, err, "code %d: the connection ends", tc.code)
+		case <-ended:
+			t.Fatalf("code %d ended the watch", tc.code)
+		}
+		require.False(t, watches.Unsupported())
+	}
+}
