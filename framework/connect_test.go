@@ -272,7 +272,10 @@ func TestWaitConnectedBeforeAFirstSessionEndsWithinOneConnectionTimeout(t *testi
 	t.Run("after a session, as long as ctx allows", func(t *testing.T) {
 		// A recipe's loop that waits for its server through an outage.
 		srv := zktest.NewServer(t, longSessions)
-		c := newClient(t, []string{srv.Addr()}, WithSessionTimeout(longSession), WithConnectionTimeout(200*time.Millisecond))
+		// The first session may take more than 200 ms on a busy machine (a CI run saw
+		// it): before it, the client waits as long as newClient's ctx allows.
+		c := newClient(t, []string{srv.Addr()}, WithSessionTimeout(longSession), WithConnectionTimeout(200*time.Millisecond),
+			WithRetryBeforeFirstConnection())
 		log := listen(c)
 		srv.Stop()
 		log.waitFor(t, Suspended)
