@@ -9,15 +9,19 @@ import (
 
 // Opcodes of the requests the package writes or reads.
 const (
-	opcodeExists        = 3
-	opcodeGetData       = 4
-	opcodeGetChildren   = 8
-	opcodeGetChildren2  = 12
-	opcodeRemoveWatches = 18
-	opcodeSetAuth       = 100
-	opcodeSetWatches    = 101
-	opcodeSetWatches2   = 105
-	opcodeAddWatch      = 106
+	opcodeCreate          = 1
+	opcodeCreate2         = 15
+	opcodeCreateContainer = 19
+	opcodeCreateTTL       = 21
+	opcodeExists          = 3
+	opcodeGetData         = 4
+	opcodeGetChildren     = 8
+	opcodeGetChildren2    = 12
+	opcodeRemoveWatches   = 18
+	opcodeSetAuth         = 100
+	opcodeSetWatches      = 101
+	opcodeSetWatches2     = 105
+	opcodeAddWatch        = 106
 
 	xidNotification = -1
 
@@ -115,7 +119,7 @@ func (r *reader) str() string {
 
 // requestPath reads the opcode of a request packet go-zookeeper writes and, for the
 // reads that may set a one-shot watch (exists, getData, getChildren, getChildren2),
-// their path and watch flag.
+// their path and watch flag; for a create, its path.
 func requestPath(p []byte) (xid, opcode int32, path string, watch bool) {
 	r := reader{b: p[min(4, len(p)):]}
 	xid, opcode = r.int(), r.int()
@@ -124,7 +128,18 @@ func requestPath(p []byte) (xid, opcode int32, path string, watch bool) {
 		path = r.str()
 		watch = len(r.b) > 0 && r.b[0] != 0 && r.err == nil
 	}
+	if isCreate(opcode) {
+		path = r.str()
+	}
 	return xid, opcode, path, watch
+}
+
+func isCreate(opcode int32) bool {
+	switch opcode {
+	case opcodeCreate, opcodeCreate2, opcodeCreateContainer, opcodeCreateTTL:
+		return true
+	}
+	return false
 }
 
 // setWatchesPaths reads the paths of a SetWatches request (opcode 101) go-zookeeper
