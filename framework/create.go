@@ -142,6 +142,9 @@ func (c *Client) Create(ctx context.Context, path string, data []byte, opts ...C
 		}
 		opt(&o)
 	}
+	if o.trace != nil {
+		defer o.trace.wrote() // if nothing was written: nothing of the create is left to wait for
+	}
 	if o.container && (o.ephemeral || o.sequential) {
 		return "", fmt.Errorf("%w: a container cannot be ephemeral or sequential", ErrInvalidCreate)
 	}

@@ -28,8 +28,8 @@ func (p Plumbing) Traced(t *CreateTrace) CreateOption {
 }
 
 // Written closes once a request of the create has been written to a server's
-// connection (not on a create that failed before it wrote one: wait for Create's
-// return too). A request queued after that reaches the server after the create.
+// connection, or else when Create returns (it failed before it wrote one). A
+// request queued after that reaches the server after the create.
 func (t *CreateTrace) Written() <-chan struct{} {
 	t.mu.Lock()
 	defer t.mu.Unlock()
@@ -40,7 +40,7 @@ func (t *CreateTrace) Written() <-chan struct{} {
 }
 
 // wrote is told that a request of the create was written (on go-zookeeper's
-// writing goroutine).
+// writing goroutine), or that Create returns.
 func (t *CreateTrace) wrote() {
 	t.mu.Lock()
 	defer t.mu.Unlock()

@@ -50,8 +50,8 @@ func TestTracedCreateGivesTheCzxid(t *testing.T) {
 	}
 }
 
-// A refused create has no czxid, and one refused before it was sent is never told
-// written.
+// A refused create has no czxid; one refused before it was sent is told written
+// only when Create returns.
 func TestTracedCreateThatFailsWritesNothing(t *testing.T) {
 	srv := zktest.NewServer(t)
 	ctx := testCtx(t)
@@ -62,14 +62,15 @@ func TestTracedCreateThatFailsWritesNothing(t *testing.T) {
 	require.ErrorIs(t, err, ErrNoNode)
 	<-trace.Written()
 	require.Zero(t, trace.Czxid(), "a refused create has no czxid")
+
 	trace = CreateTrace{}
 	_, err = c.Create(ctx, "relative/lock-", nil, Protected(), Ephemeral(), Sequential(),
-		c.ForRecipes().Traced(&trace)) // refused before it is sent
-	require.Error(t, err)
+		c.ForRecipes().Traced(&trace)) // refused before anything is sent
+	require.ErrorIs(t, err, ErrInvalidPath)
 	require.Zero(t, trace.Czxid())
 	select {
 	case <-trace.Written():
-		t.Fatal("told written")
 	default:
+		t.Fatal("Written stays open after Create returned")
 	}
 }

@@ -68,13 +68,13 @@ func (cs *Creates) Stop(c *Create) {
 // when no reply of a successful create was read.
 func (c *Create) Zxid() int64 { return c.zxid.Load() }
 
-// wrote notes go-zookeeper's create of path, request xid, written.
-func (cs *Creates) wrote(xid int32, path string) {
+// wrote notes go-zookeeper's create request xid, packet p, written.
+func (cs *Creates) wrote(xid int32, p []byte) {
 	if cs == nil || cs.n.Load() == 0 {
 		return
 	}
 	cs.mu.Lock()
-	c := cs.byPath[path]
+	c := cs.byPath[string(createPath(p))]
 	if c != nil {
 		cs.byXid[xid] = c
 	}

@@ -119,7 +119,7 @@ func (r *reader) str() string {
 
 // requestPath reads the opcode of a request packet go-zookeeper writes and, for the
 // reads that may set a one-shot watch (exists, getData, getChildren, getChildren2),
-// their path and watch flag; for a create, its path.
+// their path and watch flag.
 func requestPath(p []byte) (xid, opcode int32, path string, watch bool) {
 	r := reader{b: p[min(4, len(p)):]}
 	xid, opcode = r.int(), r.int()
@@ -128,10 +128,18 @@ func requestPath(p []byte) (xid, opcode int32, path string, watch bool) {
 		path = r.str()
 		watch = len(r.b) > 0 && r.b[0] != 0 && r.err == nil
 	}
-	if isCreate(opcode) {
-		path = r.str()
-	}
 	return xid, opcode, path, watch
+}
+
+// createPath is the path of a create request packet, unconverted: a lookup with
+// it makes no string.
+func createPath(p []byte) []byte {
+	r := reader{b: p[min(12, len(p)):]}
+	n := r.int()
+	if r.err != nil || n < 0 || int(n) > len(r.b) {
+		return nil
+	}
+	return r.b[:n]
 }
 
 func isCreate(opcode int32) bool {

@@ -65,7 +65,7 @@ func (t *Conn) write(b []byte) (int, error) {
 	}
 	n, err := t.send(b)
 	if err == nil && isCreate(opcode) {
-		t.h.cfg.Creates.wrote(xid, path)
+		t.h.cfg.Creates.wrote(xid, b)
 	}
 	return n, err
 }

@@ -205,17 +205,12 @@ func (q *Queue) list(ctx context.Context, wait bool) *snapshot {
 // and retried) is listed again (wait).
 func (q *Queue) join(ctx context.Context, data []byte, wait bool) (*Node, *snapshot, error) {
 	var trace framework.CreateTrace
-	created := make(chan struct{})
 	listed := make(chan *snapshot, 1)
 	go func() {
-		select {
-		case <-trace.Written():
-		case <-created: // failed before it wrote: the listing meets its error, or ours
-		}
+		<-trace.Written()
 		listed <- q.list(ctx, wait)
 	}()
 	n, err := q.joinTraced(ctx, data, &trace)
-	close(created)
 	return n, <-listed, err
 }
 
