@@ -57,6 +57,7 @@ type core struct {
 
 	watchSubs watchSubscribers // OnWatchEvent's
 	watches   *wire.Watches    // AddWatch's
+	creates   wire.Creates     // the creates recipes trace (Plumbing.Traced)
 
 	phases
 	requests requests       // background work and the request goroutines (workers.go)

@@ -54,6 +54,7 @@ type createOptions struct {
 	permsSet                                    bool
 	afterCreate                                 func() error // test seam: runs after the server applied a create
 	between                                     func()       // test seam: runs before each set and create of OrSetData's
+	trace                                       *CreateTrace // Plumbing.Traced's
 }
 
 // Ephemeral: the node lives as long as the session that made it.
@@ -141,6 +142,9 @@ func (c *Client) Create(ctx context.Context, path string, data []byte, opts ...C
 		}
 		opt(&o)
 	}
+	if o.trace != nil {
+		defer o.trace.wrote() // if nothing was written: nothing of the create is left to wait for
+	}
 	if o.container && (o.ephemeral || o.sequential) {
 		return "", fmt.Errorf("%w: a container cannot be ephemeral or sequential", ErrInvalidCreate)
 	}
@@ -188,6 +192,15 @@ func (c *Client) createProtected(ctx context.Context, full string, data []byte, 
 	id := newProtectedID()
 	parent := parentPath(full)
 	target := joinPath(parent, protectedName(id, baseName(full)))
+	if o.trace != nil {
+		f := c.creates.Follow(target, o.trace.wrote)
+		defer func() {
+			c.creates.Stop(f)
+			o.trace.mu.Lock()
+			o.trace.czxid = f.Zxid()
+			o.trace.mu.Unlock()
+		}()
+	}
 	var created string
 	unknown := false // an attempt may have made the node without our knowing
 	err := c.retry(ctx, opCreate, func(ctx context.Context) error {

@@ -142,7 +142,7 @@ func (c *Client) dial(gen int) *handle {
 	h := &handle{gen: gen, log: c.opts.logger}
 	h.ctx, h.cancel = context.WithCancel(context.Background())
 	h.wire = wire.NewHandle(wire.Config{Ctx: h.ctx, Log: c.log, MaxPacket: c.opts.maxPacket,
-		Handshake: min(c.opts.connectionTimeout, c.opts.sessionTimeout), Watches: c.watches,
+		Handshake: min(c.opts.connectionTimeout, c.opts.sessionTimeout), Watches: c.watches, Creates: &c.creates,
 		Credentials: len(c.opts.auth),
 		Failed: func(addr string, seen int, err error) {
 			h.failed(noAnswer(addr, c.opts.tls, seen, err))

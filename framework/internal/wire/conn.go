@@ -275,6 +275,7 @@ func (t *Conn) goReply(p []byte, left int, xid int32, zxid int64, code int32) er
 		}
 	}
 	t.answeredRequest(xid, code)
+	t.h.cfg.Creates.replied(xid, zxid, code)
 	t.pending, t.left = p, left
 	return nil
 }

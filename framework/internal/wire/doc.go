@@ -34,6 +34,10 @@
 //     (the replies to pings, which every client sends with -2).
 //   - A connection's replies and notifications come in the order the server made
 //     them: a change's notification before the reply to the request that made it.
+//     A session's requests are answered in the order they were written.
+//   - A successful write's reply carries, as its zxid, the zxid of its transaction:
+//     the server applies a session's writes one at a time and answers each with the
+//     last zxid it applied. A create's is its node's czxid (Creates).
 //   - A notification is the header with xid -1, then type (4), state (4), path. Its
 //     zxid is the change's on 3.9, -1 on 3.8.
 //   - Watches belong to the connection, not the session: a new connection has none

@@ -29,6 +29,8 @@ type Config struct {
 	Credentials int
 	// Watches are the client's persistent watches.
 	Watches *Watches
+	// Creates are the creates the client follows (nil: none).
+	Creates *Creates
 	// Failed hears why a connection ended before its connect response, with how
 	// many bytes the server had sent; Answered, that a server answered.
 	Failed   func(addr string, seen int, err error)

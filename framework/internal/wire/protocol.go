@@ -9,15 +9,19 @@ import (
 
 // Opcodes of the requests the package writes or reads.
 const (
-	opcodeExists        = 3
-	opcodeGetData       = 4
-	opcodeGetChildren   = 8
-	opcodeGetChildren2  = 12
-	opcodeRemoveWatches = 18
-	opcodeSetAuth       = 100
-	opcodeSetWatches    = 101
-	opcodeSetWatches2   = 105
-	opcodeAddWatch      = 106
+	opcodeCreate          = 1
+	opcodeCreate2         = 15
+	opcodeCreateContainer = 19
+	opcodeCreateTTL       = 21
+	opcodeExists          = 3
+	opcodeGetData         = 4
+	opcodeGetChildren     = 8
+	opcodeGetChildren2    = 12
+	opcodeRemoveWatches   = 18
+	opcodeSetAuth         = 100
+	opcodeSetWatches      = 101
+	opcodeSetWatches2     = 105
+	opcodeAddWatch        = 106
 
 	xidNotification = -1
 
@@ -125,6 +129,25 @@ func requestPath(p []byte) (xid, opcode int32, path string, watch bool) {
 		watch = len(r.b) > 0 && r.b[0] != 0 && r.err == nil
 	}
 	return xid, opcode, path, watch
+}
+
+// createPath is the path of a create request packet, unconverted: a lookup with
+// it makes no string.
+func createPath(p []byte) []byte {
+	r := reader{b: p[min(12, len(p)):]}
+	n := r.int()
+	if r.err != nil || n < 0 || int(n) > len(r.b) {
+		return nil
+	}
+	return r.b[:n]
+}
+
+func isCreate(opcode int32) bool {
+	switch opcode {
+	case opcodeCreate, opcodeCreate2, opcodeCreateContainer, opcodeCreateTTL:
+		return true
+	}
+	return false
 }
 
 // setWatchesPaths reads the paths of a SetWatches request (opcode 101) go-zookeeper

@@ -63,7 +63,11 @@ func (t *Conn) write(b []byte) (int, error) {
 		}
 		return t.h.cfg.Watches.afterOneShot(t, b, path, opcode)
 	}
-	return t.send(b)
+	n, err := t.send(b)
+	if err == nil && isCreate(opcode) {
+		t.h.cfg.Creates.wrote(xid, b)
+	}
+	return n, err
 }
 
 // SetWriteDeadline is go-zookeeper's deadline for its next write; it is kept, to be

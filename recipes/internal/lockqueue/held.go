@@ -180,10 +180,16 @@ func (t *Tracker) grant(ctx context.Context, epoch int64, n *Node) (h *Held, ok 
 	armed := t.armed
 	t.mu.Unlock()
 	// A waiter that expected to hold set the watch with its listing (wait): then the
-	// grant reads nothing.
+	// grant reads nothing. Nor does it when the create's reply gave the node's czxid,
+	// the fencing token: the watch is then set once the hold is recorded (rearm
+	// below), and a deletion it finds ends the hold, as one heard later does.
 	if !armed && !t.unwatched {
 		t.follow(n)
-		if err := t.watch(ctx, n); err != nil {
+		if n.Czxid != 0 {
+			t.mu.Lock()
+			t.token = n.Czxid
+			t.mu.Unlock()
+		} else if err := t.watch(ctx, n); err != nil {
 			t.Stop()
 			return nil, false, err
 		}
@@ -246,7 +252,8 @@ func (t *Tracker) follow(n *Node) {
 //
 // GetW, not ExistsW: an exists that finds no node leaves a watch on it for the rest
 // of the session. An ACL that refuses us READ on our own node refuses this too, and
-// with it the hold: it could be neither watched nor given its token.
+// with it the hold: the grant, when it reads (no czxid from the create), or the
+// hold at once (rearm), since its node could not be watched.
 func (t *Tracker) watch(ctx context.Context, n *Node) error {
 	t.mu.Lock()
 	t.fired = false

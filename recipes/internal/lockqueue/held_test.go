@@ -149,22 +149,43 @@ func TestGrantRewatchesAfterADataChangeInItsWindow(t *testing.T) {
 	require.ErrorIs(t, h.Cause(), ErrNodeDeleted)
 }
 
-// A grant that finds its node gone leaves no watch on the server (issue 46, finding
-// 6: an exists-watch stayed for the rest of the session, re-sent with every
-// SetWatches).
+// A grant on a node gone leaves no watch on the server (issue 46, finding 6: an
+// exists-watch stayed for the rest of the session, re-sent with every SetWatches).
+// A grant that knows the node's czxid from its create reads nothing first: its hold
+// is lost at once, when its watch finds the node gone; one that does not (a node
+// found by its protection id) reads it, and refuses.
 func TestGrantOnAGoneNodeLeavesNoWatch(t *testing.T) {
 	srv := zktest.NewServer(t)
 	ctx := zkrtest.Context(t)
 	c := zkrtest.Client(t, []string{srv.Addr()})
 	q := New(c, "/gone", "lock-", Exclusive)
-	tr := q.Track()
-	epoch := tr.epoch()
-	n, err := q.Join(ctx, nil)
-	require.NoError(t, err)
-	require.NoError(t, c.Delete(ctx, n.Path, -1))
+	for _, known := range []bool{true, false} {
+		tr := q.Track()
+		epoch := tr.epoch()
+		n, err := q.Join(ctx, nil)
+		require.NoError(t, err)
+		require.NotZero(t, n.Czxid, "the create's reply gave the czxid")
+		if !known {
+			n.Czxid = 0
+		}
+		require.NoError(t, c.Delete(ctx, n.Path, -1))
 
-	_, ok, err := tr.grant(ctx, epoch, n)
-	require.ErrorIs(t, err, ErrNodeGone)
-	require.False(t, ok)
-	require.NotContains(t, zkrtest.DataWatches(t, srv, c.SessionID()), n.Path)
+		h, ok, err := tr.grant(ctx, epoch, n)
+		if known {
+			require.NoError(t, err)
+			require.True(t, ok)
+			select {
+			case <-h.Lost():
+			case <-ctx.Done():
+				t.Fatal("the hold on a node gone was never lost")
+			}
+			require.ErrorIs(t, h.Cause(), ErrNodeDeleted)
+			require.Equal(t, n.Czxid, h.FencingToken())
+			h.Forget()
+		} else {
+			require.ErrorIs(t, err, ErrNodeGone)
+			require.False(t, ok)
+		}
+		require.NotContains(t, zkrtest.DataWatches(t, srv, c.SessionID()), n.Path)
+	}
 }

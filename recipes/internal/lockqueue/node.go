@@ -20,19 +20,28 @@ var ErrNodeGone = errors.New("lockqueue: our node is gone with its session")
 type Node struct {
 	Path    string // without the namespace
 	Session int64  // the session that owns it
+	// Czxid is its czxid as the create's reply told it, 0 if it did not (a reply
+	// lost, the node found by its protection id): a hold's fencing token, which the
+	// grant then need not read.
+	Czxid int64
 }
 
 // Name is the last segment of the node's path.
 func (n *Node) Name() string { return path.Base(n.Path) }
 
-func createNode(ctx context.Context, c *framework.Client, p string, data []byte, extra ...framework.CreateOption) (*Node, error) {
+// createNode makes our protected ephemeral node p; trace, if not nil, is the
+// create's (framework.Plumbing.Traced), for a caller that sends a request after it.
+func createNode(ctx context.Context, c *framework.Client, p string, data []byte, trace *framework.CreateTrace, extra ...framework.CreateOption) (*Node, error) {
 	before := c.SessionID()
-	opts := append([]framework.CreateOption{framework.Protected(), framework.Ephemeral(), framework.CreatingParentContainers()}, extra...)
+	if trace == nil {
+		trace = new(framework.CreateTrace)
+	}
+	opts := append([]framework.CreateOption{framework.Protected(), framework.Ephemeral(), framework.CreatingParentContainers(), c.ForRecipes().Traced(trace)}, extra...)
 	p, err := c.Create(ctx, p, data, opts...)
 	if err != nil {
 		return nil, err
 	}
-	n := &Node{Path: p, Session: before}
+	n := &Node{Path: p, Session: before, Czxid: trace.Czxid()}
 	if after := c.SessionID(); before == 0 || after != before {
 		// The session changed around the create: ask the server whose node it is.
 		ok, stat, err := c.Exists(ctx, p)

@@ -79,7 +79,11 @@ func (q *Queue) Path() string { return q.path }
 // a participant that keeps its node across its holds (a latch) joins once, then
 // waits with Await.
 func (q *Queue) Join(ctx context.Context, data []byte) (*Node, error) {
-	return createNode(ctx, q.client, path.Join(q.path, q.name), data, framework.Sequential())
+	return q.joinTraced(ctx, data, nil)
+}
+
+func (q *Queue) joinTraced(ctx context.Context, data []byte, trace *framework.CreateTrace) (*Node, error) {
+	return createNode(ctx, q.client, path.Join(q.path, q.name), data, trace, framework.Sequential())
 }
 
 // Options of one acquisition.
@@ -140,7 +144,7 @@ func (q *Queue) HoldAt(ctx context.Context, data []byte, seq string) (h *Held, e
 	defer func() { a.End(h, err) }()
 	t := q.Track()
 	epoch := t.epoch()
-	n, err := createNode(ctx, q.client, path.Join(q.path, q.name+seq), data)
+	n, err := createNode(ctx, q.client, path.Join(q.path, q.name+seq), data, nil)
 	if err != nil {
 		return nil, err
 	}
@@ -194,13 +198,19 @@ func (q *Queue) list(ctx context.Context, wait bool) *snapshot {
 }
 
 // join makes our node (Join) and lists the queue in the same flight: an
-// uncontended acquisition is then one round trip, and the grant's read a second.
-// The two requests go from two goroutines, so the server may get the listing first:
-// then it lacks our node, and wait lists again (a round trip more).
+// uncontended acquisition is then one round trip, the create's reply giving the
+// fencing token. The listing is sent once the create's request has been written
+// (framework.CreateTrace), so that it reaches the server after the create. A
+// listing that lacks our node all the same (the create's first attempt was lost
+// and retried) is listed again (wait).
 func (q *Queue) join(ctx context.Context, data []byte, wait bool) (*Node, *snapshot, error) {
+	var trace framework.CreateTrace
 	listed := make(chan *snapshot, 1)
-	go func() { listed <- q.list(ctx, wait) }()
-	n, err := q.Join(ctx, data)
+	go func() {
+		<-trace.Written()
+		listed <- q.list(ctx, wait)
+	}()
+	n, err := q.joinTraced(ctx, data, &trace)
 	return n, <-listed, err
 }
 

@@ -1,0 +1,76 @@
+package framework
+
+import (
+	"context"
+	"fmt"
+	"sync"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/zkrecipes/zkrecipes/zktest"
+)
+
+// A traced create says when it was written and its node's czxid, read off its
+// reply, while another session writes all along (each of its writes takes a zxid
+// of its own) and while the create is namespaced and makes its parents first.
+func TestTracedCreateGivesTheCzxid(t *testing.T) {
+	srv := zktest.NewServer(t)
+	ctx := testCtx(t)
+	c := newClient(t, []string{srv.Addr()}, WithNamespace("traced"))
+	writer := newClient(t, []string{srv.Addr()})
+	_, err := writer.Create(ctx, "/busy", nil)
+	require.NoError(t, err)
+	busy, stop := context.WithCancel(ctx)
+	var wg sync.WaitGroup
+	wg.Add(1)
+	go func() {
+		defer wg.Done()
+		for busy.Err() == nil {
+			_, _ = writer.Set(busy, "/busy", []byte("x"), -1)
+		}
+	}()
+	defer wg.Wait()
+	defer stop()
+
+	for i := range 20 {
+		var trace CreateTrace
+		p, err := c.Create(ctx, fmt.Sprintf("/locks/%d/lock-", i%2), nil, Protected(), Ephemeral(), Sequential(),
+			CreatingParentContainers(), c.ForRecipes().Traced(&trace))
+		require.NoError(t, err)
+		select {
+		case <-trace.Written():
+		default:
+			t.Fatal("a create that returned was not told written")
+		}
+		ok, stat, err := c.Exists(ctx, p)
+		require.NoError(t, err)
+		require.True(t, ok)
+		require.Equal(t, stat.Czxid, trace.Czxid(), "create %d", i)
+	}
+}
+
+// A refused create has no czxid; one refused before it was sent is told written
+// only when Create returns.
+func TestTracedCreateThatFailsWritesNothing(t *testing.T) {
+	srv := zktest.NewServer(t)
+	ctx := testCtx(t)
+	c := newClient(t, []string{srv.Addr()})
+	var trace CreateTrace
+	_, err := c.Create(ctx, "/no/parent/lock-", nil, Protected(), Ephemeral(), Sequential(),
+		c.ForRecipes().Traced(&trace)) // written, and refused: no parent
+	require.ErrorIs(t, err, ErrNoNode)
+	<-trace.Written()
+	require.Zero(t, trace.Czxid(), "a refused create has no czxid")
+
+	trace = CreateTrace{}
+	_, err = c.Create(ctx, "relative/lock-", nil, Protected(), Ephemeral(), Sequential(),
+		c.ForRecipes().Traced(&trace)) // refused before anything is sent
+	require.ErrorIs(t, err, ErrInvalidPath)
+	require.Zero(t, trace.Czxid())
+	select {
+	case <-trace.Written():
+	default:
+		t.Fatal("Written stays open after Create returned")
+	}
+}
