@@ -2,6 +2,7 @@ package semaphore
 
 import (
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/require"
 
@@ -29,7 +30,15 @@ func TestLeaseRequests(t *testing.T) {
 	d.Requests()
 	leases, err := s.Acquire(ctx, 1)
 	require.NoError(t, err)
-	sent := d.Requests()
+	// The lease's holder watch is sent once the lease is held, not before Acquire
+	// returns: count until it has gone.
+	sent := map[int32]int{}
+	require.Eventually(t, func() bool {
+		for op, n := range d.Requests() {
+			sent[op] += n
+		}
+		return sent[getData] >= 1
+	}, wait, time.Millisecond, "the lease's holder watch")
 	listings := sent[getChildren2]
 	delete(sent, getChildren2)
 	require.Equal(t, map[int32]int{create: 2, getData: 1, del: 1}, sent, "the lease's watch, and none on the lock")
