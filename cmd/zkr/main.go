@@ -133,6 +133,7 @@ type env struct {
 	namespace      string
 	auth           authFlags
 	tls            tlsFlags
+	sasl           saslFlags
 	quiet, verbose bool
 	stdin          io.Reader // DATA "-" (set, create)
 	stdout, stderr io.Writer
@@ -157,6 +158,7 @@ func (e *env) globals(fs *flag.FlagSet) {
 		"put every path under /`NAMESPACE`, as Curator's namespace does (\"app\" or \"app/sub\")")
 	e.auth.register(fs)
 	e.tls.register(fs)
+	e.sasl.register(fs)
 	fs.BoolVar(&e.quiet, "quiet", e.quiet, "no progress line and no notices on stderr; errors still")
 	fs.BoolVar(&e.verbose, "verbose", e.verbose, "log connection states and client details on stderr")
 }
@@ -175,7 +177,7 @@ func run(args []string, stdout, stderr io.Writer) int {
 	if servers == "" {
 		servers = "127.0.0.1:2181"
 	}
-	e := &env{cmd: "zkr", servers: servers, auth: authFlags{auth: os.Getenv("ZK_AUTH")}, sessionTimeout: defaultSessionTimeout,
+	e := &env{cmd: "zkr", servers: servers, auth: authFlags{auth: os.Getenv("ZK_AUTH")}, sasl: saslFromEnv(), sessionTimeout: defaultSessionTimeout,
 		connectTimeout: 15 * time.Second, stdin: os.Stdin, stdout: stdout, stderr: stderr}
 
 	fs := flag.NewFlagSet("zkr", flag.ContinueOnError)
