@@ -36,6 +36,7 @@ func (t *Conn) login() error {
 	}
 	ctx, cancel := context.WithTimeout(t.h.cfg.Ctx, t.h.cfg.Handshake)
 	defer cancel()
+	_ = t.Conn.SetReadDeadline(time.Time{}) // go-zookeeper's, for the connect response: ctx bounds the login
 	// ctx's end interrupts a read or a write under way.
 	stop := context.AfterFunc(ctx, func() { _ = t.Conn.SetDeadline(time.Unix(1, 0)) })
 	err = sasl.Exchange(ctx, mech, t.saslSend)
