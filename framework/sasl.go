@@ -112,7 +112,7 @@ func newKerberosLogin(cfg SASLConfig) (*saslLogin, error) {
 	path := cmp.Or(cfg.Krb5Conf, os.Getenv("KRB5_CONFIG"), "/etc/krb5.conf")
 	kconf, err := config.Load(path)
 	if err != nil {
-		return nil, fmt.Errorf("Kerberos configuration %s: %w", path, err)
+		return nil, fmt.Errorf("the Kerberos configuration %s: %w", path, err)
 	}
 	name, realm, _ := strings.Cut(cfg.Principal, "@")
 	realm = cmp.Or(realm, kconf.LibDefaults.DefaultRealm)
