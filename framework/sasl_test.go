@@ -57,7 +57,7 @@ func TestSASLDigestMD5(t *testing.T) {
 	t.Run("without a login", func(t *testing.T) {
 		c := newClient(t, []string{srv.Addr()})
 		_, err := c.Create(testCtx(t), "/plain", nil)
-		require.Error(t, err, "the server requires SASL")
+		require.ErrorIs(t, err, ErrAuthRequired, "the server requires SASL")
 	})
 	t.Run("wrong password", func(t *testing.T) {
 		wrong := login

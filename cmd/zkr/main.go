@@ -51,7 +51,7 @@ const (
 	exitExists    = 73  // EX_CANTCREAT: the node to create exists
 	exitTimeout   = 75  // EX_TEMPFAIL: --timeout ran out while waiting; try again later
 	exitLost      = 76  // the lock, lease or leadership was lost while held
-	exitNoPerm    = 77  // EX_NOPERM: an ACL refused the request
+	exitNoPerm    = 77  // EX_NOPERM: an ACL refused the request, or the server requires authentication
 	exitCannotRun = 126 // CMD exists but could not be run, as in sh
 	exitNotFound  = 127 // CMD not found, as in sh
 	exitSignal    = 128 // + the signal's number: the child was killed by it, or zkr while waiting
@@ -83,7 +83,7 @@ const exitCodesHelp = `Exit codes:
   75        --timeout ran out while waiting; nothing was acquired
   76        the lock, lease or leadership was lost while held: CMD got SIGTERM,
             and SIGKILL after --grace (zkr never exits 0 then)
-  77        an ACL refused the request (see --auth, --auth-file, --acl)
+  77        an ACL refused the request, or the server requires authentication (see --auth, --auth-file, --acl, --sasl-mechanism)
   126, 127  CMD could not be run, or was not found
   128+N     CMD was killed by signal N; or zkr got signal N while waiting
 `

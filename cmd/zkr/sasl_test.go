@@ -39,6 +39,10 @@ func TestSASLLogin(t *testing.T) {
 	require.Contains(t, stderr, "refused the SASL login")
 	require.NotContains(t, stderr, "wrong")
 
+	code, _, stderr = runZkr(t, env, "--connect-timeout", "2s", "ls", "/")
+	require.Equal(t, exitNoPerm, code, stderr)
+	require.Contains(t, stderr, "zkr ls: /: the server requires authentication: give credentials (--auth, $ZK_AUTH or --auth-file) or a SASL login (--sasl-mechanism")
+
 	code, _, stderr = runZkr(t, env, "--sasl-user", "alice", "ls", "/")
 	require.Equal(t, exitUsage, code, stderr)
 	require.Contains(t, stderr, "needs --sasl-mechanism")
