@@ -300,6 +300,7 @@ func (c *Client) Close() error {
 		c.drain()
 		c.requests.workers.Wait()
 		c.loops.Wait()
+		c.opts.sasl.close()
 	})
 	return nil
 }

@@ -47,6 +47,11 @@
 //     ("x509: certificate signed by unknown authority", a plaintext client hung up on
 //     by a TLS port, a TLS client on a plaintext port), as does the error of an
 //     operation that found no connection in time.
+//   - WithSASL logs in with SASL, DIGEST-MD5 or Kerberos (GSSAPI), on every
+//     connection before anything else is written on it (internal/wire's login, on
+//     internal/sasl's mechanisms), as a server that requires it expects; a refused
+//     login is retried and named by WaitConnected's error (ErrSASLRefused,
+//     ErrSASLNotOffered, the KDC's error).
 //   - ACLs: every node the client creates gets the provider's ACL for its server
 //     path (namespace included), the namespace node and the parents made by
 //     CreatingParents and CreatingParentContainers among them, so a recipe's whole

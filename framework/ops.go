@@ -322,10 +322,21 @@ func call[T any](c *Client, ctx context.Context, op string, p string, write bool
 	return v, nil
 }
 
+// ErrAuthRequired is the error of a request that a server refused because the
+// session has not authenticated as the server requires (ZooKeeper's error -124,
+// from a server with sessionRequireClientSASLAuth or enforce.auth.*).
+var ErrAuthRequired = errors.New("framework: the server requires authentication: give the client credentials (WithAuth) or a SASL login (WithSASL)")
+
+// sessionRequiresAuth is go-zookeeper's text for ZooKeeper's -124.
+const sessionRequiresAuth = "unknown error: -124"
+
 // explain says that an error is an ACL's refusal, and which credentials were
 // refused: go-zookeeper's own words, "not authenticated", read as if the client had
 // sent none. Only the schemes are named, never the credentials.
 func (c *Client) explain(err error) error {
+	if err.Error() == sessionRequiresAuth { // go-zookeeper has no value for it
+		return fmt.Errorf("%w (%w)", ErrAuthRequired, err)
+	}
 	if !errors.Is(err, zk.ErrNoAuth) {
 		return err
 	}

@@ -42,6 +42,7 @@ type options struct {
 	resolver          *net.Resolver
 	ensembleTracking  bool
 	tls               *tls.Config // nil for plaintext
+	sasl              *saslLogin  // nil without SASL
 	maxData           int
 	maxPacket         int
 	oneShotWatches    bool // AddWatch refuses: the recipes follow state on one-shot watches

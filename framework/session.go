@@ -144,6 +144,7 @@ func (c *Client) dial(gen int) *handle {
 	h.wire = wire.NewHandle(wire.Config{Ctx: h.ctx, Log: c.log, MaxPacket: c.opts.maxPacket,
 		Handshake: min(c.opts.connectionTimeout, c.opts.sessionTimeout), Watches: c.watches, Creates: &c.creates,
 		Credentials: len(c.opts.auth),
+		SASL:        c.opts.saslMechanism(),
 		Failed: func(addr string, seen int, err error) {
 			h.failed(noAnswer(addr, c.opts.tls, seen, err))
 			c.unanswered(h, addr, seen, err)
@@ -214,7 +215,7 @@ func (c *Client) connect(h *handle, network, addr string, timeout time.Duration)
 			return nil, err
 		}
 	}
-	t := h.wire.NewConn(conn, addr)
+	t := h.wire.NewConn(conn, addr, to.host)
 	h.net.Store(t)
 	// close cancels, then closes the connection it finds stored: either it found this
 	// one, or this sees it cancelled.

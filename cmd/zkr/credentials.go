@@ -64,7 +64,7 @@ func (a *authFlags) credentials() ([]credential, error) {
 	if a.file == "" {
 		return creds, nil
 	}
-	data, err := readPrivate(a.file)
+	data, err := readPrivate("--auth-file", a.file)
 	if err != nil {
 		return nil, err
 	}
@@ -94,22 +94,22 @@ func parseCredential(s string) (credential, bool) {
 // readPrivate reads a file of secrets, unless users other than its owner (and its
 // group, for reading: chmod 640 shares it with a service's group) can read or
 // change it, as ssh refuses a private key others can read.
-func readPrivate(name string) ([]byte, error) {
+func readPrivate(what, name string) ([]byte, error) {
 	f, err := os.Open(name)
 	if err != nil {
-		return nil, usageError("--auth-file: %v", err)
+		return nil, usageError("%s: %v", what, err)
 	}
 	defer f.Close()
 	st, err := f.Stat()
 	if err != nil {
-		return nil, usageError("--auth-file: %v", err)
+		return nil, usageError("%s: %v", what, err)
 	}
 	if perm := st.Mode().Perm(); perm&0o026 != 0 {
-		return nil, usageError("--auth-file %s: other users can read or change it (mode %#o): chmod 600 it (640 to share it with its group)", name, perm)
+		return nil, usageError("%s %s: other users can read or change it (mode %#o): chmod 600 it (640 to share it with its group)", what, name, perm)
 	}
 	data, err := os.ReadFile(name)
 	if err != nil {
-		return nil, usageError("--auth-file: %v", err)
+		return nil, usageError("%s: %v", what, err)
 	}
 	return data, nil
 }

@@ -25,6 +25,8 @@ func nodeError(p string, err error) error {
 		return &exitError{exitData, fmt.Sprintf("%s: the node has children (-r deletes them too)", p)}
 	case errors.Is(err, framework.ErrNoAuth):
 		return &exitError{exitNoPerm, fmt.Sprintf("%s: refused by the node's ACL (credentials: --auth, $ZK_AUTH or --auth-file)", p)}
+	case errors.Is(err, framework.ErrAuthRequired):
+		return &exitError{exitNoPerm, fmt.Sprintf("%s: the server requires authentication: give credentials (--auth, $ZK_AUTH or --auth-file) or a SASL login (--sasl-mechanism, see zkr --help)", p)}
 	case errors.Is(err, framework.ErrTTLDisabled):
 		return zkError("%s: the server does not allow TTL nodes (it needs zookeeper.extendedTypesEnabled=true)", p)
 	case errors.Is(err, framework.ErrNoChildrenForEphemerals):

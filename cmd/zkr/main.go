@@ -51,7 +51,7 @@ const (
 	exitExists    = 73  // EX_CANTCREAT: the node to create exists
 	exitTimeout   = 75  // EX_TEMPFAIL: --timeout ran out while waiting; try again later
 	exitLost      = 76  // the lock, lease or leadership was lost while held
-	exitNoPerm    = 77  // EX_NOPERM: an ACL refused the request
+	exitNoPerm    = 77  // EX_NOPERM: an ACL refused the request, or the server requires authentication
 	exitCannotRun = 126 // CMD exists but could not be run, as in sh
 	exitNotFound  = 127 // CMD not found, as in sh
 	exitSignal    = 128 // + the signal's number: the child was killed by it, or zkr while waiting
@@ -83,7 +83,7 @@ const exitCodesHelp = `Exit codes:
   75        --timeout ran out while waiting; nothing was acquired
   76        the lock, lease or leadership was lost while held: CMD got SIGTERM,
             and SIGKILL after --grace (zkr never exits 0 then)
-  77        an ACL refused the request (see --auth, --auth-file, --acl)
+  77        an ACL refused the request, or the server requires authentication (see --auth, --auth-file, --acl, --sasl-mechanism)
   126, 127  CMD could not be run, or was not found
   128+N     CMD was killed by signal N; or zkr got signal N while waiting
 `
@@ -133,6 +133,7 @@ type env struct {
 	namespace      string
 	auth           authFlags
 	tls            tlsFlags
+	sasl           saslFlags
 	quiet, verbose bool
 	stdin          io.Reader // DATA "-" (set, create)
 	stdout, stderr io.Writer
@@ -157,6 +158,7 @@ func (e *env) globals(fs *flag.FlagSet) {
 		"put every path under /`NAMESPACE`, as Curator's namespace does (\"app\" or \"app/sub\")")
 	e.auth.register(fs)
 	e.tls.register(fs)
+	e.sasl.register(fs)
 	fs.BoolVar(&e.quiet, "quiet", e.quiet, "no progress line and no notices on stderr; errors still")
 	fs.BoolVar(&e.verbose, "verbose", e.verbose, "log connection states and client details on stderr")
 }
@@ -175,7 +177,7 @@ func run(args []string, stdout, stderr io.Writer) int {
 	if servers == "" {
 		servers = "127.0.0.1:2181"
 	}
-	e := &env{cmd: "zkr", servers: servers, auth: authFlags{auth: os.Getenv("ZK_AUTH")}, sessionTimeout: defaultSessionTimeout,
+	e := &env{cmd: "zkr", servers: servers, auth: authFlags{auth: os.Getenv("ZK_AUTH")}, sasl: saslFromEnv(), sessionTimeout: defaultSessionTimeout,
 		connectTimeout: 15 * time.Second, stdin: os.Stdin, stdout: stdout, stderr: stderr}
 
 	fs := flag.NewFlagSet("zkr", flag.ContinueOnError)

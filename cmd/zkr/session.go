@@ -96,6 +96,11 @@ func (e *env) connect(ctx context.Context) (*framework.Client, error) {
 		return nil, err
 	}
 	opts = append(opts, auth...)
+	login, err := e.sasl.options()
+	if err != nil {
+		return nil, err
+	}
+	opts = append(opts, login...)
 	if cfg, err := e.tls.config(); err != nil {
 		return nil, usageError("%v", err)
 	} else if cfg != nil {

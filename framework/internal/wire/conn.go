@@ -24,6 +24,7 @@ type Conn struct {
 	net.Conn
 	h    *Handle
 	addr string
+	host string // the server's host as written in the server list (a SASL login's)
 
 	// The reader's (go-zookeeper's connecting goroutine, then its receive loop).
 	answered bool   // the connect response has been read
@@ -212,6 +213,11 @@ func (t *Conn) readConnectResponse(size [4]byte, n int) error {
 		return t.drop(fmt.Errorf("%s: %w", t.addr, err))
 	}
 	t.answered = true
+	if m.session != 0 && t.h.cfg.SASL != nil {
+		if err := t.login(); err != nil { // sasl.go
+			return err
+		}
+	}
 	t.connected(m)
 	t.pending = p
 	return nil

@@ -72,7 +72,7 @@ func TestAReplysBodyIsReadByGoZookeeperAndNotKept(t *testing.T) {
 func pipeConn(t *testing.T) (*Conn, net.Conn) {
 	server, client := net.Pipe()
 	t.Cleanup(func() { _ = server.Close(); _ = client.Close() })
-	return testHandle(t, nil).NewConn(client, "pipe"), server
+	return testHandle(t, nil).NewConn(client, "pipe", "pipe"), server
 }
 
 // testHandle is a handle as the framework makes it, with a maximum packet of 1 MiB,

@@ -69,7 +69,9 @@
 //     accepted the connection's credentials (Config.Credentials setAuth replies):
 //     a server that enforces authentication refuses anything else first. What a
 //     server refuses is kept for the client to report (Handle.Refused). A SASL
-//     exchange is one more stage before the same gate (writes.go).
+//     login (Config.SASL) comes first of all: it runs on the raw connection before
+//     go-zookeeper is handed the connect response, so nothing of go-zookeeper's
+//     nor ours is written before it ends (sasl.go).
 //   - Notifications before replies. A notification reaches the persistent watches
 //     and the record of one-shot watches before the next packet is read, so before
 //     the reply to the request that made its change.

@@ -133,7 +133,7 @@ func FuzzStream(f *testing.F) {
 	f.Add(raw(12, wiretest.Header(1, 1, 0)))
 	f.Fuzz(func(t *testing.T, stream []byte) {
 		server, client := net.Pipe()
-		conn := testHandle(t, nil).NewConn(client, "fuzz")
+		conn := testHandle(t, nil).NewConn(client, "fuzz", "fuzz")
 		defer func() { _ = conn.Close() }()
 		go func() {
 			_, _ = server.Write(session)

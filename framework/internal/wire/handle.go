@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/go-zookeeper/zk"
+	"github.com/zkrecipes/zkrecipes/framework/internal/sasl"
 )
 
 // Config is what a Handle's connections need from the client.
@@ -27,6 +28,10 @@ type Config struct {
 	// the client was given (go-zookeeper re-sends them on every connection once
 	// they have been accepted on one).
 	Credentials int
+	// SASL makes the SASL mechanism of one connection to a server whose host, as
+	// written in the server list, is host; nil: no SASL login. The login runs first
+	// on every connection that has a session (sasl.go).
+	SASL func(host string) (sasl.Mechanism, error)
 	// Watches are the client's persistent watches.
 	Watches *Watches
 	// Creates are the creates the client follows (nil: none).
@@ -61,9 +66,10 @@ type Handle struct {
 // NewHandle makes the shared state of a go-zookeeper handle's connections.
 func NewHandle(cfg Config) *Handle { return &Handle{cfg: cfg} }
 
-// NewConn wraps conn, a connection just made to addr, for go-zookeeper.
-func (h *Handle) NewConn(conn net.Conn, addr string) *Conn {
-	return &Conn{Conn: conn, h: h, addr: addr, closed: make(chan struct{})}
+// NewConn wraps conn, a connection just made to addr, for go-zookeeper; host is the
+// server's host as written in the server list.
+func (h *Handle) NewConn(conn net.Conn, addr, host string) *Conn {
+	return &Conn{Conn: conn, h: h, addr: addr, host: host, closed: make(chan struct{})}
 }
 
 // Follow reads go-zookeeper's request count from zc, the handle's go-zookeeper

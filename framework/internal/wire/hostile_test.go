@@ -176,7 +176,7 @@ func TestAnAbandonedHandlesConnectionLeavesTheWatchesAlone(t *testing.T) {
 // pipeHandleConn is a connection of h over a pipe whose server end is returned.
 func pipeHandleConn(t *testing.T, h *Handle) (*Conn, net.Conn) {
 	server, client := net.Pipe()
-	conn := h.NewConn(client, "pipe")
+	conn := h.NewConn(client, "pipe", "pipe")
 	t.Cleanup(func() { _ = server.Close(); _ = conn.Close() })
 	return conn, server
 }

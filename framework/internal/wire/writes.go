@@ -22,13 +22,8 @@ import (
 // server has accepted Config.Credentials setAuth requests on the connection:
 // go-zookeeper's re-sent ones on a reconnect, or the client's own on a new handle.
 //
-// The seam for SASL (framework/internal/sasl). A SASL exchange runs first on every
-// connection, before even go-zookeeper's credentials: it starts in Conn.connected,
-// once the connect response shows a session, writes its tokens as requests of ours
-// (opcode 102, replies routed by xid like any of ours) past the gate, holds
-// go-zookeeper's writes in write until it ends, and at its end lets the gate open as
-// it does now (at once without credentials, else at their acceptance); a refusal is
-// recorded by Handle.refuse and ends the connection. Nothing else here changes.
+// A SASL login (sasl.go) runs before all of it, before go-zookeeper even has the
+// connect response: the gate opens as it does without one, after the login.
 
 // Write sends one of go-zookeeper's packets (it writes each in one call), and after
 // it, on 3.8, what keeps a persistent watch on a path where the packet set a

@@ -1,0 +1,117 @@
+package integration
+
+import (
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/zkrecipes/zkrecipes/framework"
+	"github.com/zkrecipes/zkrecipes/recipes/cache"
+	"github.com/zkrecipes/zkrecipes/recipes/mutex"
+	"github.com/zkrecipes/zkrecipes/zktest"
+)
+
+var digestLogin = framework.WithSASL(framework.SASLConfig{
+	Mechanism: framework.SASLDigestMD5, User: "alice", Password: "secret"})
+
+// On servers that require a SASL login, DIGEST-MD5 and Kerberos, a cache follows
+// its tree and a mutex keeps its hold through a cut connection (the login runs again
+// on the new connection), and after a session expiry the cache follows again and the
+// mutex is taken again (the login runs for the new session).
+func TestRecipesOnSASLServers(t *testing.T) {
+	kdc := zktest.NewKDC(t)
+	kerberos := framework.WithSASL(framework.SASLConfig{Mechanism: framework.SASLGSSAPI,
+		Principal: zktest.KDCClientPrincipal, Keytab: kdc.ClientKeytab(), Krb5Conf: kdc.Krb5Conf(),
+		ServerHost: "localhost"})
+	for _, kind := range []struct {
+		name   string
+		server zktest.Option
+		login  framework.Option
+	}{
+		{"DIGEST-MD5", zktest.WithSASLDigest("alice", "secret"), digestLogin},
+		{"Kerberos", zktest.WithKerberos(kdc), kerberos},
+	} {
+		t.Run(kind.name, func(t *testing.T) {
+			srv := zktest.NewServer(t, kind.server)
+			writer := newClient(t, []string{srv.Addr()}, kind.login)
+			proxy := zktest.NewProxy(t, srv.Addr())
+			c := newClient(t, []string{proxy.Addr()}, kind.login,
+				framework.WithSessionTimeout(2*time.Second), framework.WithErrorPolicy(framework.SessionErrorPolicy))
+			f := follow(t, c, writer)
+
+			proxy.Cut()
+			proxy.Restore()
+			f.sees(t, "after-cut")
+			require.True(t, f.lock.IsAcquired(), "the hold outlives a cut")
+
+			require.NoError(t, proxy.ExpireSession(testCtx(t), c.NegotiatedSessionTimeout()))
+			select {
+			case <-f.lock.Lost():
+			case <-time.After(wait):
+				t.Fatal("the hold did not end with its session")
+			}
+			f.sees(t, "after-expiry")
+			require.ErrorIs(t, f.lock.Release(testCtx(t)), mutex.ErrLost)
+			require.NoError(t, f.lock.Acquire(testCtx(t)), "taken again on the new session")
+			require.NoError(t, f.lock.Release(testCtx(t)))
+		})
+	}
+}
+
+// On an ensemble whose servers require a DIGEST-MD5 login, a client whose
+// connection moves to another member logs in there, within its session: its hold
+// and its cache carry on. The client reaches members 0 and 1 through a proxy each;
+// member 1's refuses until the move, member 0's from then on.
+func TestRecipesMoveBetweenSASLMembers(t *testing.T) {
+	e := zktest.NewEnsemble(t, 3, zktest.WithSASLDigest("alice", "secret"))
+	writer := newClient(t, []string{e.Addr(2)}, digestLogin)
+	to0, to1 := zktest.NewProxy(t, e.Addr(0)), zktest.NewProxy(t, e.Addr(1))
+	to1.Cut()
+	c := newClient(t, []string{to0.Addr(), to1.Addr()}, digestLogin,
+		framework.WithErrorPolicy(framework.SessionErrorPolicy))
+	f := follow(t, c, writer)
+	session := c.SessionID()
+
+	to1.Restore()
+	to0.Cut()
+	require.Eventually(t, func() bool { return c.State() == framework.Reconnected }, wait, 10*time.Millisecond)
+	require.Equal(t, session, c.SessionID(), "the same session, on member 1")
+	f.sees(t, "after-move")
+	require.True(t, f.lock.IsAcquired(), "the hold outlives the move")
+	require.NoError(t, f.lock.Release(testCtx(t)))
+}
+
+// follower is a client's cache of /f and its hold of /lock, checked against a
+// writer's changes.
+type follower struct {
+	ca     *cache.Cache
+	lock   *mutex.Mutex
+	writer *framework.Client
+}
+
+func follow(t *testing.T, c, writer *framework.Client) *follower {
+	t.Helper()
+	ctx := testCtx(t)
+	_, err := writer.Create(ctx, "/f", nil)
+	require.NoError(t, err)
+	ca, err := cache.New(c, "/f")
+	require.NoError(t, err)
+	t.Cleanup(func() { _ = ca.Close(testCtx(t)) })
+	require.NoError(t, ca.Start(ctx))
+	m, err := mutex.New(c, "/lock")
+	require.NoError(t, err)
+	require.NoError(t, m.Acquire(ctx))
+	f := &follower{ca: ca, lock: m, writer: writer}
+	f.sees(t, "first")
+	return f
+}
+
+// sees has the writer create /f/name, and waits for the cache to have it.
+func (f *follower) sees(t *testing.T, name string) {
+	t.Helper()
+	_, err := f.writer.Create(testCtx(t), "/f/"+name, nil)
+	require.NoError(t, err)
+	require.Eventually(t, func() bool { _, ok := f.ca.Get("/f/" + name); return ok }, wait, 10*time.Millisecond,
+		"the cache follows: /f/%s", name)
+}
