@@ -74,6 +74,10 @@ type Tracker struct {
 
 	lost     chan struct{} // made by grant: a waiter that never holds needs none
 	lostOnce sync.Once
+	// whenLost's calls, made by the goroutine that loses the hold as it closes
+	// lost, so that a hold's Context has ended before anything that loss lets run
+	// (a waiter of the same client granted on the deletion's notification).
+	onLost map[*func()]struct{}
 }
 
 // Track makes a Tracker of a participant in q, whose hold reports to q's observer;
@@ -372,11 +376,38 @@ func (t *Tracker) markLost(cause error) (closed bool) {
 	t.lostOnce.Do(func() {
 		t.mu.Lock()
 		t.cause = cause
-		t.mu.Unlock()
+		calls := t.onLost
+		t.onLost = nil
 		close(t.lost)
+		t.mu.Unlock()
+		for f := range calls {
+			(*f)()
+		}
 		closed = true
 	})
 	return closed
+}
+
+// whenLost calls f, which must not block, as the hold is lost or ends (at once if
+// it has), on the goroutine that loses it; stop, before that, undoes it.
+func (t *Tracker) whenLost(f func()) (stop func()) {
+	t.mu.Lock()
+	if hold.Ended(t.lost) {
+		t.mu.Unlock()
+		f()
+		return func() {}
+	}
+	if t.onLost == nil {
+		t.onLost = map[*func()]struct{}{}
+	}
+	key := &f
+	t.onLost[key] = struct{}{}
+	t.mu.Unlock()
+	return func() {
+		t.mu.Lock()
+		delete(t.onLost, key)
+		t.mu.Unlock()
+	}
 }
 
 // Held is a node that holds: a lock, a lease, a leadership.
@@ -417,13 +448,23 @@ func (h *Held) FencingToken() int64 { return h.token }
 // Context returns a copy of parent that ends as soon as the hold may be lost or ends,
 // with a cause that wraps lost and says why (Cause): the one-call way for a holder to
 // stop its work.
+//
+// It has ended by the time anything the loss lets happen can happen: the loss ends it
+// on the goroutine that records the loss (for a deleted node, the client's
+// receiving goroutine, before a waiter of the same client hears the deletion).
 func (h *Held) Context(parent context.Context, lost error) (context.Context, context.CancelFunc) {
-	return hold.ContextFunc(parent, func() error {
-		if cause := h.Cause(); cause != nil {
-			return fmt.Errorf("%w: %w", lost, cause)
+	ctx, cancel := context.WithCancelCause(parent)
+	stop := h.t.whenLost(func() {
+		cause := lost
+		if why := h.Cause(); why != nil {
+			cause = fmt.Errorf("%w: %w", lost, why)
 		}
-		return lost
-	}, h.Lost())
+		cancel(cause)
+	})
+	return ctx, func() {
+		stop()
+		cancel(context.Canceled)
+	}
 }
 
 // Release deletes the node. It returns an error wrapping ErrLost if the hold had been
