@@ -343,7 +343,9 @@ func TestStartWaitsForAServer(t *testing.T) {
 	srv := zktest.NewServer(t)
 	addr := srv.Addr()
 	srv.Stop()
-	c, err := framework.New([]string{addr})
+	// However long the server takes to start again (a busy machine's JVM can take
+	// more than a connection timeout), Start waits as long as its ctx allows.
+	c, err := framework.New([]string{addr}, framework.WithRetryBeforeFirstConnection())
 	require.NoError(t, err)
 	defer c.Close()
 	ctx := testCtx(t)
