@@ -21,16 +21,13 @@ var digestLogin = framework.WithSASL(framework.SASLConfig{
 // mutex is taken again (the login runs for the new session).
 func TestRecipesOnSASLServers(t *testing.T) {
 	kdc := zktest.NewKDC(t)
-	kerberos := framework.WithSASL(framework.SASLConfig{Mechanism: framework.SASLGSSAPI,
-		Principal: zktest.KDCClientPrincipal, Keytab: kdc.ClientKeytab(), Krb5Conf: kdc.Krb5Conf(),
-		ServerHost: "localhost"})
 	for _, kind := range []struct {
 		name   string
 		server zktest.Option
 		login  framework.Option
 	}{
 		{"DIGEST-MD5", zktest.WithSASLDigest("alice", "secret"), digestLogin},
-		{"Kerberos", zktest.WithKerberos(kdc), kerberos},
+		{"Kerberos", zktest.WithKerberos(kdc), kerberosLogin(kdc)},
 	} {
 		t.Run(kind.name, func(t *testing.T) {
 			srv := zktest.NewServer(t, kind.server)
@@ -59,27 +56,47 @@ func TestRecipesOnSASLServers(t *testing.T) {
 	}
 }
 
-// On an ensemble whose servers require a DIGEST-MD5 login, a client whose
-// connection moves to another member logs in there, within its session: its hold
-// and its cache carry on. The client reaches members 0 and 1 through a proxy each;
-// member 1's refuses until the move, member 0's from then on.
+// On an ensemble whose servers require a SASL login (DIGEST-MD5, Kerberos), a
+// client whose connection moves to another member logs in there, within its
+// session: its hold and its cache carry on. The client reaches members 0 and 1
+// through a proxy each; member 1's refuses until the move, member 0's from then on.
 func TestRecipesMoveBetweenSASLMembers(t *testing.T) {
-	e := zktest.NewEnsemble(t, 3, zktest.WithSASLDigest("alice", "secret"))
-	writer := newClient(t, []string{e.Addr(2)}, digestLogin)
-	to0, to1 := zktest.NewProxy(t, e.Addr(0)), zktest.NewProxy(t, e.Addr(1))
-	to1.Cut()
-	c := newClient(t, []string{to0.Addr(), to1.Addr()}, digestLogin,
-		framework.WithErrorPolicy(framework.SessionErrorPolicy))
-	f := follow(t, c, writer)
-	session := c.SessionID()
+	kdc := zktest.NewKDC(t)
+	for _, kind := range []struct {
+		name   string
+		server zktest.Option
+		login  framework.Option
+	}{
+		{"DIGEST-MD5", zktest.WithSASLDigest("alice", "secret"), digestLogin},
+		{"Kerberos", zktest.WithKerberos(kdc), kerberosLogin(kdc)},
+	} {
+		t.Run(kind.name, func(t *testing.T) {
+			e := zktest.NewEnsemble(t, 3, kind.server)
+			writer := newClient(t, []string{e.Addr(2)}, kind.login)
+			to0, to1 := zktest.NewProxy(t, e.Addr(0)), zktest.NewProxy(t, e.Addr(1))
+			to1.Cut()
+			c := newClient(t, []string{to0.Addr(), to1.Addr()}, kind.login,
+				framework.WithErrorPolicy(framework.SessionErrorPolicy))
+			f := follow(t, c, writer)
+			session := c.SessionID()
 
-	to1.Restore()
-	to0.Cut()
-	require.Eventually(t, func() bool { return c.State() == framework.Reconnected }, wait, 10*time.Millisecond)
-	require.Equal(t, session, c.SessionID(), "the same session, on member 1")
-	f.sees(t, "after-move")
-	require.True(t, f.lock.IsAcquired(), "the hold outlives the move")
-	require.NoError(t, f.lock.Release(testCtx(t)))
+			to1.Restore()
+			to0.Cut()
+			require.Eventually(t, func() bool { return c.State() == framework.Reconnected }, wait, 10*time.Millisecond)
+			require.Equal(t, session, c.SessionID(), "the same session, on member 1")
+			f.sees(t, "after-move")
+			require.True(t, f.lock.IsAcquired(), "the hold outlives the move")
+			require.NoError(t, f.lock.Release(testCtx(t)))
+		})
+	}
+}
+
+// kerberosLogin logs in as the KDC's client principal, with its keytab, to servers
+// whose principals are zookeeper/localhost (zktest's).
+func kerberosLogin(kdc *zktest.KDC) framework.Option {
+	return framework.WithSASL(framework.SASLConfig{Mechanism: framework.SASLGSSAPI,
+		Principal: zktest.KDCClientPrincipal, Keytab: kdc.ClientKeytab(), Krb5Conf: kdc.Krb5Conf(),
+		ServerHost: "localhost"})
 }
 
 // follower is a client's cache of /f and its hold of /lock, checked against a
