@@ -45,6 +45,19 @@ type SASLConfig struct {
 	ServerHost string
 }
 
+// String shows the configuration without its password, so that a log or an error
+// that prints it gives no secret away.
+func (c SASLConfig) String() string {
+	if c.Password != "" {
+		c.Password = "<redacted>"
+	}
+	type plain SASLConfig // no String method: printed field by field
+	return fmt.Sprintf("%+v", plain(c))
+}
+
+// GoString is String, for %#v.
+func (c SASLConfig) GoString() string { return c.String() }
+
 // WithSASL logs in with SASL on every connection, before any other request: as a
 // server that requires it (sessionRequireClientSASLAuth, or
 // enforce.auth.schemes=sasl) expects. New checks the configuration and, for GSSAPI,

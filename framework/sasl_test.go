@@ -1,6 +1,7 @@
 package framework
 
 import (
+	"fmt"
 	"testing"
 	"time"
 
@@ -122,4 +123,14 @@ func TestWithSASLChecksItsInput(t *testing.T) {
 	_, err := New([]string{"localhost:2181"}, WithSASL(SASLConfig{Mechanism: SASLDigestMD5, User: "a", Password: "b"}),
 		WithSASL(SASLConfig{Mechanism: SASLDigestMD5, User: "a", Password: "b"}))
 	require.ErrorIs(t, err, ErrInvalidOption, "twice")
+}
+
+// A configuration printed by a log or an error never shows its password.
+func TestSASLConfigPrintsNoPassword(t *testing.T) {
+	cfg := SASLConfig{Mechanism: SASLDigestMD5, User: "alice", Password: "secret"}
+	for _, format := range []string{"%v", "%+v", "%#v", "%s"} {
+		out := fmt.Sprintf(format, cfg)
+		require.NotContains(t, out, "secret", format)
+		require.Contains(t, out, "alice", format)
+	}
 }
