@@ -78,6 +78,15 @@ func (c *child) jobControl() (stop func()) {
 	if c.tty == nil || c.pgid == 0 {
 		return func() {}
 	}
+	if c.tty.foreground() == c.pgid && !underJobControl() {
+		// Nothing would continue a stopped CMD, and zkr hears only of its own
+		// children's stops: the terminal's Ctrl-Z may stop a grandchild alone (one
+		// that CMD vforked and has not yet exec'd: CMD waits for it and cannot stop),
+		// which suspend would never continue. So Ctrl-Z does nothing to CMD, as the
+		// kernel drops it for an orphaned group: CMD and all it starts inherit
+		// SIGTSTP ignored (zkr too, which nothing would continue either).
+		signal.Ignore(syscall.SIGTSTP)
+	}
 	sigs := make(chan os.Signal, 4)
 	signal.Notify(sigs, syscall.SIGCHLD, syscall.SIGCONT)
 	quit, done := make(chan struct{}), make(chan struct{})

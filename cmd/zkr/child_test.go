@@ -125,9 +125,9 @@ func TestTerminalBackAfterCmd(t *testing.T) {
 	h.waitLine("after", "two")
 }
 
-// Ctrl-Z stops CMD's group, which has the terminal. A shell that does job control
+// Ctrl-Z goes to CMD's group, which has the terminal. A shell that does job control
 // would see zkr stop too; with none above zkr (here a script's sh, in zkr's own
-// group), nothing could continue it, so zkr continues CMD at once.
+// group), nothing could continue it, so Ctrl-Z stops nothing: CMD finishes.
 func TestCtrlZWithoutJobControl(t *testing.T) {
 	t.Parallel()
 	h := newHarness(t)
@@ -136,7 +136,8 @@ func TestCtrlZWithoutJobControl(t *testing.T) {
 		echo done >> "$DIR/log"`)
 	term := h.startOnTerminal(`"$ZKR" lock /tty -- sh "$DIR/cmd"; echo "zkr $?" >> "$DIR/log"`)
 	h.waitLine("log", "started")
-	term.typeIn(t, "\x1a") // Ctrl-Z
+	term.typeIn(t, "\x1a")         // Ctrl-Z
+	waitOutput(t, &term.out, "^Z") // echoed: the group has had its SIGTSTP
 	h.touch("go")
 	h.waitLine("log", "zkr 0")
 	require.Equal(t, []string{"started", "done", "zkr 0"}, h.lines("log"))
