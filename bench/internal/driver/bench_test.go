@@ -50,10 +50,11 @@ func TestSmoke(t *testing.T) {
 	require.True(t, ok)
 	require.InDelta(t, 3, cycles.value(zkLockName), 0.01, "zk.Lock's uncontended cycle is create, list, delete")
 	require.InDelta(t, 4, cycles.value(limitName), 0.01, "an uncontended cycle is create, list, the holder's watch on its node, delete")
-	// Ours sends the listing with the create, from another goroutine: one that reaches
-	// the server first is sent again.
-	require.GreaterOrEqual(t, cycles.value(recipesName), 4.0, "an uncontended cycle is create, list, the holder's watch on its node, delete")
-	require.Less(t, cycles.value(recipesName), 5.0, "a listing sent again at most once a cycle")
+	// Ours sends the listing once the create is written, in the create's flight, and
+	// the holder's watch on its node once it holds: a release that comes first (as in
+	// this loop) leaves it unsent.
+	require.GreaterOrEqual(t, cycles.value(recipesName), 3.0, "an uncontended cycle is create, list, delete")
+	require.LessOrEqual(t, cycles.value(recipesName), 4.0, "and at most the holder's watch on its node")
 	watches, _ := rep.row("waiters-watches")
 	waiters := float64(s.Waiters)
 	require.InDelta(t, (waiters+2)/waiters, watches.value(recipesName), 0.01,
@@ -124,14 +125,15 @@ func TestEnsembleSmoke(t *testing.T) {
 
 	rep := b.report(ctx, s, ran, time.Second)
 	cycles, _ := rep.row("uncontended-requests")
-	require.InDelta(t, 4, cycles.value(recipesName), 0.01, "an uncontended cycle is create, list, the holder's watch, delete")
+	require.GreaterOrEqual(t, cycles.value(recipesName), 3.0, "an uncontended cycle is create, list, delete")
+	require.LessOrEqual(t, cycles.value(recipesName), 4.0, "and at most the holder's watch, which a release that comes first leaves unsent")
 	sum := 0.0
 	for i := 1; i <= 3; i++ {
 		rw, ok := rep.row(fmt.Sprintf("uncontended-requests-m%d", i))
 		require.True(t, ok)
 		sum += rw.value(recipesName)
 	}
-	require.InDelta(t, 4, sum, 0.01, "the members' requests add up to the total")
+	require.InDelta(t, cycles.value(recipesName), sum, 0.01, "the members' requests add up to the total")
 	m := rep.Results["waiters"][recipesName][0]
 	watches := 0
 	for _, w := range m.WatchesByMember {
