@@ -21,14 +21,7 @@ var digestLogin = framework.WithSASL(framework.SASLConfig{
 // mutex is taken again (the login runs for the new session).
 func TestRecipesOnSASLServers(t *testing.T) {
 	kdc := zktest.NewKDC(t)
-	for _, kind := range []struct {
-		name   string
-		server zktest.Option
-		login  framework.Option
-	}{
-		{"DIGEST-MD5", zktest.WithSASLDigest("alice", "secret"), digestLogin},
-		{"Kerberos", zktest.WithKerberos(kdc), kerberosLogin(kdc)},
-	} {
+	for _, kind := range saslKinds(kdc) {
 		t.Run(kind.name, func(t *testing.T) {
 			srv := zktest.NewServer(t, kind.server)
 			writer := newClient(t, []string{srv.Addr()}, kind.login)
@@ -62,14 +55,7 @@ func TestRecipesOnSASLServers(t *testing.T) {
 // through a proxy each; member 1's refuses until the move, member 0's from then on.
 func TestRecipesMoveBetweenSASLMembers(t *testing.T) {
 	kdc := zktest.NewKDC(t)
-	for _, kind := range []struct {
-		name   string
-		server zktest.Option
-		login  framework.Option
-	}{
-		{"DIGEST-MD5", zktest.WithSASLDigest("alice", "secret"), digestLogin},
-		{"Kerberos", zktest.WithKerberos(kdc), kerberosLogin(kdc)},
-	} {
+	for _, kind := range saslKinds(kdc) {
 		t.Run(kind.name, func(t *testing.T) {
 			e := zktest.NewEnsemble(t, 3, kind.server)
 			writer := newClient(t, []string{e.Addr(2)}, kind.login)
@@ -88,6 +74,21 @@ func TestRecipesMoveBetweenSASLMembers(t *testing.T) {
 			require.True(t, f.lock.IsAcquired(), "the hold outlives the move")
 			require.NoError(t, f.lock.Release(testCtx(t)))
 		})
+	}
+}
+
+// saslKind is a server that requires one SASL mechanism, and a client's login to it.
+type saslKind struct {
+	name   string
+	server zktest.Option
+	login  framework.Option
+}
+
+// saslKinds are DIGEST-MD5's and Kerberos's, the latter on kdc.
+func saslKinds(kdc *zktest.KDC) []saslKind {
+	return []saslKind{
+		{"DIGEST-MD5", zktest.WithSASLDigest("alice", "secret"), digestLogin},
+		{"Kerberos", zktest.WithKerberos(kdc), kerberosLogin(kdc)},
 	}
 }
 
