@@ -1,6 +1,7 @@
 package framework
 
 import (
+	"context"
 	"net"
 	"slices"
 	"strconv"
@@ -44,7 +45,10 @@ func TestEnsembleTrackingFollowsReconfiguration(t *testing.T) {
 	dials := &dialCounter{dials: map[string]int{}}
 	c := newClient(t, []string{e.Addr(0)}, WithEnsembleTracking(true), WithNamespace("app"),
 		WithSessionTimeout(15*time.Second), WithDialer(dials.dial))
-	ctx := testCtx(t)
+	// Four servers start and two elections run within it: under load that is
+	// longer than one wait.
+	ctx, cancel := context.WithTimeout(context.Background(), 4*wait)
+	defer cancel()
 	sid := c.SessionID()
 	states := timeStates(c)
 
@@ -71,8 +75,9 @@ func TestEnsembleTrackingFollowsReconfiguration(t *testing.T) {
 	// The member it was given is killed: the session goes on on an added one.
 	require.Equal(t, e.Addr(0), c.Conn().Server())
 	e.Stop(0)
+	elected(t, e)
 	require.Eventually(t, func() bool { return c.State().IsConnected() && c.Conn().Server() != e.Addr(0) },
-		wait, 10*time.Millisecond)
+		wait, 10*time.Millisecond, "state %v on %s", c.State(), c.Conn().Server())
 	heard, suspended := states.since(0)
 	t.Logf("the only member given was killed: suspended for %v (%v)", suspended, heard)
 	require.NotContains(t, heard, Lost)
@@ -97,11 +102,25 @@ func TestEnsembleTrackingFollowsReconfiguration(t *testing.T) {
 	mark := states.count()
 	on := slices.Index(e.Addrs(), c.Conn().Server())
 	e.Stop(on)
+	elected(t, e)
 	require.Eventually(t, func() bool { return c.State().IsConnected() && c.Conn().Server() != e.Addr(on) },
-		wait, 10*time.Millisecond)
+		wait, 10*time.Millisecond, "state %v on %s", c.State(), c.Conn().Server())
 	heard, suspended = states.since(mark)
 	t.Logf("member %d killed after the first was removed: suspended for %v (%v)", on, suspended, heard)
 	require.NotContains(t, heard, Lost)
 	require.Equal(t, sid, c.SessionID())
 	require.Zero(t, dials.count(e.Addr(0)), "the removed member is not dialled")
+}
+
+// elected waits for the members still running to have a leader, so that the
+// client's reconnection is timed from a quorum that serves. The election is the
+// ensemble's own time: on a busy machine it can take many rounds (a follower that
+// misses syncLimit, one second here, starts another), and CI once saw the two
+// members left take longer than wait.
+func elected(t *testing.T, e *zktest.Ensemble) {
+	t.Helper()
+	start := time.Now()
+	require.Eventually(t, func() bool { return e.Leader() >= 0 }, 4*wait, 50*time.Millisecond,
+		"no leader among the members still running")
+	t.Logf("member %d leads, after %v", e.Leader(), time.Since(start))
 }
