@@ -128,6 +128,7 @@ func TestEnsembleMemberLossKeepsTheSession(t *testing.T) {
 	require.GreaterOrEqual(t, member, 0, "connected to %s, one of %v", server, e.Addrs())
 
 	e.Stop(member)
+	elected(t, e)
 	log.waitFor(t, Suspended, Reconnected)
 	require.Equal(t, sid, c.SessionID(), "the session moved to another member")
 	require.NotEqual(t, server, c.Conn().Server())

@@ -10,6 +10,8 @@ import (
 
 	"github.com/stretchr/testify/require"
 	"go.uber.org/goleak"
+
+	"github.com/zkrecipes/zkrecipes/zktest"
 )
 
 func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
@@ -100,4 +102,17 @@ func silentServer(t *testing.T) (string, *atomic.Int32) {
 		}
 	})
 	return l.Addr().String(), &count
+}
+
+// elected waits for the members still running to have a leader, so that the
+// client's reconnection is timed from a quorum that serves. The election is the
+// ensemble's own time: on a busy machine it can take many rounds (a follower that
+// misses syncLimit, one second here, starts another), and CI once saw the two
+// members left take longer than wait.
+func elected(t *testing.T, e *zktest.Ensemble) {
+	t.Helper()
+	start := time.Now()
+	require.Eventually(t, func() bool { return e.Leader() >= 0 }, 4*wait, 50*time.Millisecond,
+		"no leader among the members still running")
+	t.Logf("member %d leads, after %v", e.Leader(), time.Since(start))
 }

@@ -127,6 +127,7 @@ func TestMovedMemberIsReachedAtItsNewAddress(t *testing.T) {
 	}
 	mark := states.count()
 	m.e.Stop(now)
+	elected(t, m.e)
 	require.Eventually(t, func() bool { return m.on(c) == moved && c.State().IsConnected() }, wait, 10*time.Millisecond,
 		"the client is on %s, state %v", c.Conn().Server(), c.State())
 	require.Equal(t, "127.0.0.11", hostOf(c.Conn().Server()))
