@@ -134,8 +134,20 @@ public final class CuratorPeer {
                 .connectionTimeoutMs(15000)
                 .retryPolicy(new ExponentialBackoffRetry(100, 10))
                 .build();
+        // Curator queues connection states and hands them to listeners on a thread of
+        // its own, so a recipe's listener added just after blockUntilConnected can still
+        // hear the first CONNECTED. ServiceDiscovery re-registers its instances on it,
+        // which a test that registers at once sees as a removal and a second add (seen
+        // on a busy machine). So no recipe is built before that state has been handed out.
+        CountDownLatch connected = new CountDownLatch(1);
+        client.getConnectionStateListenable().addListener((c, state) -> {
+            if (state == ConnectionState.CONNECTED) {
+                connected.countDown();
+            }
+        });
         client.start();
         client.blockUntilConnected();
+        connected.await();
         try {
             run(client, args);
         } catch (Exception e) {
