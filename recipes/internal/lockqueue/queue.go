@@ -26,12 +26,13 @@ type Queue struct {
 	handOver      bool      // HandOverOnNotification
 	unwatched     bool      // Unwatched
 	observer      *Observer // nil: nothing hears the queue
+	holders       *holders  // the client's
 }
 
 // New is the queue of the participants at path, whose nodes we name name ("lock-",
 // before the server's sequence number), and whom rule lets hold.
 func New(c *framework.Client, path, name string, rule Rule, opts ...QueueOption) *Queue {
-	q := &Queue{client: c, path: path, name: name, names: []string{name}, rule: rule}
+	q := &Queue{client: c, path: path, name: name, names: []string{name}, rule: rule, holders: holdersOf(c)}
 	for _, opt := range opts {
 		opt(q)
 	}
@@ -111,9 +112,11 @@ func (q *Queue) Acquire(ctx context.Context, data []byte, o Options) (h *Held, e
 				o.Queued()
 				o.Queued = nil
 			}
-			if h, err = q.wait(ctx, n, nil, o.Wait, o.OnRevoke, l); err == nil {
+			t := q.track(o.OnRevoke)
+			if h, err = q.wait(ctx, n, t, o.Wait, l); err == nil {
 				return h, nil
 			}
+			t.Stop()
 			n.Delete(ctx, q.client)
 		}
 		if !errors.Is(err, ErrNodeGone) {
@@ -153,6 +156,7 @@ func (q *Queue) HoldAt(ctx context.Context, data []byte, seq string) (h *Held, e
 		err = ErrLost
 	}
 	if err != nil {
+		t.Stop()
 		n.Delete(ctx, q.client)
 		return nil, err
 	}
@@ -161,14 +165,14 @@ func (q *Queue) HoldAt(ctx context.Context, data []byte, seq string) (h *Held, e
 
 // Await waits until our existing node n holds (a latch's wait for leadership, which
 // keeps its node across the terms it loses): an acquisition of its own, as the
-// observer sees it. t must have been started (q.Track) before Await is called. It
-// returns ErrNodeGone when n vanished or belongs to an earlier session; it deletes
-// nothing.
+// observer sees it, through t (q.Track, or the last hold's Pass), which it leaves
+// following n. It returns ErrNodeGone when n vanished or belongs to an earlier
+// session; it deletes nothing.
 func (q *Queue) Await(ctx context.Context, n *Node, t *Tracker, wait bool) (h *Held, err error) {
 	a := q.observer.Begin(ctx, q.path, wait)
 	defer func() { a.End(h, err) }()
 	a.queued(n)
-	return q.wait(ctx, n, t, wait, nil, nil)
+	return q.wait(ctx, n, t, wait, nil)
 }
 
 // snapshot is one look at the queue: the children, and the client's states around it.
@@ -215,14 +219,14 @@ func (q *Queue) join(ctx context.Context, data []byte, wait bool) (*Node, *snaps
 }
 
 // wait is the loop of the lock queue for node n: list, ask the rule, watch one node,
-// wait, until n holds. The hold is granted through t, or, if t is nil, through a
-// Tracker made then (hearing onRevoke). first, if not nil, is a listing made with
-// our node's create, which may lack our node.
+// wait, until n holds. The hold is granted through t, which follows n only from when
+// it expects to hold: a queued waiter is not among the client's holders. first, if
+// not nil, is a listing made with our node's create, which may lack our node.
 //
 // A waiter whose watched node is the first of its listing will likely hold when
 // that node goes: it sets its own node's watch (the holder's watch) in the same
-// flight as the watch on that node, so that the grant reads nothing after. Only such
-// a waiter keeps a Tracker: a queued waiter holds none.
+// flight as the watch on that node, so that the grant reads nothing after. Any other
+// sets it once it holds, in a flight of its own that the grant does not wait for.
 //
 // Where the queue allows it (HandOverOnNotification), such a waiter holds on the
 // notification of that node's deletion itself, with no listing. The argument: under
@@ -236,24 +240,15 @@ func (q *Queue) join(ctx context.Context, data []byte, wait bool) (*Node, *snaps
 // an old sequence (so not HandOverOnNotification); a sequence counter that wrapped
 // between the nodes listed, or children that are not the recipe's (some other
 // writer making nodes there), where decide does not call the watched node first.
-func (q *Queue) wait(ctx context.Context, n *Node, t *Tracker, wait bool, onRevoke func(), first *snapshot) (_ *Held, err error) {
-	tr := t
-	defer func() {
-		if err != nil && t == nil && tr != nil {
-			tr.Stop()
-		}
-	}()
+func (q *Queue) wait(ctx context.Context, n *Node, t *Tracker, wait bool, first *snapshot) (*Held, error) {
 	// Set our node's watch with the next listing: at once for a participant that
-	// keeps its Tracker (a latch), since it lists after its create, not with it.
-	armNext := t != nil
+	// lists after its create, not with it (a latch).
+	armNext := first == nil
 	for l := first; ; l = nil {
 		joined := l != nil && l == first // the listing made with our create
 		first = nil                      // not kept while waiting: its children may be many
 		if l == nil {
-			if armNext && tr == nil {
-				tr = q.track(onRevoke)
-			}
-			tr.watchWith(ctx, n, armNext, func() { l = q.list(ctx, wait) })
+			t.watchWith(ctx, n, armNext, func() { l = q.list(ctx, wait) })
 		}
 		if errors.Is(l.err, ErrNodeGone) && joined {
 			continue // listed before the create made the lock's path: list again
@@ -283,10 +278,7 @@ func (q *Queue) wait(ctx context.Context, n *Node, t *Tracker, wait bool, onRevo
 			return nil, err
 		}
 		if holds {
-			if tr == nil {
-				tr = q.track(onRevoke)
-			}
-			h, ok, err := tr.grant(ctx, epoch, n)
+			h, ok, err := t.grant(ctx, epoch, n)
 			if err != nil || ok {
 				return h, err
 			}
@@ -295,15 +287,7 @@ func (q *Queue) wait(ctx context.Context, n *Node, t *Tracker, wait bool, onRevo
 		if !wait {
 			return nil, ErrWouldBlock
 		}
-		expect := ahead || q.watchChildren
-		if expect && tr == nil {
-			tr = q.track(onRevoke)
-		}
-		if !expect && t == nil && tr != nil {
-			tr.Stop()
-			tr = nil
-		}
-		tr.watchWith(ctx, n, expect, func() {
+		t.watchWith(ctx, n, ahead || q.watchChildren, func() {
 			if changed == nil {
 				_, _, changed, err = q.client.GetW(ctx, path.Join(q.path, watch))
 			}
@@ -320,8 +304,8 @@ func (q *Queue) wait(ctx context.Context, n *Node, t *Tracker, wait bool, onRevo
 		// next listing says ErrClosed.
 		select {
 		case ev := <-changed:
-			if q.handOver && ahead && ev.Type == framework.EventNodeDeleted && tr.ready() {
-				h, ok, err := tr.grant(ctx, epoch, n)
+			if q.handOver && ahead && ev.Type == framework.EventNodeDeleted && t.ready() {
+				h, ok, err := t.grant(ctx, epoch, n)
 				if err != nil || ok {
 					return h, err
 				}
@@ -334,12 +318,6 @@ func (q *Queue) wait(ctx context.Context, n *Node, t *Tracker, wait bool, onRevo
 			return nil, fmt.Errorf("waiting for %s: %w", q.path, ctx.Err())
 		}
 	}
-}
-
-func (q *Queue) track(onRevoke func()) *Tracker {
-	t := q.Track()
-	t.onRevoke = onRevoke
-	return t
 }
 
 // Participant is a node in the queue.
