@@ -13,7 +13,7 @@
 // deletes our node (guaranteed, so even with the connection down); a held node comes
 // with a Lost channel that closes when the client's error policy says the session may
 // be gone and as soon as the node is deleted (its holder's one watch, heard on the
-// client's receiving goroutine: nodewatch.go), with the reason (Held.Cause), and a
+// client's receiving goroutine: holders.go), with the reason (Held.Cause), and a
 // fencing token that grows with every holder: the node's czxid, which anyone reading
 // the server sees.
 //

@@ -48,7 +48,8 @@ const RevokeMessage = "__REVOKE__"
 // listing.
 type Tracker struct {
 	q        *Queue
-	onRevoke func() // called when another client asks us to release; nil: none
+	onRevoke func()         // called when another client asks us to release; nil: none
+	watching sync.WaitGroup // watchWith's watch, sent beside the participant's request
 
 	mu   sync.Mutex
 	node *Node // followed (among the client's holders) while set
@@ -234,13 +235,15 @@ func (t *Tracker) watchWith(ctx context.Context, n *Node, arm bool, fn func()) {
 		return
 	}
 	t.follow(n)
-	done := make(chan struct{})
-	go func() {
-		defer close(done)
-		_ = t.watch(ctx, n)
-	}()
+	t.watching.Add(1)
+	go t.watchAside(ctx, n)
 	fn()
-	<-done
+	t.watching.Wait()
+}
+
+func (t *Tracker) watchAside(ctx context.Context, n *Node) {
+	defer t.watching.Done()
+	_ = t.watch(ctx, n)
 }
 
 // ready says whether a grant need not read our node: its data watch is set and

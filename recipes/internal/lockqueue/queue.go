@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"path"
+	"sync"
 	"time"
 
 	"github.com/cenkalti/backoff/v4"
@@ -20,6 +21,7 @@ type Queue struct {
 	client        *framework.Client
 	path          string   // the lock's path, whose children are the participants
 	name          string   // our nodes' name, before the sequence number: "lock-"
+	prefix        string   // path/name: our nodes' path, before the sequence number
 	names         []string // every participant name on the path, name among them
 	rule          Rule
 	watchChildren bool
@@ -32,12 +34,14 @@ type Queue struct {
 // New is the queue of the participants at path, whose nodes we name name ("lock-",
 // before the server's sequence number), and whom rule lets hold.
 func New(c *framework.Client, path, name string, rule Rule, opts ...QueueOption) *Queue {
-	q := &Queue{client: c, path: path, name: name, names: []string{name}, rule: rule, holders: holdersOf(c)}
+	q := &Queue{client: c, path: path, name: name, names: []string{name}, rule: rule, holders: holdersOf(c), prefix: nodePrefix(path, name)}
 	for _, opt := range opts {
 		opt(q)
 	}
 	return q
 }
+
+func nodePrefix(dir, name string) string { return path.Join(dir, name) }
 
 // QueueOption configures a Queue.
 type QueueOption func(*Queue)
@@ -84,7 +88,7 @@ func (q *Queue) Join(ctx context.Context, data []byte) (*Node, error) {
 }
 
 func (q *Queue) joinTraced(ctx context.Context, data []byte, trace *framework.CreateTrace) (*Node, error) {
-	return createNode(ctx, q.client, path.Join(q.path, q.name), data, trace, framework.Sequential())
+	return createNode(ctx, q.client, q.prefix, data, trace, framework.Sequential())
 }
 
 // Options of one acquisition.
@@ -105,7 +109,7 @@ func (q *Queue) Acquire(ctx context.Context, data []byte, o Options) (h *Held, e
 	var restarts backoff.BackOff
 	for {
 		var n *Node
-		var l *snapshot
+		var l snapshot
 		if n, l, err = q.join(ctx, data, o.Wait); err == nil {
 			a.queued(n)
 			if o.Queued != nil {
@@ -113,7 +117,7 @@ func (q *Queue) Acquire(ctx context.Context, data []byte, o Options) (h *Held, e
 				o.Queued = nil
 			}
 			t := q.track(o.OnRevoke)
-			if h, err = q.wait(ctx, n, t, o.Wait, l); err == nil {
+			if h, err = q.wait(ctx, n, t, o.Wait, &l); err == nil {
 				return h, nil
 			}
 			t.Stop()
@@ -185,10 +189,9 @@ type snapshot struct {
 }
 
 // list lists the queue, with a watch on its children for a waiting counting rule.
-func (q *Queue) list(ctx context.Context, wait bool) *snapshot {
+func (q *Queue) list(ctx context.Context, wait bool) (l snapshot) {
 	// Taken before the listing: an error state after it refuses the grant, and any
 	// change after it wakes the wait.
-	l := &snapshot{}
 	l.epoch, l.changedState = q.client.ForRecipes().StateChanges()
 	if q.watchChildren && wait {
 		l.children, _, l.changed, l.err = q.client.ChildrenW(ctx, q.path)
@@ -201,21 +204,32 @@ func (q *Queue) list(ctx context.Context, wait bool) *snapshot {
 	return l
 }
 
+// joining is a join's create trace and listing, made once for both.
+type joining struct {
+	trace  framework.CreateTrace
+	l      snapshot
+	listed sync.WaitGroup
+}
+
 // join makes our node (Join) and lists the queue in the same flight: an
 // uncontended acquisition is then one round trip, the create's reply giving the
 // fencing token. The listing is sent once the create's request has been written
 // (framework.CreateTrace), so that it reaches the server after the create. A
 // listing that lacks our node all the same (the create's first attempt was lost
 // and retried) is listed again (wait).
-func (q *Queue) join(ctx context.Context, data []byte, wait bool) (*Node, *snapshot, error) {
-	var trace framework.CreateTrace
-	listed := make(chan *snapshot, 1)
-	go func() {
-		<-trace.Written()
-		listed <- q.list(ctx, wait)
-	}()
-	n, err := q.joinTraced(ctx, data, &trace)
-	return n, <-listed, err
+func (q *Queue) join(ctx context.Context, data []byte, wait bool) (*Node, snapshot, error) {
+	j := &joining{}
+	j.listed.Add(1)
+	go q.listOnceWritten(ctx, wait, j)
+	n, err := q.joinTraced(ctx, data, &j.trace)
+	j.listed.Wait()
+	return n, j.l, err
+}
+
+func (q *Queue) listOnceWritten(ctx context.Context, wait bool, j *joining) {
+	defer j.listed.Done()
+	<-j.trace.Written()
+	j.l = q.list(ctx, wait)
 }
 
 // wait is the loop of the lock queue for node n: list, ask the rule, watch one node,
@@ -244,10 +258,11 @@ func (q *Queue) wait(ctx context.Context, n *Node, t *Tracker, wait bool, first 
 	// Set our node's watch with the next listing: at once for a participant that
 	// lists after its create, not with it (a latch).
 	armNext := first == nil
-	for l := first; ; l = nil {
-		joined := l != nil && l == first // the listing made with our create
-		first = nil                      // not kept while waiting: its children may be many
-		if l == nil {
+	var l snapshot
+	for joined := first != nil; ; joined = false { // joined: l is the listing made with our create
+		if joined {
+			l, first = *first, nil // not kept while waiting: its children may be many
+		} else {
 			t.watchWith(ctx, n, armNext, func() { l = q.list(ctx, wait) })
 		}
 		if errors.Is(l.err, ErrNodeGone) && joined {
@@ -273,7 +288,7 @@ func (q *Queue) wait(ctx context.Context, n *Node, t *Tracker, wait bool, first 
 		// Nothing of the listing is kept while waiting but these: its children may
 		// be many, and a queued waiter's memory is what a long queue costs.
 		epoch, changedState, changed := l.epoch, l.changedState, l.changed
-		l = nil
+		l = snapshot{}
 		if err != nil {
 			return nil, err
 		}
