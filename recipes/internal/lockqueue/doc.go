@@ -37,13 +37,16 @@
 // never a path, a node or a session as a metric attribute.
 //
 // Round trips, not only requests, are what a user waits for (DESIGN.md). An
-// uncontended acquisition is two: the create and the listing in one flight, then a
-// getData that watches our node and reads its czxid (the holder's watch, the price
-// of a hold that ends when its node is deleted); the release is the delete. A
-// waiter sets the watch on the node before it; the one behind the first node sets
-// its own node's watch in the same flight, and, for the recipes whose queue allows
-// it (HandOverOnNotification: mutex, the semaphore's lock, latch, selector), holds
-// on the deletion's notification itself, with no request. Any other waiter, woken,
-// lists with its own node's watch in the same flight: one round trip. Queue.wait
-// says why the hand-over on the notification is safe, and where it does not apply.
+// uncontended acquisition is one: the create and the listing in one flight, the
+// create's reply giving the fencing token; the holder's watch on its own node (the
+// price of a hold that ends when its node is deleted) is sent once it holds, and
+// nothing waits for it. The release is the delete. A waiter sets the watch on the
+// node before it; the one behind the first node sets its own node's watch in the
+// same flight, and, for the recipes whose queue allows it (HandOverOnNotification:
+// mutex, the semaphore's lock, latch, selector), holds on the deletion's
+// notification itself, with no request. Any other waiter, woken, lists with its own
+// node's watch in the same flight: one round trip. No participant watches its own
+// node before it holds or is next in line (a latch's candidates included).
+// Queue.wait says why the hand-over on the notification is safe, and where it does
+// not apply.
 package lockqueue

@@ -239,8 +239,9 @@ func (q *Queue) listOnceWritten(ctx context.Context, wait bool, j *joining) {
 //
 // A waiter whose watched node is the first of its listing will likely hold when
 // that node goes: it sets its own node's watch (the holder's watch) in the same
-// flight as the watch on that node, so that the grant reads nothing after. Any other
-// sets it once it holds, in a flight of its own that the grant does not wait for.
+// flight as the watch on that node, so that the grant reads nothing after. A waiter
+// woken by a deletion sets it with its next listing; one that holds without it (at
+// its first listing) sets it once it holds, in a flight the grant does not wait for.
 //
 // Where the queue allows it (HandOverOnNotification), such a waiter holds on the
 // notification of that node's deletion itself, with no listing. The argument: under
@@ -255,9 +256,7 @@ func (q *Queue) listOnceWritten(ctx context.Context, wait bool, j *joining) {
 // between the nodes listed, or children that are not the recipe's (some other
 // writer making nodes there), where decide does not call the watched node first.
 func (q *Queue) wait(ctx context.Context, n *Node, t *Tracker, wait bool, first *snapshot) (*Held, error) {
-	// Set our node's watch with the next listing: at once for a participant that
-	// lists after its create, not with it (a latch).
-	armNext := first == nil
+	armNext := false // set our node's watch with the next listing
 	var l snapshot
 	for joined := first != nil; ; joined = false { // joined: l is the listing made with our create
 		if joined {
