@@ -89,17 +89,13 @@ func (t *Tracker) Stop() {
 	}
 }
 
-// current is the hold granted through t, nil if none.
-func (t *Tracker) current() *Held {
-	t.mu.Lock()
-	defer t.mu.Unlock()
-	return t.h
-}
-
 // stateLost loses t's hold, if granted before the errorStates-th error state (its
 // grant saw fewer: see Tracker.grant), for cause.
 func (t *Tracker) stateLost(cause error, errorStates int64) {
-	if h := t.current(); h != nil && h.epoch < errorStates {
+	t.mu.Lock()
+	h := t.h
+	t.mu.Unlock()
+	if h != nil && h.epoch < errorStates {
 		h.move(loss, cause)
 	}
 }
