@@ -27,6 +27,7 @@ type Queue struct {
 	watchChildren bool
 	handOver      bool      // HandOverOnNotification
 	unwatched     bool      // Unwatched
+	onRevoke      func()    // OnRevoke
 	observer      *Observer // nil: nothing hears the queue
 	holders       *holders  // the client's
 }
@@ -72,6 +73,11 @@ func HandOverOnNotification() QueueOption { return func(q *Queue) { q.handOver =
 // its node.
 func Unwatched() QueueOption { return func(q *Queue) { q.unwatched = true } }
 
+// OnRevoke makes f be called when another client asks a holder of the queue to
+// release (Curator's Revoker writes RevokeMessage into its node). Default: nothing
+// hears it.
+func OnRevoke(f func()) QueueOption { return func(q *Queue) { q.onRevoke = f } }
+
 // Observed makes o hear the queue's acquisitions and holds. Default: nothing hears
 // them (a semaphore's internal lock).
 func Observed(o *Observer) QueueOption { return func(q *Queue) { q.observer = o } }
@@ -93,8 +99,7 @@ func (q *Queue) joinTraced(ctx context.Context, data []byte, trace *framework.Cr
 
 // Options of one acquisition.
 type Options struct {
-	Wait     bool   // wait for the hold; else give up with ErrWouldBlock
-	OnRevoke func() // if set, called when another client asks us to release
+	Wait bool // wait for the hold; else give up with ErrWouldBlock
 	// Queued, if set, is called once our first node exists, before the wait: a
 	// caller that returns at that point learns of a refusal (an ACL, a bad path)
 	// from Acquire's error, yet does not wait for the hold.
@@ -116,11 +121,9 @@ func (q *Queue) Acquire(ctx context.Context, data []byte, o Options) (h *Held, e
 				o.Queued()
 				o.Queued = nil
 			}
-			t := q.track(o.OnRevoke)
-			if h, err = q.wait(ctx, n, t, o.Wait, &l); err == nil {
+			if h, err = q.wait(ctx, n, nil, o.Wait, &l); err == nil {
 				return h, nil
 			}
-			t.Stop()
 			n.Delete(ctx, q.client)
 		}
 		if !errors.Is(err, ErrNodeGone) {
@@ -233,9 +236,10 @@ func (q *Queue) listOnceWritten(ctx context.Context, wait bool, j *joining) {
 }
 
 // wait is the loop of the lock queue for node n: list, ask the rule, watch one node,
-// wait, until n holds. The hold is granted through t, which follows n only from when
-// it expects to hold: a queued waiter is not among the client's holders. first, if
-// not nil, is a listing made with our node's create, which may lack our node.
+// wait, until n holds. The hold is granted through t; a nil t is made once the
+// waiter expects to hold (a queued waiter keeps none), and stopped here if the wait
+// fails. first, if not nil, is a listing made with our node's create, which may lack
+// our node.
 //
 // A waiter whose watched node is the first of its listing will likely hold when
 // that node goes: it sets its own node's watch (the holder's watch) in the same
@@ -255,13 +259,21 @@ func (q *Queue) listOnceWritten(ctx context.Context, wait bool, j *joining) {
 // an old sequence (so not HandOverOnNotification); a sequence counter that wrapped
 // between the nodes listed, or children that are not the recipe's (some other
 // writer making nodes there), where decide does not call the watched node first.
-func (q *Queue) wait(ctx context.Context, n *Node, t *Tracker, wait bool, first *snapshot) (*Held, error) {
+func (q *Queue) wait(ctx context.Context, n *Node, t *Tracker, wait bool, first *snapshot) (_ *Held, err error) {
+	if t == nil {
+		defer func() {
+			if err != nil && t != nil {
+				t.Stop()
+			}
+		}()
+	}
 	armNext := false // set our node's watch with the next listing
 	var l snapshot
 	for joined := first != nil; ; joined = false { // joined: l is the listing made with our create
 		if joined {
-			l, first = *first, nil // not kept while waiting: its children may be many
+			l, *first, first = *first, snapshot{}, nil // not kept while waiting: its children may be many
 		} else {
+			t = q.tracking(t, armNext)
 			t.watchWith(ctx, n, armNext, func() { l = q.list(ctx, wait) })
 		}
 		if errors.Is(l.err, ErrNodeGone) && joined {
@@ -292,6 +304,7 @@ func (q *Queue) wait(ctx context.Context, n *Node, t *Tracker, wait bool, first 
 			return nil, err
 		}
 		if holds {
+			t = q.tracking(t, true)
 			h, ok, err := t.grant(ctx, epoch, n)
 			if err != nil || ok {
 				return h, err
@@ -301,7 +314,9 @@ func (q *Queue) wait(ctx context.Context, n *Node, t *Tracker, wait bool, first 
 		if !wait {
 			return nil, ErrWouldBlock
 		}
-		t.watchWith(ctx, n, ahead || q.watchChildren, func() {
+		expect := ahead || q.watchChildren
+		t = q.tracking(t, expect)
+		t.watchWith(ctx, n, expect, func() {
 			if changed == nil {
 				_, _, changed, err = q.client.GetW(ctx, path.Join(q.path, watch))
 			}
@@ -332,6 +347,14 @@ func (q *Queue) wait(ctx context.Context, n *Node, t *Tracker, wait bool, first 
 			return nil, fmt.Errorf("waiting for %s: %w", q.path, ctx.Err())
 		}
 	}
+}
+
+// tracking is t, or, if nil and needed, a new Tracker.
+func (q *Queue) tracking(t *Tracker, needed bool) *Tracker {
+	if t == nil && needed {
+		return q.Track()
+	}
+	return t
 }
 
 // Participant is a node in the queue.
