@@ -61,6 +61,10 @@ func TestLatchLeadsAgainWithoutWatchingAgain(t *testing.T) {
 	require.Eventually(t, func() bool {
 		return slices.Contains(zkrtest.DataWatches(t, srv, c.SessionID()), l.Node())
 	}, zkrtest.Wait, 10*time.Millisecond, "our node's watch is set")
+	// The server answers in order: once this reply is in, so is the watch's, which a
+	// cut would otherwise lose (and the watch be read again, in the next term).
+	_, _, err := c.Exists(ctx, l.Node())
+	require.NoError(t, err)
 
 	for term := range 3 {
 		d.Requests()
