@@ -33,6 +33,9 @@ type Client struct {
 	namespace      string
 	namespaceReady atomic.Bool
 	view           *view // nil for the client New made (namespaced.go)
+
+	sharedMu sync.Mutex
+	shared   map[any]any // Plumbing.Shared's values, made on first use
 }
 
 // core is the session and everything about it that a Client's namespaced views

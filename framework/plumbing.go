@@ -18,6 +18,26 @@ type Plumbing struct{ c *core }
 // namespaced view has the plumbing of the client it came from.
 func (c *Client) ForRecipes() Plumbing { return Plumbing{c.core} }
 
+// Shared is the value that c (a client, or one of its namespaced views) keeps under
+// key for a recipe package, made by make on its first use: state kept once per client
+// rather than per participant (the lock queue's holders, whom one subscriber to c's
+// notifications and one listener of its states serve), so that it lives and goes
+// with c, with no package-level map of clients. make runs once per c and key, and
+// must not call Shared.
+func (p Plumbing) Shared(c *Client, key any, make func() any) any {
+	c.sharedMu.Lock()
+	defer c.sharedMu.Unlock()
+	v, ok := c.shared[key]
+	if !ok {
+		if c.shared == nil {
+			c.shared = map[any]any{}
+		}
+		v = make()
+		c.shared[key] = v
+	}
+	return v
+}
+
 // StateChanges is for recipes whose participants wait on their own, many at once
 // (a lock's queued waiters): errorStates counts the states published so far that
 // the error policy counts as errors (and every Lost), and next closes when the next

@@ -3,6 +3,7 @@ package election
 import (
 	"slices"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/require"
 
@@ -10,9 +11,11 @@ import (
 	"github.com/zkrecipes/zkrecipes/internal/zkrtest"
 )
 
-// A latch behind the leader: its create, then its listing with its own node's watch,
-// then the watch on the leader's node. The leader's Close hands the leadership over
-// on the notification, with no request (issue 45 item 3).
+// A latch behind the leader: its create, then its listing, then the watch on the
+// leader's node with its own node's watch in the same flight, since it leads next
+// (issue 45 item 7: a candidate further back watches only the one before it). The
+// leader's Close hands the leadership over on the notification, with no request
+// (issue 45 item 3).
 func TestLatchHandOverFlights(t *testing.T) {
 	const create, getData, getChildren2 = 1, 4, 12
 	srv := zkrtest.Server(t)
@@ -32,9 +35,8 @@ func TestLatchHandOverFlights(t *testing.T) {
 	go func() { started <- next.Start(ctx) }()
 	require.Equal(t, []int32{create}, d.Flight(t, 1))
 	require.NoError(t, <-started)
-	sorted := func(ops []int32) []int32 { slices.Sort(ops); return ops }
-	require.Equal(t, []int32{getData, getChildren2}, sorted(d.Flight(t, 2)), "the listing and our node's watch")
-	require.Equal(t, []int32{getData}, d.Flight(t, 1), "the watch on the leader's node")
+	require.Equal(t, []int32{getChildren2}, d.Flight(t, 1), "the listing")
+	require.Equal(t, []int32{getData, getData}, d.Flight(t, 2), "the watch on the leader's node and our node's")
 	require.NoError(t, leader.Close(ctx))
 	d.Notified(t)
 	require.NoError(t, next.Await(ctx))
@@ -55,6 +57,14 @@ func TestLatchLeadsAgainWithoutWatchingAgain(t *testing.T) {
 	defer l.Listen(func(leader bool) { changes <- leader })()
 	require.NoError(t, l.Start(ctx))
 	require.True(t, <-changes)
+	// Its node's watch is sent once it leads, in a flight the grant does not wait for.
+	require.Eventually(t, func() bool {
+		return slices.Contains(zkrtest.DataWatches(t, srv, c.SessionID()), l.Node())
+	}, zkrtest.Wait, 10*time.Millisecond, "our node's watch is set")
+	// The server answers in order: once this reply is in, so is the watch's, which a
+	// cut would otherwise lose (and the watch be read again, in the next term).
+	_, _, err := c.Exists(ctx, l.Node())
+	require.NoError(t, err)
 
 	for term := range 3 {
 		d.Requests()

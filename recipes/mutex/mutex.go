@@ -76,10 +76,11 @@ func New(c *framework.Client, path string, opts ...Option) (*Mutex, error) {
 	if err := args.Apply(&o, opts); err != nil {
 		return nil, fmt.Errorf("%w: %w", ErrInvalid, err)
 	}
-	q := lockqueue.New(c, path, LockName, lockqueue.Exclusive, lockqueue.HandOverOnNotification(), lockqueue.Observed(lockqueue.Observe(c, "mutex")))
+	q := lockqueue.New(c, path, LockName, lockqueue.Exclusive, lockqueue.HandOverOnNotification(), lockqueue.OnRevoke(o.onRevoke),
+		lockqueue.Observed(lockqueue.Observe(c, "mutex")))
 	id := []byte(o.id)
 	r := lockqueue.NewReentrant(func(ctx context.Context, wait bool) (*lockqueue.Held, error) {
-		return q.Acquire(ctx, id, lockqueue.Options{Wait: wait, OnRevoke: o.onRevoke})
+		return q.Acquire(ctx, id, lockqueue.Options{Wait: wait})
 	})
 	return &Mutex{q: q, r: r}, nil
 }

@@ -13,7 +13,7 @@
 // deletes our node (guaranteed, so even with the connection down); a held node comes
 // with a Lost channel that closes when the client's error policy says the session may
 // be gone and as soon as the node is deleted (its holder's one watch, heard on the
-// client's receiving goroutine: nodewatch.go), with the reason (Held.Cause), and a
+// client's receiving goroutine: holders.go), with the reason (Held.Cause), and a
 // fencing token that grows with every holder: the node's czxid, which anyone reading
 // the server sees.
 //
@@ -37,13 +37,16 @@
 // never a path, a node or a session as a metric attribute.
 //
 // Round trips, not only requests, are what a user waits for (DESIGN.md). An
-// uncontended acquisition is two: the create and the listing in one flight, then a
-// getData that watches our node and reads its czxid (the holder's watch, the price
-// of a hold that ends when its node is deleted); the release is the delete. A
-// waiter sets the watch on the node before it; the one behind the first node sets
-// its own node's watch in the same flight, and, for the recipes whose queue allows
-// it (HandOverOnNotification: mutex, the semaphore's lock, latch, selector), holds
-// on the deletion's notification itself, with no request. Any other waiter, woken,
-// lists with its own node's watch in the same flight: one round trip. Queue.wait
-// says why the hand-over on the notification is safe, and where it does not apply.
+// uncontended acquisition is one: the create and the listing in one flight, the
+// create's reply giving the fencing token; the holder's watch on its own node (the
+// price of a hold that ends when its node is deleted) is sent once it holds, and
+// nothing waits for it. The release is the delete. A waiter sets the watch on the
+// node before it; the one behind the first node sets its own node's watch in the
+// same flight, and, for the recipes whose queue allows it (HandOverOnNotification:
+// mutex, the semaphore's lock, latch, selector), holds on the deletion's
+// notification itself, with no request. Any other waiter, woken, lists with its own
+// node's watch in the same flight: one round trip. No participant watches its own
+// node before it holds or is next in line (a latch's candidates included).
+// Queue.wait says why the hand-over on the notification is safe, and where it does
+// not apply.
 package lockqueue

@@ -36,7 +36,9 @@ func createNode(ctx context.Context, c *framework.Client, p string, data []byte,
 	if trace == nil {
 		trace = new(framework.CreateTrace)
 	}
-	opts := append([]framework.CreateOption{framework.Protected(), framework.Ephemeral(), framework.CreatingParentContainers(), c.ForRecipes().Traced(trace)}, extra...)
+	opts := make([]framework.CreateOption, 0, 5) // on the stack, for one extra
+	opts = append(opts, framework.Protected(), framework.Ephemeral(), framework.CreatingParentContainers(), c.ForRecipes().Traced(trace))
+	opts = append(opts, extra...)
 	p, err := c.Create(ctx, p, data, opts...)
 	if err != nil {
 		return nil, err

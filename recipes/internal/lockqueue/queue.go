@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"path"
+	"sync"
 	"time"
 
 	"github.com/cenkalti/backoff/v4"
@@ -20,23 +21,28 @@ type Queue struct {
 	client        *framework.Client
 	path          string   // the lock's path, whose children are the participants
 	name          string   // our nodes' name, before the sequence number: "lock-"
+	prefix        string   // path/name: our nodes' path, before the sequence number
 	names         []string // every participant name on the path, name among them
 	rule          Rule
 	watchChildren bool
 	handOver      bool      // HandOverOnNotification
 	unwatched     bool      // Unwatched
+	onRevoke      func()    // OnRevoke
 	observer      *Observer // nil: nothing hears the queue
+	holders       *holders  // the client's
 }
 
 // New is the queue of the participants at path, whose nodes we name name ("lock-",
 // before the server's sequence number), and whom rule lets hold.
 func New(c *framework.Client, path, name string, rule Rule, opts ...QueueOption) *Queue {
-	q := &Queue{client: c, path: path, name: name, names: []string{name}, rule: rule}
+	q := &Queue{client: c, path: path, name: name, names: []string{name}, rule: rule, holders: holdersOf(c), prefix: nodePrefix(path, name)}
 	for _, opt := range opts {
 		opt(q)
 	}
 	return q
 }
+
+func nodePrefix(dir, name string) string { return path.Join(dir, name) }
 
 // QueueOption configures a Queue.
 type QueueOption func(*Queue)
@@ -67,6 +73,11 @@ func HandOverOnNotification() QueueOption { return func(q *Queue) { q.handOver =
 // its node.
 func Unwatched() QueueOption { return func(q *Queue) { q.unwatched = true } }
 
+// OnRevoke makes f be called when another client asks a holder of the queue to
+// release (Curator's Revoker writes RevokeMessage into its node). Default: nothing
+// hears it.
+func OnRevoke(f func()) QueueOption { return func(q *Queue) { q.onRevoke = f } }
+
 // Observed makes o hear the queue's acquisitions and holds. Default: nothing hears
 // them (a semaphore's internal lock).
 func Observed(o *Observer) QueueOption { return func(q *Queue) { q.observer = o } }
@@ -83,13 +94,12 @@ func (q *Queue) Join(ctx context.Context, data []byte) (*Node, error) {
 }
 
 func (q *Queue) joinTraced(ctx context.Context, data []byte, trace *framework.CreateTrace) (*Node, error) {
-	return createNode(ctx, q.client, path.Join(q.path, q.name), data, trace, framework.Sequential())
+	return createNode(ctx, q.client, q.prefix, data, trace, framework.Sequential())
 }
 
 // Options of one acquisition.
 type Options struct {
-	Wait     bool   // wait for the hold; else give up with ErrWouldBlock
-	OnRevoke func() // if set, called when another client asks us to release
+	Wait bool // wait for the hold; else give up with ErrWouldBlock
 	// Queued, if set, is called once our first node exists, before the wait: a
 	// caller that returns at that point learns of a refusal (an ACL, a bad path)
 	// from Acquire's error, yet does not wait for the hold.
@@ -104,14 +114,14 @@ func (q *Queue) Acquire(ctx context.Context, data []byte, o Options) (h *Held, e
 	var restarts backoff.BackOff
 	for {
 		var n *Node
-		var l *snapshot
+		var l snapshot
 		if n, l, err = q.join(ctx, data, o.Wait); err == nil {
 			a.queued(n)
 			if o.Queued != nil {
 				o.Queued()
 				o.Queued = nil
 			}
-			if h, err = q.wait(ctx, n, nil, o.Wait, o.OnRevoke, l); err == nil {
+			if h, err = q.wait(ctx, n, nil, o.Wait, &l); err == nil {
 				return h, nil
 			}
 			n.Delete(ctx, q.client)
@@ -153,6 +163,7 @@ func (q *Queue) HoldAt(ctx context.Context, data []byte, seq string) (h *Held, e
 		err = ErrLost
 	}
 	if err != nil {
+		t.Stop()
 		n.Delete(ctx, q.client)
 		return nil, err
 	}
@@ -161,14 +172,14 @@ func (q *Queue) HoldAt(ctx context.Context, data []byte, seq string) (h *Held, e
 
 // Await waits until our existing node n holds (a latch's wait for leadership, which
 // keeps its node across the terms it loses): an acquisition of its own, as the
-// observer sees it. t must have been started (q.Track) before Await is called. It
-// returns ErrNodeGone when n vanished or belongs to an earlier session; it deletes
-// nothing.
+// observer sees it, through t (q.Track, or the last hold's Pass), which it leaves
+// following n. It returns ErrNodeGone when n vanished or belongs to an earlier
+// session; it deletes nothing.
 func (q *Queue) Await(ctx context.Context, n *Node, t *Tracker, wait bool) (h *Held, err error) {
 	a := q.observer.Begin(ctx, q.path, wait)
 	defer func() { a.End(h, err) }()
 	a.queued(n)
-	return q.wait(ctx, n, t, wait, nil, nil)
+	return q.wait(ctx, n, t, wait, nil)
 }
 
 // snapshot is one look at the queue: the children, and the client's states around it.
@@ -181,10 +192,9 @@ type snapshot struct {
 }
 
 // list lists the queue, with a watch on its children for a waiting counting rule.
-func (q *Queue) list(ctx context.Context, wait bool) *snapshot {
+func (q *Queue) list(ctx context.Context, wait bool) (l snapshot) {
 	// Taken before the listing: an error state after it refuses the grant, and any
 	// change after it wakes the wait.
-	l := &snapshot{}
 	l.epoch, l.changedState = q.client.ForRecipes().StateChanges()
 	if q.watchChildren && wait {
 		l.children, _, l.changed, l.err = q.client.ChildrenW(ctx, q.path)
@@ -197,32 +207,45 @@ func (q *Queue) list(ctx context.Context, wait bool) *snapshot {
 	return l
 }
 
+// joining is a join's create trace and listing, made once for both.
+type joining struct {
+	trace  framework.CreateTrace
+	l      snapshot
+	listed sync.WaitGroup
+}
+
 // join makes our node (Join) and lists the queue in the same flight: an
 // uncontended acquisition is then one round trip, the create's reply giving the
 // fencing token. The listing is sent once the create's request has been written
 // (framework.CreateTrace), so that it reaches the server after the create. A
 // listing that lacks our node all the same (the create's first attempt was lost
 // and retried) is listed again (wait).
-func (q *Queue) join(ctx context.Context, data []byte, wait bool) (*Node, *snapshot, error) {
-	var trace framework.CreateTrace
-	listed := make(chan *snapshot, 1)
-	go func() {
-		<-trace.Written()
-		listed <- q.list(ctx, wait)
-	}()
-	n, err := q.joinTraced(ctx, data, &trace)
-	return n, <-listed, err
+func (q *Queue) join(ctx context.Context, data []byte, wait bool) (*Node, snapshot, error) {
+	j := &joining{}
+	j.listed.Add(1)
+	go q.listOnceWritten(ctx, wait, j)
+	n, err := q.joinTraced(ctx, data, &j.trace)
+	j.listed.Wait()
+	return n, j.l, err
+}
+
+func (q *Queue) listOnceWritten(ctx context.Context, wait bool, j *joining) {
+	defer j.listed.Done()
+	<-j.trace.Written()
+	j.l = q.list(ctx, wait)
 }
 
 // wait is the loop of the lock queue for node n: list, ask the rule, watch one node,
-// wait, until n holds. The hold is granted through t, or, if t is nil, through a
-// Tracker made then (hearing onRevoke). first, if not nil, is a listing made with
-// our node's create, which may lack our node.
+// wait, until n holds. The hold is granted through t; a nil t is made once the
+// waiter expects to hold (a queued waiter keeps none), and stopped here if the wait
+// fails. first, if not nil, is a listing made with our node's create, which may lack
+// our node.
 //
 // A waiter whose watched node is the first of its listing will likely hold when
 // that node goes: it sets its own node's watch (the holder's watch) in the same
-// flight as the watch on that node, so that the grant reads nothing after. Only such
-// a waiter keeps a Tracker: a queued waiter holds none.
+// flight as the watch on that node, so that the grant reads nothing after. A waiter
+// woken by a deletion sets it with its next listing; one that holds without it (at
+// its first listing) sets it once it holds, in a flight the grant does not wait for.
 //
 // Where the queue allows it (HandOverOnNotification), such a waiter holds on the
 // notification of that node's deletion itself, with no listing. The argument: under
@@ -236,24 +259,22 @@ func (q *Queue) join(ctx context.Context, data []byte, wait bool) (*Node, *snaps
 // an old sequence (so not HandOverOnNotification); a sequence counter that wrapped
 // between the nodes listed, or children that are not the recipe's (some other
 // writer making nodes there), where decide does not call the watched node first.
-func (q *Queue) wait(ctx context.Context, n *Node, t *Tracker, wait bool, onRevoke func(), first *snapshot) (_ *Held, err error) {
-	tr := t
-	defer func() {
-		if err != nil && t == nil && tr != nil {
-			tr.Stop()
-		}
-	}()
-	// Set our node's watch with the next listing: at once for a participant that
-	// keeps its Tracker (a latch), since it lists after its create, not with it.
-	armNext := t != nil
-	for l := first; ; l = nil {
-		joined := l != nil && l == first // the listing made with our create
-		first = nil                      // not kept while waiting: its children may be many
-		if l == nil {
-			if armNext && tr == nil {
-				tr = q.track(onRevoke)
+func (q *Queue) wait(ctx context.Context, n *Node, t *Tracker, wait bool, first *snapshot) (_ *Held, err error) {
+	if t == nil {
+		defer func() {
+			if err != nil && t != nil {
+				t.Stop()
 			}
-			tr.watchWith(ctx, n, armNext, func() { l = q.list(ctx, wait) })
+		}()
+	}
+	armNext := false // set our node's watch with the next listing
+	var l snapshot
+	for joined := first != nil; ; joined = false { // joined: l is the listing made with our create
+		if joined {
+			l, *first, first = *first, snapshot{}, nil // not kept while waiting: its children may be many
+		} else {
+			t = q.tracking(t, armNext)
+			t.watchWith(ctx, n, armNext, func() { l = q.list(ctx, wait) })
 		}
 		if errors.Is(l.err, ErrNodeGone) && joined {
 			continue // listed before the create made the lock's path: list again
@@ -278,15 +299,13 @@ func (q *Queue) wait(ctx context.Context, n *Node, t *Tracker, wait bool, onRevo
 		// Nothing of the listing is kept while waiting but these: its children may
 		// be many, and a queued waiter's memory is what a long queue costs.
 		epoch, changedState, changed := l.epoch, l.changedState, l.changed
-		l = nil
+		l = snapshot{}
 		if err != nil {
 			return nil, err
 		}
 		if holds {
-			if tr == nil {
-				tr = q.track(onRevoke)
-			}
-			h, ok, err := tr.grant(ctx, epoch, n)
+			t = q.tracking(t, true)
+			h, ok, err := t.grant(ctx, epoch, n)
 			if err != nil || ok {
 				return h, err
 			}
@@ -296,14 +315,8 @@ func (q *Queue) wait(ctx context.Context, n *Node, t *Tracker, wait bool, onRevo
 			return nil, ErrWouldBlock
 		}
 		expect := ahead || q.watchChildren
-		if expect && tr == nil {
-			tr = q.track(onRevoke)
-		}
-		if !expect && t == nil && tr != nil {
-			tr.Stop()
-			tr = nil
-		}
-		tr.watchWith(ctx, n, expect, func() {
+		t = q.tracking(t, expect)
+		t.watchWith(ctx, n, expect, func() {
 			if changed == nil {
 				_, _, changed, err = q.client.GetW(ctx, path.Join(q.path, watch))
 			}
@@ -320,8 +333,8 @@ func (q *Queue) wait(ctx context.Context, n *Node, t *Tracker, wait bool, onRevo
 		// next listing says ErrClosed.
 		select {
 		case ev := <-changed:
-			if q.handOver && ahead && ev.Type == framework.EventNodeDeleted && tr.ready() {
-				h, ok, err := tr.grant(ctx, epoch, n)
+			if q.handOver && ahead && ev.Type == framework.EventNodeDeleted && t.ready() {
+				h, ok, err := t.grant(ctx, epoch, n)
 				if err != nil || ok {
 					return h, err
 				}
@@ -336,9 +349,11 @@ func (q *Queue) wait(ctx context.Context, n *Node, t *Tracker, wait bool, onRevo
 	}
 }
 
-func (q *Queue) track(onRevoke func()) *Tracker {
-	t := q.Track()
-	t.onRevoke = onRevoke
+// tracking is t, or, if nil and needed, a new Tracker.
+func (q *Queue) tracking(t *Tracker, needed bool) *Tracker {
+	if t == nil && needed {
+		return q.Track()
+	}
 	return t
 }
 

@@ -113,7 +113,7 @@ func serverSequence(seq string) (int32, bool) {
 // The sort is stable, as Curator's, for the one case of equal sequences: a read lock
 // taken under the same sequence as its write lock, two nodes of one participant.
 func SortChildren(children []string, names []string) []string {
-	entries := participants(children, names)
+	entries := participants(make([]entry, 0, len(children)), children, names)
 	sortEntries(entries)
 	return entryNames(entries)
 }
@@ -138,8 +138,8 @@ type entry struct {
 	at   int // the place in children, which keeps the sort stable
 }
 
-func participants(children []string, names []string) []entry {
-	entries := make([]entry, 0, len(children))
+// participants appends the participants among children to entries.
+func participants(entries []entry, children []string, names []string) []entry {
 	for i, c := range children {
 		if _, seq, ok := sequence(c, names); ok {
 			entries = append(entries, entry{c, seq, i})
@@ -187,7 +187,9 @@ func entryNames(entries []entry) []string {
 // bench's CPU while a thousand waiters queued on one session, most of it sorting;
 // 17% this way.
 func decide(children []string, names []string, ours string, rule Rule) (holds bool, watch string, first bool, err error) {
-	entries := participants(children, names)
+	// Most listings are short: their entries then stay on the stack.
+	var short [8]entry
+	entries := participants(short[:0], children, names)
 	me := slices.IndexFunc(entries, func(e entry) bool { return e.name == ours })
 	if me < 0 {
 		return false, "", false, ErrNodeGone
