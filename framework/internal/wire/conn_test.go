@@ -6,6 +6,8 @@ import (
 	"io"
 	"log/slog"
 	"net"
+	"slices"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -124,4 +126,50 @@ func TestAnEarlierConnectionsSetWatchesEndsNoHold(t *testing.T) {
 	count++
 	setWatches(42)
 	require.True(t, released(), "the hold after this connection's SetWatches")
+}
+
+// A burst of small packets is read from the connection in one call, not one call
+// for a packet's length, one for its header and one for its body, as go-zookeeper
+// and the header's check ask for them: three system calls a reply were most of what
+// the connection layer cost a request. The packets still come whole and in order.
+func TestABurstOfPacketsIsOneReadFromTheConnection(t *testing.T) {
+	server, client := net.Pipe()
+	t.Cleanup(func() { _ = server.Close(); _ = client.Close() })
+	counted := &countingConn{Conn: client}
+	conn := testHandle(t, nil).NewConn(counted, "pipe", "pipe")
+
+	connect := []byte(append(jute(nil).int(36).int(0).int(4000).long(0).int(16), make([]byte, 16)...))
+	burst := [][]byte{
+		append(jute(nil).int(16+12).int(1).long(10).int(0), jute(nil).int(3).long(0)...), // a reply with a body
+		jute(nil).int(16).int(-2).long(0).int(0),                                         // a ping's reply
+		append(jute(nil).int(16+12).int(2).long(11).int(0), jute(nil).int(4).long(1)...),
+	}
+	go func() {
+		if _, err := server.Write(connect); err != nil {
+			return
+		}
+		_, _ = server.Write(slices.Concat(burst...)) // one write: what one read can take
+	}()
+	p, err := readAs(conn)
+	require.NoError(t, err)
+	require.Equal(t, connect, p)
+	before := counted.reads.Load()
+	for i, want := range burst {
+		p, err := readAs(conn)
+		require.NoError(t, err)
+		require.Equal(t, want, p, "packet %d", i)
+	}
+	require.Equal(t, int32(1), counted.reads.Load()-before, "reads of the connection for the burst")
+	require.False(t, conn.h.LastRead().IsZero())
+}
+
+// countingConn counts the reads of a connection.
+type countingConn struct {
+	net.Conn
+	reads atomic.Int32
+}
+
+func (c *countingConn) Read(p []byte) (int, error) {
+	c.reads.Add(1)
+	return c.Conn.Read(p)
 }
