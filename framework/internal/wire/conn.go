@@ -29,6 +29,7 @@ type Conn struct {
 
 	// The reader's (go-zookeeper's connecting goroutine, then its receive loop).
 	in       *bufio.Reader // the server's bytes, read ahead (see readBuffer)
+	size     [4]byte       // a packet's length, as read (a local would escape to the heap)
 	answered bool          // the connect response has been read
 	got      int           // bytes read, counted until the connect response's length is read
 	pending  []byte        // what go-zookeeper has yet to read of the current packet, read ahead
@@ -136,8 +137,8 @@ var ErrPacketTooLarge = errors.New("framework: packet from the server larger tha
 
 // readPacket reads the next packet and decides what go-zookeeper gets of it.
 func (t *Conn) readPacket() error {
-	var size [4]byte
-	got, err := io.ReadFull(t.in, size[:])
+	got, err := io.ReadFull(t.in, t.size[:])
+	size := t.size
 	t.got += got
 	if err != nil {
 		return err

@@ -1,6 +1,7 @@
 package wire
 
 import (
+	"bytes"
 	"context"
 	"encoding/binary"
 	"io"
@@ -173,3 +174,40 @@ func (c *countingConn) Read(p []byte) (int, error) {
 	c.reads.Add(1)
 	return c.Conn.Read(p)
 }
+
+// Reading a reply, and writing a read that sets no watch, allocate nothing in the
+// connection layer: it sits under every request, and what it allocated (a packet's
+// length, a path nobody keeps) was paid on every one.
+func TestTheConnectionLayerAllocatesNothingPerRequest(t *testing.T) {
+	connect := append(jute(nil).int(36).int(0).int(4000).long(0).int(16), make([]byte, 16)...)
+	reply := append(jute(nil).int(16+12).int(1).long(10).int(0), jute(nil).int(3).long(0)...)
+	const n = 200
+	stream := bytes.NewReader(append(connect, bytes.Repeat(reply, n+1)...))
+	conn := testHandle(t, nil).NewConn(replayConn{stream}, "replay", "replay")
+	buf := make([]byte, 64)
+	read := func() {
+		if _, err := io.ReadFull(conn, buf[:4]); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := io.ReadFull(conn, buf[:binary.BigEndian.Uint32(buf)]); err != nil {
+			t.Fatal(err)
+		}
+	}
+	read() // the connect response
+	require.Zero(t, testing.AllocsPerRun(n, read), "allocations per reply read")
+
+	children := frame(1, opcodeGetChildren2, append(jute(nil).str("/locks/a"), 0)) // no watch
+	require.Zero(t, testing.AllocsPerRun(100, func() { requestPath(children) }), "allocations per read with no watch")
+}
+
+// replayConn is a connection whose server's bytes are stream's.
+type replayConn struct{ stream *bytes.Reader }
+
+func (c replayConn) Read(p []byte) (int, error)     { return c.stream.Read(p) }
+func (replayConn) Write(p []byte) (int, error)      { return len(p), nil }
+func (replayConn) Close() error                     { return nil }
+func (replayConn) LocalAddr() net.Addr              { return nil }
+func (replayConn) RemoteAddr() net.Addr             { return nil }
+func (replayConn) SetDeadline(time.Time) error      { return nil }
+func (replayConn) SetReadDeadline(time.Time) error  { return nil }
+func (replayConn) SetWriteDeadline(time.Time) error { return nil }
