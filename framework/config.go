@@ -80,12 +80,12 @@ func (c *Client) readConfig(ctx context.Context, watch bool) ([]byte, *zk.Stat, 
 	var r getResult
 	err := c.retry(ctx, opGet, func(ctx context.Context) error {
 		var err error
-		r, err = attempt(c, ctx, func(conn *zk.Conn) (getResult, error) {
+		r, err = attempt(c, ctx, configPath, func(conn *zk.Conn, p string) (getResult, error) {
 			if watch {
-				data, stat, w, err := conn.GetW(configPath)
+				data, stat, w, err := conn.GetW(p)
 				return getResult{data: data, stat: stat, watch: w}, err
 			}
-			data, stat, err := conn.Get(configPath)
+			data, stat, err := conn.Get(p)
 			return getResult{data: data, stat: stat}, err
 		}, nil)
 		return err
@@ -119,7 +119,7 @@ func (c *Client) Reconfig(ctx context.Context, joining, leaving []string, fromCo
 		return Config{}, err
 	}
 	start := c.metrics.start()
-	_, err := attempt(c, ctx, func(conn *zk.Conn) (*zk.Stat, error) {
+	_, err := attempt(c, ctx, "", func(conn *zk.Conn, _ string) (*zk.Stat, error) {
 		return conn.IncrementalReconfig(joining, leaving, fromConfig)
 	}, nil)
 	c.metrics.request(ctx, opReconfig, start, err)

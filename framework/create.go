@@ -189,11 +189,10 @@ func (c *Client) Create(ctx context.Context, path string, data []byte, opts ...C
 // second attempt on, look for our node first. A node found under another session is
 // a dead session's leftover, not ours (Curator's CURATOR-498).
 func (c *Client) createProtected(ctx context.Context, full string, data []byte, o createOptions) (string, error) {
-	id := newProtectedID()
 	parent := parentPath(full)
-	target := joinPath(parent, protectedName(id, baseName(full)))
+	target, id := protectedPath(parent, baseName(full))
 	if o.trace != nil {
-		f := c.creates.Follow(target, o.trace.wrote)
+		f := c.creates.Follow(target, (*traceWritten)(o.trace))
 		defer func() {
 			c.creates.Stop(f)
 			o.trace.mu.Lock()
@@ -235,26 +234,37 @@ func (c *Client) createProtected(ctx context.Context, full string, data []byte, 
 // client's close). A wait for a connection that ended without one sent nothing; a
 // cancelled attempt has deleted what it made (attempt's undo).
 func mayHaveCreated(err error) bool {
-	if ce := (*ConnectError)(nil); err == nil || errors.As(err, &ce) {
+	if err == nil || isConnectError(err) {
 		return false
 	}
 	return IsRetryable(err) || errors.Is(err, ErrClosed)
+}
+
+// isConnectError says whether err is a *ConnectError. Its target is made on the
+// heap: a function of its own, so that a call that succeeds does not make it.
+func isConnectError(err error) bool {
+	var ce *ConnectError
+	return errors.As(err, &ce)
 }
 
 // createAttempt sends one create, and creates missing parents when asked. id is the
 // protection id, "" for an unprotected create.
 func (c *Client) createAttempt(ctx context.Context, full string, data []byte, o createOptions, id string) (string, error) {
 	var overwrote atomic.Bool // OrSetData set an existing node's data: not ours to delete
-	// What a create that ctx's end cut short made.
-	undo := func(ctx context.Context, p string, err error) {
-		switch {
-		case err == nil && !overwrote.Load():
-			c.deleteUntilDone(ctx, p, -1)
-		case id != "" && IsRetryable(err):
-			c.deleteProtectedUntilDone(ctx, parentPath(full), id)
+	// What a create that ctx's end cut short made; made only for a ctx that can end,
+	// since no other call gives up (a closure less on every lock's create).
+	var undo func(ctx context.Context, p string, err error)
+	if ctx.Done() != nil {
+		undo = func(ctx context.Context, p string, err error) {
+			switch {
+			case err == nil && !overwrote.Load():
+				c.deleteUntilDone(ctx, p, -1)
+			case id != "" && IsRetryable(err):
+				c.deleteProtectedUntilDone(ctx, parentPath(full), id)
+			}
 		}
 	}
-	return attempt(c, ctx, func(conn *zk.Conn) (string, error) {
+	return attempt(c, ctx, full, func(conn *zk.Conn, full string) (string, error) {
 		create := func() (string, error) {
 			switch {
 			case o.container:
@@ -287,7 +297,7 @@ func (c *Client) createAttempt(ctx context.Context, full string, data []byte, o 
 // ephemeral node counts only if the current session owns it; one of an earlier
 // session is deleted, since its session is dead or dying and it is nobody's.
 func (c *Client) findProtected(ctx context.Context, parent, id string, ephemeral bool) (string, error) {
-	return attempt(c, ctx, func(conn *zk.Conn) (string, error) {
+	return attempt(c, ctx, parent, func(conn *zk.Conn, parent string) (string, error) {
 		names, _, err := conn.Children(parent)
 		if errors.Is(err, zk.ErrNoNode) {
 			return "", nil

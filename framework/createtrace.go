@@ -53,6 +53,12 @@ func (t *CreateTrace) wrote() {
 	}
 }
 
+// traceWritten is a CreateTrace as the connection layer tells it that a create's
+// request was written (wire.Written).
+type traceWritten CreateTrace
+
+func (t *traceWritten) Wrote() { (*CreateTrace)(t).wrote() }
+
 // Czxid is the created node's czxid, the zxid of the create's reply (the server
 // answers a write with the zxid of its transaction), once Create has returned it;
 // 0 when no reply of the create was read (a node found by its protection id after a

@@ -106,7 +106,7 @@ func (c *Client) untilDone(ctx context.Context, what string, op func(*zk.Conn) e
 	for {
 		h, err := c.connection(ctx, true)
 		if err == nil {
-			_, err = use(h, func(conn *zk.Conn) (struct{}, error) { return struct{}{}, op(conn) })
+			_, err = use(h, "", func(conn *zk.Conn, _ string) (struct{}, error) { return struct{}{}, op(conn) })
 		}
 		switch {
 		case err == nil:

@@ -47,7 +47,7 @@ func (c *Client) deleteAll(ctx context.Context, path string, listed func(string)
 // deleteTree deletes the server path p and its subtree, one request at a time.
 func (c *Client) deleteTree(ctx context.Context, p string, listed func(string)) error {
 	for round := 1; ; round++ {
-		names, err := attempt(c, ctx, func(conn *zk.Conn) ([]string, error) {
+		names, err := attempt(c, ctx, p, func(conn *zk.Conn, p string) ([]string, error) {
 			names, _, err := conn.Children(p)
 			return names, err
 		}, nil)
@@ -65,7 +65,7 @@ func (c *Client) deleteTree(ctx context.Context, p string, listed func(string)) 
 				return err
 			}
 		}
-		_, err = attempt(c, ctx, func(conn *zk.Conn) (struct{}, error) { return struct{}{}, conn.Delete(p, -1) }, nil)
+		_, err = attempt(c, ctx, p, func(conn *zk.Conn, p string) (struct{}, error) { return struct{}{}, conn.Delete(p, -1) }, nil)
 		switch {
 		case err == nil || errors.Is(err, zk.ErrNoNode):
 			return nil

@@ -116,7 +116,7 @@ func FuzzProtectedName(f *testing.F) {
 			t.Fatalf("%q does not come back from id %q and name %q", name, id, stripped)
 		}
 		// Any name we protect is recognised, with our id.
-		mine := newProtectedID()
+		_, mine := protectedPath("/", stripped)
 		if got, ok := ProtectedID(protectedName(mine, stripped)); !ok || got != mine {
 			t.Fatalf("our protected %q is read back as %q, %v", protectedName(mine, stripped), got, ok)
 		}

@@ -142,7 +142,7 @@ func (c *Client) Multi(ctx context.Context, ops ...Op) ([]OpResult, error) {
 	start := c.metrics.start()
 	err = c.retry(ctx, opMulti, func(ctx context.Context) error {
 		var err error
-		res, err = attempt(c, ctx, func(conn *zk.Conn) ([]zk.MultiResponse, error) {
+		res, err = attempt(c, ctx, "", func(conn *zk.Conn, _ string) ([]zk.MultiResponse, error) {
 			return conn.Multi(reqs...)
 		}, undo)
 		if IsRetryable(err) {

@@ -149,13 +149,18 @@ func (c *Client) connectionTimedOut() error {
 	return fmt.Errorf("connection timeout %v: %w", c.opts.connectionTimeout, zk.ErrNoServer)
 }
 
-// attempt sends one request once connected. A request cannot be taken back once
+// request is one request to send on a connection, on the server path p: a call's
+// path is handed to it rather than captured, so that the read requests of call
+// capture nothing and cost no allocation when they run on the caller's goroutine.
+type request[T any] func(conn *zk.Conn, p string) (T, error)
+
+// attempt sends one request, req on the server path p, once connected. A request cannot be taken back once
 // sent, and go-zookeeper takes no context, so when ctx ends first the request is
 // left to finish on its own (go-zookeeper bounds it by its receive timeout). undo,
 // if given, is for a request that may make nodes: it is handed the request's outcome
 // and deletes what the request made, and attempt waits for both (see cleanUp) before
 // it returns ctx's error, so that nothing the call made is left when it returns.
-func attempt[T any](c *Client, ctx context.Context, req func(*zk.Conn) (T, error), undo func(ctx context.Context, v T, err error)) (T, error) {
+func attempt[T any](c *Client, ctx context.Context, p string, req request[T], undo func(ctx context.Context, v T, err error)) (T, error) {
 	var zero T
 	h, err := c.connection(ctx, false)
 	if err != nil {
@@ -165,7 +170,7 @@ func attempt[T any](c *Client, ctx context.Context, req func(*zk.Conn) (T, error
 		req = inNamespace(c, req)
 	}
 	if ctx.Done() == nil {
-		v, err := use(h, req)
+		v, err := use(h, p, req)
 		return v, c.closedErr(err)
 	}
 	type result struct {
@@ -174,7 +179,7 @@ func attempt[T any](c *Client, ctx context.Context, req func(*zk.Conn) (T, error
 	}
 	res := make(chan result, 1)
 	if !c.goRequest(func() {
-		v, err := use(h, req)
+		v, err := use(h, p, req)
 		res <- result{v, err}
 	}) {
 		return zero, ErrClosed
@@ -233,14 +238,14 @@ func (c *Client) closedErr(err error) error {
 // inNamespace makes req create the namespace node first, on the client's first use.
 // It is persistent, unlike the container parents of recipes: a container namespace
 // would vanish when empty and make later creates under it fail.
-func inNamespace[T any](c *Client, req func(*zk.Conn) (T, error)) func(*zk.Conn) (T, error) {
-	return func(conn *zk.Conn) (T, error) {
+func inNamespace[T any](c *Client, req request[T]) request[T] {
+	return func(conn *zk.Conn, p string) (T, error) {
 		if err := c.mkdirs(conn, "/"+c.namespace, false); err != nil {
 			var zero T
 			return zero, err
 		}
 		c.namespaceReady.Store(true)
-		return req(conn)
+		return req(conn, p)
 	}
 }
 
@@ -303,7 +308,7 @@ func (c *Client) unfix(serverPath string) string {
 
 // call runs the operation op, req on the server path of p, retried, with errors that
 // name p.
-func call[T any](c *Client, ctx context.Context, op string, p string, write bool, req func(conn *zk.Conn, full string) (T, error)) (T, error) {
+func call[T any](c *Client, ctx context.Context, op string, p string, write bool, req request[T]) (T, error) {
 	var v, zero T
 	full, err := c.fix(p, write)
 	if err != nil {
@@ -312,7 +317,7 @@ func call[T any](c *Client, ctx context.Context, op string, p string, write bool
 	start := c.metrics.start()
 	err = c.retry(ctx, op, func(ctx context.Context) error {
 		var err error
-		v, err = attempt(c, ctx, func(conn *zk.Conn) (T, error) { return req(conn, full) }, nil)
+		v, err = attempt(c, ctx, full, req, nil)
 		return err
 	})
 	c.metrics.request(ctx, op, start, err)

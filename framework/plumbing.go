@@ -84,3 +84,16 @@ func (p Plumbing) MeterProvider() metric.MeterProvider { return p.c.opts.meterPr
 // TracerProvider is the provider given to WithTracerProvider, for recipes to trace
 // through: a no-op provider when none was given.
 func (p Plumbing) TracerProvider() trace.TracerProvider { return p.c.opts.tracerProvider }
+
+// Go runs fn on another goroutine, as the go statement does, but on one of the
+// client's request goroutines when one is idle; Close waits for fn as for any
+// request (once Close has begun, fn gets a goroutine of its own). go-zookeeper's
+// requests block their caller, so a recipe that sends two requests in one flight
+// sends one of them from another goroutine: a request goroutine has run requests
+// before and has the stack they need, where a new goroutine grows its stack inside
+// go-zookeeper on every call (see workers.go). fn must not wait for Close.
+func (p Plumbing) Go(fn func()) {
+	if !p.c.goRequest(fn) {
+		go fn()
+	}
+}

@@ -1,6 +1,8 @@
 package framework
 
 import (
+	"crypto/rand"
+	"encoding/hex"
 	"strings"
 
 	"github.com/google/uuid"
@@ -23,11 +25,38 @@ const (
 	protectedPrefixLen = len(protectedMarker) + protectedIDLen + 1 // 40
 )
 
-// newProtectedID returns a fresh id for one protected create: a random UUID in the
-// lowercase dashed form that Curator writes. Use one id per logical create and
-// keep it across that create's retries, or the recovery cannot find the node.
-func newProtectedID() string {
-	return uuid.NewString()
+// protectedPath returns the path under parent of a protected create of the node
+// name (see protectedName), with a fresh id, and that id: a random (version 4) UUID
+// in the lowercase dashed form that Curator writes. Use one id per logical create
+// and keep it across that create's retries, or the recovery cannot find the node.
+// The path is made in one allocation, the id being a part of it: every lock's
+// acquisition makes one.
+func protectedPath(parent, name string) (p, id string) {
+	var u [16]byte
+	_, _ = rand.Read(u[:])  // never fails (crypto/rand)
+	u[6] = u[6]&0x0f | 0x40 // version 4
+	u[8] = u[8]&0x3f | 0x80 // the variant of RFC 9562
+	var dashed [protectedIDLen]byte
+	hex.Encode(dashed[0:8], u[0:4])
+	hex.Encode(dashed[9:13], u[4:6])
+	hex.Encode(dashed[14:18], u[6:8])
+	hex.Encode(dashed[19:23], u[8:10])
+	hex.Encode(dashed[24:36], u[10:16])
+	dashed[8], dashed[13], dashed[18], dashed[23] = '-', '-', '-', '-'
+
+	var b strings.Builder
+	b.Grow(len(parent) + 1 + protectedPrefixLen + len(name))
+	b.WriteString(parent)
+	if parent != "/" {
+		b.WriteByte('/')
+	}
+	b.WriteString(protectedMarker)
+	start := b.Len()
+	b.Write(dashed[:])
+	b.WriteByte('-')
+	b.WriteString(name)
+	p = b.String()
+	return p, p[start : start+protectedIDLen]
 }
 
 // protectedName returns the protected form of the node name (the last path

@@ -64,12 +64,16 @@ func TestProtectedNames(t *testing.T) {
 
 func TestProtectedNameRoundTrip(t *testing.T) {
 	seen := map[string]bool{}
-	for range 100 {
-		id := newProtectedID()
+	for i := range 100 {
+		parent := []string{"/", "/a/b"}[i%2]
+		p, id := protectedPath(parent, "lock-")
+		require.Equal(t, joinPath(parent, protectedName(id, "lock-")), p)
 		require.Len(t, id, 36)
 		require.Equal(t, strings.ToLower(id), id, "Curator writes lower case")
-		_, err := uuid.Parse(id)
+		u, err := uuid.Parse(id)
 		require.NoError(t, err)
+		require.Equal(t, uuid.Version(4), u.Version(), id)
+		require.Equal(t, uuid.RFC4122, u.Variant(), id)
 		require.False(t, seen[id], "ids repeat")
 		seen[id] = true
 
@@ -88,4 +92,13 @@ func TestProtectedNameRoundTrip(t *testing.T) {
 		}
 		require.False(t, IsProtectedName(protectedName(id, "")), "prefix alone is not a node name")
 	}
+}
+
+// A protected create's path and id are one allocation: every lock's acquisition
+// makes one (a UUID, its text, the name and the path were four).
+func TestProtectedPathIsOneAllocation(t *testing.T) {
+	if raceEnabled {
+		t.Skip("the race detector's instrumentation allocates")
+	}
+	require.Equal(t, 1.0, testing.AllocsPerRun(100, func() { _, _ = protectedPath("/locks/a", "lock-") }))
 }

@@ -53,7 +53,7 @@ func (c *Client) checkHistory(h *handle, sid int64) (rebuilt, ok bool) {
 	if same || first || seen == 0 {
 		return false, true // the same session is the same history; a first one has none to compare
 	}
-	_, err := use(h, func(conn *zk.Conn) (string, error) { return conn.Sync("/") })
+	_, err := use(h, "/", func(conn *zk.Conn, p string) (string, error) { return conn.Sync(p) })
 	switch {
 	case err != nil && IsRetryable(err):
 		return false, false

@@ -62,7 +62,7 @@ func (h *handle) close() {
 // use runs req with the handle's connection unless the handle is closing; then it
 // fails at once with go-zookeeper's ErrConnectionClosed, which is retried on the
 // client's next handle (or reported as ErrClosed by a closing client).
-func use[T any](h *handle, req func(*zk.Conn) (T, error)) (T, error) {
+func use[T any](h *handle, p string, req request[T]) (T, error) {
 	h.usersMu.Lock()
 	if h.closed {
 		h.usersMu.Unlock()
@@ -72,7 +72,7 @@ func use[T any](h *handle, req func(*zk.Conn) (T, error)) (T, error) {
 	h.users.Add(1)
 	h.usersMu.Unlock()
 	defer h.users.Done()
-	v, err := req(h.conn)
+	v, err := req(h.conn, p)
 	return v, h.wire.ReplyError(err)
 }
 
@@ -285,7 +285,7 @@ func (c *Client) authenticate(h *handle) bool {
 		return true
 	}
 	for _, a := range c.opts.auth {
-		_, err := use(h, func(conn *zk.Conn) (struct{}, error) { return struct{}{}, conn.AddAuth(a.scheme, a.auth) })
+		_, err := use(h, "", func(conn *zk.Conn, _ string) (struct{}, error) { return struct{}{}, conn.AddAuth(a.scheme, a.auth) })
 		if err != nil {
 			c.log.Warn("zkrecipes: sending credentials failed; will retry on the next connection",
 				"scheme", a.scheme, "error", err)

@@ -32,7 +32,7 @@ type requests struct {
 }
 
 // startWork counts one piece of background work, unless Close has begun.
-func (c *Client) startWork() bool {
+func (c *core) startWork() bool {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if c.closing.Err() != nil {
@@ -44,7 +44,7 @@ func (c *Client) startWork() bool {
 
 // goBackground runs fn in a goroutine that Close waits for; fn's context ends when
 // Close gives up waiting. It returns false once Close has begun.
-func (c *Client) goBackground(fn func(ctx context.Context)) bool {
+func (c *core) goBackground(fn func(ctx context.Context)) bool {
 	if !c.startWork() {
 		return false
 	}
@@ -57,7 +57,7 @@ func (c *Client) goBackground(fn func(ctx context.Context)) bool {
 
 // goRequest runs fn on a request goroutine, one that Close waits for like any
 // background work. It returns false once Close has begun.
-func (c *Client) goRequest(fn func()) bool {
+func (c *core) goRequest(fn func()) bool {
 	if !c.startWork() {
 		return false
 	}
@@ -77,7 +77,7 @@ func (c *Client) goRequest(fn func()) bool {
 // work runs w's requests until there is no room for it among the idle, or the client
 // has closed. Close stops the idle only once every request has finished and no new
 // one can start, so no request handed over is ever left unrun.
-func (c *Client) work(w *worker) {
+func (c *core) work(w *worker) {
 	r := &c.requests
 	defer r.workers.Done()
 	for {

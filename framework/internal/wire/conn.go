@@ -1,6 +1,7 @@
 package wire
 
 import (
+	"bufio"
 	"bytes"
 	"encoding/binary"
 	"errors"
@@ -27,11 +28,13 @@ type Conn struct {
 	host string // the server's host as written in the server list (a SASL login's)
 
 	// The reader's (go-zookeeper's connecting goroutine, then its receive loop).
-	answered bool   // the connect response has been read
-	got      int    // bytes read, counted until the connect response's length is read
-	pending  []byte // what go-zookeeper has yet to read of the current packet, read ahead
-	left     int    // bytes of go-zookeeper's current reply still on the connection
-	buf      []byte // the packets read whole: the connect response, notifications, ours
+	in       *bufio.Reader // the server's bytes, read ahead (see readBuffer)
+	size     [4]byte       // a packet's length, as read (a local would escape to the heap)
+	answered bool          // the connect response has been read
+	got      int           // bytes read, counted until the connect response's length is read
+	pending  []byte        // what go-zookeeper has yet to read of the current packet, read ahead
+	left     int           // bytes of go-zookeeper's current reply it has yet to read from in
+	buf      []byte        // the packets read whole: the connect response, notifications, ours
 	hold     replyHold
 
 	established atomic.Bool   // the connect response came, with a session
@@ -119,11 +122,8 @@ func (t *Conn) Read(b []byte) (int, error) {
 	// The body of a reply to go-zookeeper, into go-zookeeper's own buffer. A buffer of
 	// ours for it would be kept at the size of the largest reply, each connection's (a
 	// lock's listing of its waiters: 1.3 KB a waiter, with twenty sessions queued).
-	n, err := t.Conn.Read(b[:min(len(b), t.left)])
+	n, err := t.in.Read(b[:min(len(b), t.left)])
 	t.left -= n
-	if n > 0 {
-		t.h.lastRead.Store(time.Now().UnixNano())
-	}
 	if err != nil {
 		t.end()
 	}
@@ -137,13 +137,12 @@ var ErrPacketTooLarge = errors.New("framework: packet from the server larger tha
 
 // readPacket reads the next packet and decides what go-zookeeper gets of it.
 func (t *Conn) readPacket() error {
-	var size [4]byte
-	got, err := io.ReadFull(t.Conn, size[:])
+	got, err := io.ReadFull(t.in, t.size[:])
+	size := t.size
 	t.got += got
 	if err != nil {
 		return err
 	}
-	t.h.lastRead.Store(time.Now().UnixNano())
 	n := int(int32(binary.BigEndian.Uint32(size[:]))) // signed, as jute's lengths are
 	if !t.answered {
 		return t.readConnectResponse(size, n)
@@ -229,7 +228,7 @@ func (t *Conn) readConnectResponse(size [4]byte, n int) error {
 func (t *Conn) notZooKeeper(size [4]byte, n int) error {
 	first := make([]byte, 64)
 	copy(first, size[:])
-	more, _ := t.Conn.Read(first[4:])
+	more, _ := t.in.Read(first[4:])
 	first = first[:4+more]
 	var cause error = ErrProtocol
 	if n > t.h.cfg.MaxPacket {
@@ -258,11 +257,32 @@ func (t *Conn) fill(have, m int) ([]byte, error) {
 
 // readFull reads p whole from the server.
 func (t *Conn) readFull(p []byte) error {
-	if _, err := io.ReadFull(t.Conn, p); err != nil {
-		return err
+	_, err := io.ReadFull(t.in, p)
+	return err
+}
+
+// readBuffer is the size of a connection's read-ahead buffer. Reading a packet's
+// length, its header and its body one system call each, as go-zookeeper and the
+// header's check ask for them, costs three calls a packet; read ahead, a burst of
+// small packets (a reply, a notification) costs one. A body larger than what is
+// buffered is read straight into go-zookeeper's buffer, so that no copy of a large
+// reply is kept; the buffer stays this size.
+const readBuffer = 4 << 10
+
+// stamped is the connection as its read-ahead buffer reads it: it notes when a
+// server last sent anything, as the bytes arrive, not as they are taken from the
+// buffer.
+type stamped struct {
+	net.Conn
+	h *Handle
+}
+
+func (s stamped) Read(p []byte) (int, error) {
+	n, err := s.Conn.Read(p)
+	if n > 0 {
+		s.h.lastRead.Store(time.Now().UnixNano())
 	}
-	t.h.lastRead.Store(time.Now().UnixNano())
-	return nil
+	return n, err
 }
 
 // goReply hands go-zookeeper the reply to its request xid whose header is p, with
@@ -300,14 +320,14 @@ const codeTooLarge = -100
 func (t *Conn) tooLarge(n int) error {
 	tooLarge := fmt.Errorf("%w: %d bytes from %s, more than %d", ErrPacketTooLarge, n, t.addr, t.h.cfg.MaxPacket)
 	var head [replyHeader - 4]byte
-	if _, err := io.ReadFull(t.Conn, head[:]); err != nil {
+	if _, err := io.ReadFull(t.in, head[:]); err != nil {
 		return err
 	}
 	hd, _ := decodeHeader(head[:])
 	if !isOurXid(hd.xid) && hd.xid < 0 {
 		return t.drop(fmt.Errorf("a notification too large: %w", tooLarge))
 	}
-	if _, err := io.CopyN(io.Discard, t.Conn, int64(n-len(head))); err != nil {
+	if _, err := io.CopyN(io.Discard, t.in, int64(n-len(head))); err != nil {
 		return err
 	}
 	t.h.cfg.Log.Warn("zkrecipes: a reply too large was dropped", "error", tooLarge)

@@ -1,11 +1,14 @@
 package wire
 
 import (
+	"bytes"
 	"context"
 	"encoding/binary"
 	"io"
 	"log/slog"
 	"net"
+	"slices"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -125,3 +128,86 @@ func TestAnEarlierConnectionsSetWatchesEndsNoHold(t *testing.T) {
 	setWatches(42)
 	require.True(t, released(), "the hold after this connection's SetWatches")
 }
+
+// A burst of small packets is read from the connection in one call, not one call
+// for a packet's length, one for its header and one for its body, as go-zookeeper
+// and the header's check ask for them: three system calls a reply were most of what
+// the connection layer cost a request. The packets still come whole and in order.
+func TestABurstOfPacketsIsOneReadFromTheConnection(t *testing.T) {
+	server, client := net.Pipe()
+	t.Cleanup(func() { _ = server.Close(); _ = client.Close() })
+	counted := &countingConn{Conn: client}
+	conn := testHandle(t, nil).NewConn(counted, "pipe", "pipe")
+
+	connect := []byte(append(jute(nil).int(36).int(0).int(4000).long(0).int(16), make([]byte, 16)...))
+	burst := [][]byte{
+		append(jute(nil).int(16+12).int(1).long(10).int(0), jute(nil).int(3).long(0)...), // a reply with a body
+		jute(nil).int(16).int(-2).long(0).int(0),                                         // a ping's reply
+		append(jute(nil).int(16+12).int(2).long(11).int(0), jute(nil).int(4).long(1)...),
+	}
+	go func() {
+		if _, err := server.Write(connect); err != nil {
+			return
+		}
+		_, _ = server.Write(slices.Concat(burst...)) // one write: what one read can take
+	}()
+	p, err := readAs(conn)
+	require.NoError(t, err)
+	require.Equal(t, connect, p)
+	before := counted.reads.Load()
+	for i, want := range burst {
+		p, err := readAs(conn)
+		require.NoError(t, err)
+		require.Equal(t, want, p, "packet %d", i)
+	}
+	require.Equal(t, int32(1), counted.reads.Load()-before, "reads of the connection for the burst")
+	require.False(t, conn.h.LastRead().IsZero())
+}
+
+// countingConn counts the reads of a connection.
+type countingConn struct {
+	net.Conn
+	reads atomic.Int32
+}
+
+func (c *countingConn) Read(p []byte) (int, error) {
+	c.reads.Add(1)
+	return c.Conn.Read(p)
+}
+
+// Reading a reply, and writing a read that sets no watch, allocate nothing in the
+// connection layer: it sits under every request, and what it allocated (a packet's
+// length, a path nobody keeps) was paid on every one.
+func TestTheConnectionLayerAllocatesNothingPerRequest(t *testing.T) {
+	connect := append(jute(nil).int(36).int(0).int(4000).long(0).int(16), make([]byte, 16)...)
+	reply := append(jute(nil).int(16+12).int(1).long(10).int(0), jute(nil).int(3).long(0)...)
+	const n = 200
+	stream := bytes.NewReader(append(connect, bytes.Repeat(reply, n+1)...))
+	conn := testHandle(t, nil).NewConn(replayConn{stream}, "replay", "replay")
+	buf := make([]byte, 64)
+	read := func() {
+		if _, err := io.ReadFull(conn, buf[:4]); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := io.ReadFull(conn, buf[:binary.BigEndian.Uint32(buf)]); err != nil {
+			t.Fatal(err)
+		}
+	}
+	read() // the connect response
+	require.Zero(t, testing.AllocsPerRun(n, read), "allocations per reply read")
+
+	children := frame(1, opcodeGetChildren2, append(jute(nil).str("/locks/a"), 0)) // no watch
+	require.Zero(t, testing.AllocsPerRun(100, func() { requestPath(children) }), "allocations per read with no watch")
+}
+
+// replayConn is a connection whose server's bytes are stream's.
+type replayConn struct{ stream *bytes.Reader }
+
+func (c replayConn) Read(p []byte) (int, error)     { return c.stream.Read(p) }
+func (replayConn) Write(p []byte) (int, error)      { return len(p), nil }
+func (replayConn) Close() error                     { return nil }
+func (replayConn) LocalAddr() net.Addr              { return nil }
+func (replayConn) RemoteAddr() net.Addr             { return nil }
+func (replayConn) SetDeadline(time.Time) error      { return nil }
+func (replayConn) SetReadDeadline(time.Time) error  { return nil }
+func (replayConn) SetWriteDeadline(time.Time) error { return nil }

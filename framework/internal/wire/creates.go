@@ -28,15 +28,20 @@ type Creates struct {
 // again once its parents are made).
 type Create struct {
 	path    string
-	written func()
+	written Written
 	once    sync.Once
 	zxid    atomic.Int64
 }
 
-// Follow starts following the creates of path, and calls written once the first of
-// them has been written, on go-zookeeper's writing goroutine (it must not block);
-// Stop ends it.
-func (cs *Creates) Follow(path string, written func()) *Create {
+// Written hears that a followed create's request has been written (Creates.Follow).
+// An interface, not a func: a caller's method value would cost an allocation on
+// every create followed (every lock's acquisition).
+type Written interface{ Wrote() }
+
+// Follow starts following the creates of path, and calls written.Wrote once the
+// first of them has been written, on go-zookeeper's writing goroutine (it must not
+// block); Stop ends it.
+func (cs *Creates) Follow(path string, written Written) *Create {
 	c := &Create{path: path, written: written}
 	cs.mu.Lock()
 	defer cs.mu.Unlock()
@@ -80,7 +85,7 @@ func (cs *Creates) wrote(xid int32, p []byte) {
 	}
 	cs.mu.Unlock()
 	if c != nil {
-		c.once.Do(c.written)
+		c.once.Do(c.written.Wrote)
 	}
 }
 

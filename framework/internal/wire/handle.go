@@ -1,6 +1,7 @@
 package wire
 
 import (
+	"bufio"
 	"context"
 	"errors"
 	"log/slog"
@@ -69,7 +70,8 @@ func NewHandle(cfg Config) *Handle { return &Handle{cfg: cfg} }
 // NewConn wraps conn, a connection just made to addr, for go-zookeeper; host is the
 // server's host as written in the server list.
 func (h *Handle) NewConn(conn net.Conn, addr, host string) *Conn {
-	return &Conn{Conn: conn, h: h, addr: addr, host: host, closed: make(chan struct{})}
+	return &Conn{Conn: conn, h: h, addr: addr, host: host, closed: make(chan struct{}),
+		in: bufio.NewReaderSize(stamped{conn, h}, readBuffer)}
 }
 
 // Follow reads go-zookeeper's request count from zc, the handle's go-zookeeper

@@ -103,30 +103,36 @@ func (r *reader) long() int64 {
 	return v
 }
 
-func (r *reader) str() string {
+func (r *reader) str() string { return string(r.raw()) }
+
+// raw reads a string's bytes, unconverted: nil for jute's null string.
+func (r *reader) raw() []byte {
 	n := r.int()
 	if n < 0 {
-		return "" // jute's null string
+		return nil // jute's null string
 	}
 	if int(n) > len(r.b) {
 		r.err = errShortPacket
-		return ""
+		return nil
 	}
-	s := string(r.b[:n])
+	s := r.b[:n]
 	r.b = r.b[n:]
 	return s
 }
 
 // requestPath reads the opcode of a request packet go-zookeeper writes and, for the
 // reads that may set a one-shot watch (exists, getData, getChildren, getChildren2),
-// their path and watch flag.
+// their watch flag and, if it is set, their path (a string is made only for a watch
+// to note: go-zookeeper writes every read through here).
 func requestPath(p []byte) (xid, opcode int32, path string, watch bool) {
 	r := reader{b: p[min(4, len(p)):]}
 	xid, opcode = r.int(), r.int()
 	switch opcode {
 	case opcodeExists, opcodeGetData, opcodeGetChildren, opcodeGetChildren2:
-		path = r.str()
-		watch = len(r.b) > 0 && r.b[0] != 0 && r.err == nil
+		raw := r.raw()
+		if watch = len(r.b) > 0 && r.b[0] != 0 && r.err == nil; watch {
+			path = string(raw)
+		}
 	}
 	return xid, opcode, path, watch
 }
