@@ -230,7 +230,7 @@ func (t *Tracker) watchWith(ctx context.Context, n *Node, arm bool, fn func()) {
 	}
 	t.follow(n)
 	t.watching.Add(1)
-	go t.watchAside(ctx, n)
+	t.q.client.ForRecipes().Go(func() { t.watchAside(ctx, n) })
 	fn()
 	t.watching.Wait()
 }

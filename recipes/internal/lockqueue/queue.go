@@ -223,7 +223,7 @@ type joining struct {
 func (q *Queue) join(ctx context.Context, data []byte, wait bool) (*Node, snapshot, error) {
 	j := &joining{}
 	j.listed.Add(1)
-	go q.listOnceWritten(ctx, wait, j)
+	q.client.ForRecipes().Go(func() { q.listOnceWritten(ctx, wait, j) })
 	n, err := q.joinTraced(ctx, data, &j.trace)
 	j.listed.Wait()
 	return n, j.l, err
