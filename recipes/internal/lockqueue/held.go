@@ -72,7 +72,7 @@ func (t *Tracker) follow(n *Node) {
 	defer t.mu.Unlock()
 	if t.node == nil {
 		t.node = n
-		t.q.holders.follow(n.Path, t)
+		t.q.holders().follow(n.Path, t)
 	}
 }
 
@@ -83,7 +83,7 @@ func (t *Tracker) Stop() {
 	t.node, t.armed = nil, false
 	t.mu.Unlock()
 	if n != nil {
-		t.q.holders.forget(n.Path, t)
+		t.q.holders().forget(n.Path, t)
 	}
 }
 

@@ -29,13 +29,14 @@ type Queue struct {
 	unwatched     bool      // Unwatched
 	onRevoke      func()    // OnRevoke
 	observer      *Observer // nil: nothing hears the queue
-	holders       *holders  // the client's
+	holdersOnce   sync.Once
+	hs            *holders // the client's, once a participant follows its node: see holders
 }
 
 // New is the queue of the participants at path, whose nodes we name name ("lock-",
 // before the server's sequence number), and whom rule lets hold.
 func New(c *framework.Client, path, name string, rule Rule, opts ...QueueOption) *Queue {
-	q := &Queue{client: c, path: path, name: name, names: []string{name}, rule: rule, holders: holdersOf(c), prefix: nodePrefix(path, name)}
+	q := &Queue{client: c, path: path, name: name, names: []string{name}, rule: rule, prefix: nodePrefix(path, name)}
 	for _, opt := range opts {
 		opt(q)
 	}
@@ -43,6 +44,15 @@ func New(c *framework.Client, path, name string, rule Rule, opts ...QueueOption)
 }
 
 func nodePrefix(dir, name string) string { return path.Join(dir, name) }
+
+// holders is q's client's holders, registered with the client (a subscriber, a
+// listener, a close call, for as long as the client lives) only once a participant
+// of q follows its node: a queue made and never used, on a namespaced view made for
+// one request say, leaves nothing behind on the client.
+func (q *Queue) holders() *holders {
+	q.holdersOnce.Do(func() { q.hs = holdersOf(q.client) })
+	return q.hs
+}
 
 // QueueOption configures a Queue.
 type QueueOption func(*Queue)
