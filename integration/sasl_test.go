@@ -1,9 +1,12 @@
 package integration
 
 import (
+	"strings"
+	"sync"
 	"testing"
 	"time"
 
+	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
 	"github.com/zkrecipes/zkrecipes/framework"
@@ -106,6 +109,22 @@ type follower struct {
 	ca     *cache.Cache
 	lock   *mutex.Mutex
 	writer *framework.Client
+	c      *framework.Client
+
+	mu    sync.Mutex
+	heard []string // the cache's events and the client's states, for a failure's message
+}
+
+func (f *follower) note(s string) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.heard = append(f.heard, time.Now().Format("15:04:05.000")+" "+s)
+}
+
+func (f *follower) story() string {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return strings.Join(f.heard, "; ")
 }
 
 func follow(t *testing.T, c, writer *framework.Client) *follower {
@@ -116,11 +135,14 @@ func follow(t *testing.T, c, writer *framework.Client) *follower {
 	ca, err := cache.New(c, "/f")
 	require.NoError(t, err)
 	t.Cleanup(func() { _ = ca.Close(testCtx(t)) })
+	f := &follower{ca: ca, writer: writer, c: c}
+	t.Cleanup(ca.Listen(func(e cache.Event) { f.note(e.Type.String() + " " + e.Path) }))
+	t.Cleanup(c.Listen(func(s framework.ConnectionState) { f.note(s.String()) }))
 	require.NoError(t, ca.Start(ctx))
 	m, err := mutex.New(c, "/lock")
 	require.NoError(t, err)
 	require.NoError(t, m.Acquire(ctx))
-	f := &follower{ca: ca, lock: m, writer: writer}
+	f.lock = m
 	f.sees(t, "first")
 	return f
 }
@@ -130,6 +152,8 @@ func (f *follower) sees(t *testing.T, name string) {
 	t.Helper()
 	_, err := f.writer.Create(testCtx(t), "/f/"+name, nil)
 	require.NoError(t, err)
-	require.Eventually(t, func() bool { _, ok := f.ca.Get("/f/" + name); return ok }, wait, 10*time.Millisecond,
-		"the cache follows: /f/%s", name)
+	if !assert.Eventually(t, func() bool { _, ok := f.ca.Get("/f/" + name); return ok }, wait, 10*time.Millisecond,
+		"the cache follows: /f/%s", name) {
+		t.Fatalf("the client is %v on %s; heard: %s", f.c.State(), f.c.Conn().Server(), f.story())
+	}
 }
