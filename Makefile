@@ -204,7 +204,7 @@ FUZZ_TARGETS := framework:FuzzValidatePath framework:FuzzProtectedName \
 	framework/internal/sasl:FuzzGSSAPISteps \
 	framework/internal/wire:FuzzConnectResponse framework/internal/wire:FuzzHeader \
 	framework/internal/wire:FuzzNotification framework/internal/wire:FuzzSetWatches2 \
-	framework/internal/wire:FuzzRequest framework/internal/wire:FuzzStream
+	framework/internal/wire:FuzzRequest framework/internal/wire:FuzzStream framework/internal/wire:FuzzReplies
 fuzz:
 	@for t in $(FUZZ_TARGETS); do \
 		pkg=$${t%%:*}; name=$${t##*:}; \

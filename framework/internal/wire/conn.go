@@ -66,6 +66,8 @@ type Reply struct {
 	Zxid int64
 	Code int32
 	Body []byte
+
+	tooLarge error // why the reply was dropped, for Code codeTooLarge
 }
 
 // SetReadDeadline is go-zookeeper's, bounded by Config.Handshake until the connect
@@ -176,6 +178,15 @@ func (t *Conn) readPacket() error {
 	body := p[replyHeader:]
 	switch {
 	case isOurXid(hd.xid):
+		if hd.zxid > 0 {
+			// go-zookeeper's last zxid, as its own replies set it (lastzxid.go)
+			if t.hold.holding() && !t.hold.wait(t.h, t.closed) {
+				return net.ErrClosed
+			}
+			t.h.sawZxid(hd.zxid)
+		}
+		t.h.cfg.Creates.replied(hd.xid, hd.zxid, hd.code)
+		t.refusedForAuth(hd.code)
 		t.reply(hd.xid, Reply{Zxid: hd.zxid, Code: hd.code, Body: append([]byte(nil), body...)})
 		return nil // go-zookeeper never sees it
 	case hd.xid == xidNotification:
@@ -332,7 +343,7 @@ func (t *Conn) tooLarge(n int) error {
 	}
 	t.h.cfg.Log.Warn("zkrecipes: a reply too large was dropped", "error", tooLarge)
 	if isOurXid(hd.xid) {
-		t.reply(hd.xid, Reply{Code: codeTooLarge})
+		t.reply(hd.xid, Reply{Code: codeTooLarge, tooLarge: tooLarge})
 		return nil
 	}
 	t.h.tooLarge.Store(&tooLarge)

@@ -12,6 +12,12 @@
 // packet at a time, and watches go-zookeeper's requests for the one-shot watches
 // they set (oneShots), so that it knows go-zookeeper's watches as go-zookeeper does.
 //
+// The framework's own requests are its persistent watches' (watches.go) and the
+// node operations that set no watch (calls.go: a listing, exists, a read, a create,
+// a set, a delete), which it writes on the caller's goroutine and whose replies it
+// decodes itself, recording their zxids as go-zookeeper's (lastzxid.go); the
+// requests that set a one-shot watch are go-zookeeper's.
+//
 // A Handle is what the connections of one go-zookeeper handle share (its session's
 // timeout, its one-shot watches, go-zookeeper #35's hold); Watches are a client's
 // persistent watches, set on the connection of the handle it follows.
@@ -65,13 +71,16 @@
 //     each batch under a write deadline of its own, never on the reader's goroutine;
 //     a failed write of ours ends the connection.
 //   - Nothing written before the credentials. On each connection the framework's
-//     requests (SetWatches2, AddWatch, RemoveWatches) wait until the server has
+//     requests (SetWatches2, AddWatch, RemoveWatches, its calls) wait until the server has
 //     accepted the connection's credentials (Config.Credentials setAuth replies):
 //     a server that enforces authentication refuses anything else first. What a
 //     server refuses is kept for the client to report (Handle.Refused). A SASL
 //     login (Config.SASL) comes first of all: it runs on the raw connection before
 //     go-zookeeper is handed the connect response, so nothing of go-zookeeper's
 //     nor ours is written before it ends (sasl.go).
+//   - go-zookeeper's last zxid. The zxid of a reply to a call of the framework's is
+//     recorded as go-zookeeper's last zxid, before the reply reaches its caller:
+//     go-zookeeper connects again with it, as if it had read the reply itself.
 //   - Notifications before replies. A notification reaches the persistent watches
 //     and the record of one-shot watches before the next packet is read, so before
 //     the reply to the request that made its change.

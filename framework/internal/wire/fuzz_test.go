@@ -3,6 +3,7 @@ package wire
 import (
 	"bytes"
 	"encoding/binary"
+	"errors"
 	"io"
 	"net"
 	"slices"
@@ -144,7 +145,7 @@ func FuzzStream(f *testing.F) {
 		if _, err := readAs(conn); err != nil {
 			t.Fatalf("the connect response: %v", err)
 		}
-		ch := conn.request(opcodeRemoveWatches, jute(nil).str("/p").int(removePersistent))
+		ch := conn.request(frame(0, opcodeRemoveWatches, jute(nil).str("/p").int(removePersistent)))
 		for {
 			if _, err := readAs(conn); err != nil {
 				break
@@ -157,6 +158,48 @@ func FuzzStream(f *testing.F) {
 				t.Fatal("two replies")
 			default:
 			}
+		}
+	})
+}
+
+// FuzzReplies reads any bytes as the reply of each of the framework's own calls: a
+// decoder fails with ErrReply or decodes what the bytes hold (a listing's names
+// encoded again are its first bytes), never panics, and makes no more names than
+// the reply has bytes for.
+func FuzzReplies(f *testing.F) {
+	f.Add([]byte(append(wiretest.Jute(nil).Int(2).Str("lock-1").Str("lock-2"), statBytes(stat)...)))
+	f.Add([]byte(append(wiretest.Jute(nil).Str("value"), statBytes(stat)...)))
+	f.Add([]byte(wiretest.Jute(nil).Int(-1)))
+	f.Add([]byte(statBytes(stat)))
+	f.Fuzz(func(t *testing.T, p []byte) {
+		r := Reply{Body: p}
+		checkReplyError := func(err error) {
+			if err != nil && !errors.Is(err, ErrReply) {
+				t.Fatalf("%x: %v", p, err)
+			}
+		}
+		names, _, err := r.ChildrenReply()
+		checkReplyError(err)
+		if err == nil {
+			again := wiretest.Jute(nil).Int(int32(len(names)))
+			for _, n := range names {
+				again = again.Str(n)
+			}
+			if !bytes.HasPrefix(p, again) {
+				t.Fatalf("%x decoded as %q", p, names)
+			}
+		}
+		_, err = r.StatReply()
+		checkReplyError(err)
+		data, _, err := r.DataReply()
+		checkReplyError(err)
+		if err == nil && data != nil && !bytes.HasPrefix(p, wiretest.Jute(nil).Str(string(data))) {
+			t.Fatalf("%x decoded as %q", p, data)
+		}
+		s, err := r.PathReply()
+		checkReplyError(err)
+		if err == nil && s != "" && !bytes.HasPrefix(p, wiretest.Jute(nil).Str(s)) {
+			t.Fatalf("%x decoded as %q", p, s)
 		}
 	})
 }

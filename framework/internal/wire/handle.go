@@ -62,6 +62,7 @@ type Handle struct {
 	xids     xidsAtConnect
 	tooLarge atomic.Pointer[error] // why the last reply too large to read was dropped
 	refused  atomic.Pointer[error] // what a server refused last, until credentials are accepted
+	lastZxid atomic.Pointer[int64] // go-zookeeper's, once known (lastzxid.go)
 }
 
 // NewHandle makes the shared state of a go-zookeeper handle's connections.
@@ -74,9 +75,15 @@ func (h *Handle) NewConn(conn net.Conn, addr, host string) *Conn {
 		in: bufio.NewReaderSize(stamped{conn, h}, readBuffer)}
 }
 
-// Follow reads go-zookeeper's request count from zc, the handle's go-zookeeper
-// connection, in race builds (replyhold.go); call it before zc's first reconnect.
+// Follow finds go-zookeeper's last zxid in zc, the handle's go-zookeeper connection
+// (lastzxid.go), and its request count in race builds (replyhold.go); call it
+// before the framework's first call and zc's first reconnect.
 func (h *Handle) Follow(zc *zk.Conn) {
+	if p := goZookeeperLastZxid(zc); p != nil {
+		h.lastZxid.Store(p)
+	} else {
+		h.cfg.Log.Error("zkrecipes: this go-zookeeper has no last zxid named lastZxid; every request goes through go-zookeeper")
+	}
 	if !holdReplies {
 		return
 	}

@@ -191,8 +191,8 @@ func TestOurRepliesAreRoutedByXidAndTheRestIgnored(t *testing.T) {
 	serve(t, server, false, session)
 	_, err := readAs(conn)
 	require.NoError(t, err)
-	a := conn.request(opcodeRemoveWatches, jute(nil).str("/a").int(removeAny))
-	b := conn.request(opcodeRemoveWatches, jute(nil).str("/b").int(removeAny))
+	a := conn.request(frame(0, opcodeRemoveWatches, jute(nil).str("/a").int(removeAny)))
+	b := conn.request(frame(0, opcodeRemoveWatches, jute(nil).str("/b").int(removeAny)))
 	serve(t, server, false,
 		packet(wiretest.Header(ourXid(2), 20, codeNoWatcher)), // b's, first
 		packet(wiretest.Header(ourXid(9), 90, 0)),             // no one's
@@ -247,7 +247,7 @@ func TestAStreamCutMidPacketEndsTheConnection(t *testing.T) {
 			serve(t, server, false, session)
 			_, err := readAs(conn)
 			require.NoError(t, err)
-			ch := conn.request(opcodeRemoveWatches, jute(nil).str("/p").int(removeAny))
+			ch := conn.request(frame(0, opcodeRemoveWatches, jute(nil).str("/p").int(removeAny)))
 			serve(t, server, true, cut)
 			_, err = readAs(conn)
 			require.Error(t, err)

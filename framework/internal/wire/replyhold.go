@@ -38,7 +38,9 @@ import (
 // numbered by the goroutine go-zookeeper starts to queue it right after its read;
 // only a goroutine kept from running through a whole reconnect could number it
 // later. Other packets
-// pass: watch notifications, pings, the framework's own replies, and the replies to
+// pass: watch notifications, pings, the framework's own replies without a zxid (its
+// calls' replies with one are held too: their zxid is recorded as go-zookeeper's,
+// lastzxid.go), and the replies to
 // the credentials go-zookeeper re-sends, and waits for, before its send loop starts
 // (ZooKeeper answers those with zxid 0). A connection without watches to set holds
 // nothing. The reply held has been read whole, so go-zookeeper's read deadlines are
@@ -119,7 +121,7 @@ func (r *replyHold) wait(h *Handle, closed <-chan struct{}) bool {
 // hold ends at the first SetWatches written, an earlier connection's included (as
 // before the counter was read), so the race detector may again see go-zookeeper
 // #35 in a rare reconnect; a build without -race holds nothing anyway. It fails
-// loud too: Handle.Follow logs an error, and TestGoZookeepersRequestCounterIsFound
+// loud too: Handle.Follow logs an error, and TestGoZookeepersFieldsAreFound
 // fails on the new version before a release can depend on it.
 func goZookeeperXids(conn *zk.Conn) *uint32 { return uint32Field(conn, "xid") }
 

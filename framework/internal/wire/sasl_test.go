@@ -96,7 +96,7 @@ func TestTheLoginComesBeforeAnything(t *testing.T) {
 		_, op, _, _ := readRequest(server)
 		ops <- op
 	}()
-	conn.request(opcodeRemoveWatches, jute(nil).str("/p").int(removeAny))
+	conn.request(frame(0, opcodeRemoveWatches, jute(nil).str("/p").int(removeAny)))
 	require.EqualValues(t, opcodeRemoveWatches, <-ops, "the gate opened after the login")
 }
 

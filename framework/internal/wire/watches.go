@@ -120,7 +120,7 @@ func (pw *Watches) Add(w *Watch) (<-chan Reply, error) {
 	if t == nil {
 		return nil, ErrConnectionLost
 	}
-	ch := t.request(opcodeAddWatch, addWatchBody(w.Path, e.mode))
+	ch := t.request(frame(0, opcodeAddWatch, addWatchBody(w.Path, e.mode)))
 	if widened && !pw.untyped {
 		// 3.9 keeps the persistent mode beside the recursive one: drop it, since the
 		// recursive watch's events stand for it. 3.8 has replaced it already.
@@ -214,7 +214,7 @@ func (pw *Watches) removeFromServer(t *Conn, path string, mode Mode) <-chan Repl
 	if mode == PersistentRecursive {
 		typ = removePersistentRecursive
 	}
-	return t.request(opcodeRemoveWatches, jute(nil).str(path).int(typ))
+	return t.request(frame(0, opcodeRemoveWatches, jute(nil).str(path).int(typ)))
 }
 
 // removeAll sends the removal of every watch of path, on a server that removes no
@@ -225,7 +225,7 @@ func (pw *Watches) removeAll(t *Conn, path string) <-chan Reply {
 	if t.h.oneShots.on(path) {
 		return nil
 	}
-	return t.request(opcodeRemoveWatches, jute(nil).str(path).int(removeAny))
+	return t.request(frame(0, opcodeRemoveWatches, jute(nil).str(path).int(removeAny)))
 }
 
 func (w *Watch) recursive() bool { return w.Mode == PersistentRecursive }
@@ -253,7 +253,7 @@ func (pw *Watches) connected(t *Conn) {
 		}
 	}
 	for _, body := range setWatches2Bodies(persistent, recursive) {
-		ch := t.request(opcodeSetWatches2, body)
+		ch := t.request(frame(0, opcodeSetWatches2, body))
 		go pw.checkSetAgain(t, ch)
 	}
 	for p, e := range pw.paths {

@@ -1,6 +1,7 @@
 package wire
 
 import (
+	"encoding/binary"
 	"fmt"
 	"time"
 
@@ -109,6 +110,9 @@ func (t *Conn) writeOurs(ps [][]byte) {
 			_ = t.Conn.Close() // go-zookeeper sees the connection end, and connects again
 			return
 		}
+		if xid, opcode := int32(binary.BigEndian.Uint32(p[4:])), int32(binary.BigEndian.Uint32(p[8:])); isCreate(opcode) {
+			t.h.cfg.Creates.wrote(xid, p)
+		}
 	}
 }
 
@@ -149,14 +153,20 @@ const (
 	codeSessionRequiresAuth = -124
 )
 
+// refusedForAuth records a reply's code that says the session must authenticate
+// first, go-zookeeper's reply or the framework's, for the client to report.
+func (t *Conn) refusedForAuth(code int32) {
+	if code == codeSessionRequiresAuth {
+		t.h.refuse(fmt.Errorf("%s refused a request: the session requires authentication (ZooKeeper's %d); give the client credentials", t.addr, code))
+	}
+}
+
 // answeredRequest notes go-zookeeper's reply to xid, with its code: the answer to
 // credentials opens the gate once enough were accepted, and a refusal is recorded
 // for the client to report (Handle.Refused).
 func (t *Conn) answeredRequest(xid, code int32) {
 	t.h.oneShots.replied(xid, code)
-	if code == codeSessionRequiresAuth {
-		t.h.refuse(fmt.Errorf("%s refused a request: the session requires authentication (ZooKeeper's %d); give the client credentials", t.addr, code))
-	}
+	t.refusedForAuth(code)
 	t.amu.Lock()
 	scheme, ok := t.auths[xid]
 	delete(t.auths, xid)
@@ -176,11 +186,12 @@ func (t *Conn) answeredRequest(xid, code int32) {
 	}
 }
 
-// request writes a request of the framework's own (through the gate) and returns
-// the channel its reply comes on, closed without one if the connection ends first.
-// The caller holds the persistent watches' lock, so that the requests about a path
-// reach the server in the order their changes were made.
-func (t *Conn) request(opcode int32, body []byte) <-chan Reply {
+// request writes a request of the framework's own, packet p (see newRequest: its
+// length and xid are written here), through the gate, and returns the channel its
+// reply comes on, closed without one if the connection ends first. A caller whose
+// requests about a path must reach the server in order (the persistent watches)
+// holds its own lock around it: requests are written in the order they are made.
+func (t *Conn) request(p jute) <-chan Reply {
 	ch := make(chan Reply, 1)
 	t.cmu.Lock()
 	if t.ended {
@@ -195,7 +206,9 @@ func (t *Conn) request(opcode int32, body []byte) <-chan Reply {
 	}
 	t.calls[xid] = ch
 	t.cmu.Unlock()
-	_, _ = t.send(nil, frame(xid, opcode, body)) // a failure ends the connection, and ch
+	binary.BigEndian.PutUint32(p, uint32(len(p)-4))
+	binary.BigEndian.PutUint32(p[4:], uint32(xid))
+	_, _ = t.send(nil, p) // a failure ends the connection, and ch
 	return ch
 }
 

@@ -1,0 +1,225 @@
+package wire
+
+import (
+	"testing"
+
+	"github.com/go-zookeeper/zk"
+	"github.com/stretchr/testify/require"
+
+	"github.com/zkrecipes/zkrecipes/framework/internal/wire/wiretest"
+)
+
+// exchange makes one of the framework's own calls on a connection whose session is
+// up, reads the request as the server does, answers it with code and body, and
+// returns the request and the reply the call got.
+func exchange(t *testing.T, send func(*Conn) <-chan Reply, code int32, body []byte) (wiretest.Request, Reply) {
+	t.Helper()
+	conn, server := pipeConn(t)
+	srv := &wiretest.Conn{Conn: server}
+	go func() { _ = srv.Send(wiretest.ConnectResponse(4000, 7)) }()
+	_, err := readAs(conn)
+	require.NoError(t, err)
+	// The server reads on a goroutine of its own: a pipe's write waits for its read.
+	read := make(chan wiretest.Request, 1)
+	go func() {
+		req, err := srv.ReadRequest()
+		read <- req
+		if err == nil {
+			_ = srv.Send(append(wiretest.Header(req.Xid, 42, code), body...))
+			_ = srv.Send(wiretest.Header(-2, 0, 0)) // a ping's reply, for go-zookeeper's read to end at
+		}
+	}()
+	ch := send(conn)
+	_, err = readAs(conn)
+	require.NoError(t, err)
+	req := <-read
+	r, ok := <-ch
+	require.True(t, ok, "the call's reply")
+	require.True(t, isOurXid(req.Xid), "xid %d in the framework's range", req.Xid)
+	return req, r
+}
+
+var stat = &zk.Stat{Czxid: 1, Mzxid: 2, Ctime: 3, Mtime: 4, Version: 5, Cversion: 6, Aversion: 7,
+	EphemeralOwner: 8, DataLength: 9, NumChildren: 10, Pzxid: 11}
+
+func statBytes(s *zk.Stat) wiretest.Jute {
+	return wiretest.Jute(nil).Long(s.Czxid).Long(s.Mzxid).Long(s.Ctime).Long(s.Mtime).
+		Int(s.Version).Int(s.Cversion).Int(s.Aversion).Long(s.EphemeralOwner).
+		Int(s.DataLength).Int(s.NumChildren).Long(s.Pzxid)
+}
+
+// Each call is the request ZooKeeper's protocol defines (checked here byte by byte,
+// and against real servers by every framework test), and its reply is read field
+// by field.
+func TestCallsWriteTheirRequestsAndReadTheirReplies(t *testing.T) {
+	t.Run("children", func(t *testing.T) {
+		req, r := exchange(t, func(c *Conn) <-chan Reply { return c.Children("/locks") }, 0,
+			append(wiretest.Jute(nil).Int(2).Str("lock-1").Str("lock-2"), statBytes(stat)...))
+		require.Equal(t, int32(opcodeGetChildren2), req.Opcode)
+		require.Equal(t, []byte(wiretest.Jute(nil).Str("/locks")), req.Body[:len(req.Body)-1])
+		require.Equal(t, byte(0), req.Body[len(req.Body)-1], "no watch")
+		names, s, err := r.ChildrenReply()
+		require.NoError(t, err)
+		require.Equal(t, []string{"lock-1", "lock-2"}, names)
+		require.Equal(t, stat, s)
+	})
+	t.Run("exists", func(t *testing.T) {
+		req, r := exchange(t, func(c *Conn) <-chan Reply { return c.Exists("/a") }, 0, statBytes(stat))
+		require.Equal(t, int32(opcodeExists), req.Opcode)
+		require.Equal(t, append([]byte(wiretest.Jute(nil).Str("/a")), 0), req.Body)
+		s, err := r.StatReply()
+		require.NoError(t, err)
+		require.Equal(t, stat, s)
+	})
+	t.Run("get", func(t *testing.T) {
+		req, r := exchange(t, func(c *Conn) <-chan Reply { return c.Get("/a") }, 0,
+			append(wiretest.Jute(nil).Str("value"), statBytes(stat)...))
+		require.Equal(t, int32(opcodeGetData), req.Opcode)
+		require.Equal(t, append([]byte(wiretest.Jute(nil).Str("/a")), 0), req.Body)
+		data, s, err := r.DataReply()
+		require.NoError(t, err)
+		require.Equal(t, []byte("value"), data)
+		require.Equal(t, stat, s)
+	})
+	t.Run("get of a node without data", func(t *testing.T) {
+		_, r := exchange(t, func(c *Conn) <-chan Reply { return c.Get("/a") }, 0,
+			append(wiretest.Jute(nil).Int(-1), statBytes(stat)...))
+		data, _, err := r.DataReply()
+		require.NoError(t, err)
+		require.Nil(t, data)
+	})
+	t.Run("set", func(t *testing.T) {
+		req, r := exchange(t, func(c *Conn) <-chan Reply { return c.Set("/a", []byte("v"), 3) }, 0, statBytes(stat))
+		require.Equal(t, int32(opcodeSetData), req.Opcode)
+		require.Equal(t, []byte(wiretest.Jute(nil).Str("/a").Str("v").Int(3)), req.Body)
+		s, err := r.StatReply()
+		require.NoError(t, err)
+		require.Equal(t, stat, s)
+	})
+	t.Run("delete", func(t *testing.T) {
+		req, r := exchange(t, func(c *Conn) <-chan Reply { return c.Delete("/a", -1) }, 0, nil)
+		require.Equal(t, int32(opcodeDelete), req.Opcode)
+		require.Equal(t, []byte(wiretest.Jute(nil).Str("/a").Int(-1)), req.Body)
+		require.NoError(t, r.Err())
+	})
+	t.Run("create", func(t *testing.T) {
+		acl := zk.WorldACL(zk.PermAll)
+		req, r := exchange(t, func(c *Conn) <-chan Reply {
+			return c.Create("/l/lock-", nil, acl, zk.FlagEphemeral|zk.FlagSequence)
+		}, 0, wiretest.Jute(nil).Str("/l/lock-0000000001"))
+		require.Equal(t, int32(opcodeCreate), req.Opcode)
+		want := wiretest.Jute(nil).Str("/l/lock-").Int(-1). // nil data: jute's null buffer, as go-zookeeper writes it
+									Int(1).Int(zk.PermAll).Str("world").Str("anyone").Int(zk.FlagEphemeral | zk.FlagSequence)
+		require.Equal(t, []byte(want), req.Body)
+		p, err := r.PathReply()
+		require.NoError(t, err)
+		require.Equal(t, "/l/lock-0000000001", p)
+		require.Equal(t, int64(42), r.Zxid, "the create's zxid: the node's czxid")
+	})
+}
+
+// A reply's error code is go-zookeeper's error of that code, as a call of
+// go-zookeeper's would have returned it, so that the framework reads both alike.
+func TestAReplysCodeIsGoZookeepersError(t *testing.T) {
+	for code, want := range map[int32]error{-101: zk.ErrNoNode, -110: zk.ErrNodeExists, -103: zk.ErrBadVersion,
+		-102: zk.ErrNoAuth, -111: zk.ErrNotEmpty, -118: zk.ErrSessionMoved} {
+		_, r := exchange(t, func(c *Conn) <-chan Reply { return c.Delete("/a", 1) }, code, nil)
+		require.ErrorIs(t, r.Err(), want, "code %d", code)
+	}
+	_, r := exchange(t, func(c *Conn) <-chan Reply { return c.Delete("/a", 1) }, -124, nil)
+	require.EqualError(t, r.Err(), "unknown error: -124", "as go-zookeeper words a code it has no value for")
+	_, _, err := Reply{Code: -101}.ChildrenReply()
+	require.ErrorIs(t, err, zk.ErrNoNode, "a decoder says the code first")
+}
+
+// A reply that is not the shape of its request's fails the request with ErrReply,
+// whatever its bytes: never a panic, nor a listing of more names than it has bytes.
+func TestARepliesThatDoNotDecodeFailTheirRequest(t *testing.T) {
+	short := statBytes(stat)[:statSize-1]
+	_, err := Reply{Body: short}.StatReply()
+	require.ErrorIs(t, err, ErrReply)
+	_, _, err = Reply{Body: append(wiretest.Jute(nil).Str("v"), short...)}.DataReply()
+	require.ErrorIs(t, err, ErrReply)
+	_, _, err = Reply{Body: wiretest.Jute(nil).Int(1 << 30)}.ChildrenReply()
+	require.ErrorIs(t, err, ErrReply, "a listing of 2^30 names in 4 bytes")
+	_, _, err = Reply{Body: append(wiretest.Jute(nil).Int(-1), statBytes(stat)...)}.ChildrenReply()
+	require.ErrorIs(t, err, ErrReply)
+	_, err = Reply{Body: wiretest.Jute(nil).Int(9).Str("ab")}.PathReply()
+	require.ErrorIs(t, err, ErrReply)
+}
+
+// A create of the framework's own is followed as go-zookeeper's are: its writing is
+// heard, and its reply's zxid is the node's czxid.
+func TestOurCreatesAreFollowed(t *testing.T) {
+	conn, server := pipeConn(t)
+	creates := &Creates{}
+	conn.h.cfg.Creates = creates
+	written := make(chan struct{})
+	f := creates.Follow("/l/lock-", wroteFunc(func() { close(written) }))
+	srv := &wiretest.Conn{Conn: server}
+	go func() { _ = srv.Send(wiretest.ConnectResponse(4000, 7)) }()
+	_, err := readAs(conn)
+	require.NoError(t, err)
+	go func() {
+		req, err := srv.ReadRequest()
+		if err == nil {
+			<-written
+			_ = srv.Send(append(wiretest.Header(req.Xid, 77, 0), wiretest.Jute(nil).Str("/l/lock-")...))
+			_ = srv.Send(wiretest.Header(-2, 0, 0))
+		}
+	}()
+	ch := conn.Create("/l/lock-", nil, zk.WorldACL(zk.PermAll), zk.FlagEphemeral)
+	_, err = readAs(conn)
+	require.NoError(t, err)
+	<-ch
+	require.Equal(t, int64(77), f.Zxid())
+}
+
+type wroteFunc func()
+
+func (f wroteFunc) Wrote() { f() }
+
+// A call whose connection ends before its reply hears that no reply will come: its
+// channel closes.
+func TestACallWhoseConnectionEndsIsClosed(t *testing.T) {
+	conn, server := pipeConn(t)
+	srv := &wiretest.Conn{Conn: server}
+	go func() { _ = srv.Send(wiretest.ConnectResponse(4000, 7)) }()
+	_, err := readAs(conn)
+	require.NoError(t, err)
+	go func() {
+		_, _ = srv.ReadRequest()
+		_ = server.Close()
+	}()
+	ch := conn.Exists("/a")
+	_, err = readAs(conn)
+	require.Error(t, err, "the connection ended")
+	_, ok := <-ch
+	require.False(t, ok)
+}
+
+// The zxid of a call's reply is go-zookeeper's last zxid, as if go-zookeeper had read
+// the reply: it connects again with it, so that no server with less history takes
+// the session (lastzxid.go).
+func TestACallsZxidIsGoZookeepersLast(t *testing.T) {
+	var zc zk.Conn
+	conn, server := pipeConn(t)
+	conn.h.Follow(&zc)
+	srv := &wiretest.Conn{Conn: server}
+	go func() {
+		_ = srv.Send(wiretest.ConnectResponse(4000, 7))
+		req, err := srv.ReadRequest()
+		if err == nil {
+			_ = srv.Send(append(wiretest.Header(req.Xid, 99, 0), statBytes(stat)...))
+			_ = srv.Send(wiretest.Header(-2, 0, 0))
+		}
+	}()
+	_, err := readAs(conn)
+	require.NoError(t, err)
+	ch := conn.Exists("/a")
+	_, err = readAs(conn)
+	require.NoError(t, err)
+	<-ch
+	require.Equal(t, int64(99), *goZookeeperLastZxid(&zc))
+	require.True(t, conn.h.Direct())
+}
