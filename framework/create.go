@@ -9,6 +9,8 @@ import (
 	"time"
 
 	"github.com/go-zookeeper/zk"
+
+	"github.com/zkrecipes/zkrecipes/framework/internal/wire"
 )
 
 // ErrInvalidCreate is returned for contradictory create options.
@@ -264,7 +266,8 @@ func (c *Client) createAttempt(ctx context.Context, full string, data []byte, o 
 			}
 		}
 	}
-	return attempt(c, ctx, full, func(conn *zk.Conn, full string) (string, error) {
+	missing := false // a direct create found the parent missing: make the parents first
+	req := func(conn *zk.Conn, full string) (string, error) {
 		create := func() (string, error) {
 			switch {
 			case o.container:
@@ -274,7 +277,10 @@ func (c *Client) createAttempt(ctx context.Context, full string, data []byte, o 
 			}
 			return conn.Create(full, data, o.flags(), c.nodeACL(full, o))
 		}
-		p, err := create()
+		p, err := "", error(zk.ErrNoNode)
+		if !missing {
+			p, err = create()
+		}
 		if errors.Is(err, zk.ErrNoNode) && o.parents {
 			if err := c.mkdirs(conn, parentPath(full), o.parentContainers); err != nil {
 				return "", err
@@ -290,7 +296,27 @@ func (c *Client) createAttempt(ctx context.Context, full string, data []byte, o 
 			}
 		}
 		return p, err
-	}, undo)
+	}
+	if o.plain() {
+		p, err := attemptDirect(c, ctx, full, direct[string]{
+			send: func(t *wire.Conn, full string) <-chan wire.Reply {
+				return t.Create(full, data, c.nodeACL(full, o), o.flags())
+			},
+			read: wire.Reply.PathReply,
+		}, req, undo)
+		if !errors.Is(err, zk.ErrNoNode) || !o.parents {
+			return p, err
+		}
+		missing = true // made by go-zookeeper's requests: a rare path (a lock's first use)
+	}
+	return attempt(c, ctx, full, req, undo)
+}
+
+// plain says whether a create is one of the protocol's plain create request (no
+// container, TTL or data set instead, no test seam), which the client sends
+// directly (see direct).
+func (o createOptions) plain() bool {
+	return !o.container && o.ttl == 0 && !o.orSetData && o.afterCreate == nil
 }
 
 // findProtected looks among parent's children for the node of protection id. An

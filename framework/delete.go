@@ -8,6 +8,8 @@ import (
 	"time"
 
 	"github.com/go-zookeeper/zk"
+
+	"github.com/zkrecipes/zkrecipes/framework/internal/wire"
 )
 
 // ErrDeleteInBackground is wrapped by a guaranteed Delete that could not finish now:
@@ -45,7 +47,10 @@ func (c *Client) Delete(ctx context.Context, path string, version int32, opts ..
 	if full == "/" {
 		return fmt.Errorf("%w: cannot delete the root", ErrInvalidPath)
 	}
-	_, err = call(c, ctx, opDelete, path, true, func(conn *zk.Conn, p string) (struct{}, error) {
+	_, err = callDirect(c, ctx, opDelete, path, true, direct[struct{}]{
+		send: func(t *wire.Conn, p string) <-chan wire.Reply { return t.Delete(p, version) },
+		read: func(r wire.Reply) (struct{}, error) { return struct{}{}, r.Err() },
+	}, func(conn *zk.Conn, p string) (struct{}, error) {
 		return struct{}{}, conn.Delete(p, version)
 	})
 	if err != nil && o.guaranteed && (IsRetryable(err) || ctx.Err() != nil) && c.deleteInBackground(full, version) {

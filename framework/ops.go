@@ -9,6 +9,8 @@ import (
 
 	"github.com/cenkalti/backoff/v4"
 	"github.com/go-zookeeper/zk"
+
+	"github.com/zkrecipes/zkrecipes/framework/internal/wire"
 )
 
 // Retry runs op until it succeeds, fails with an error that IsRetryable does not
@@ -309,6 +311,12 @@ func (c *Client) unfix(serverPath string) string {
 // call runs the operation op, req on the server path of p, retried, with errors that
 // name p.
 func call[T any](c *Client, ctx context.Context, op string, p string, write bool, req request[T]) (T, error) {
+	return callDirect(c, ctx, op, p, write, direct[T]{}, req)
+}
+
+// callDirect is call, with the request sent directly (d) if it can be (see direct);
+// a zero d is go-zookeeper's req.
+func callDirect[T any](c *Client, ctx context.Context, op string, p string, write bool, d direct[T], req request[T]) (T, error) {
 	var v, zero T
 	full, err := c.fix(p, write)
 	if err != nil {
@@ -317,7 +325,11 @@ func call[T any](c *Client, ctx context.Context, op string, p string, write bool
 	start := c.metrics.start()
 	err = c.retry(ctx, op, func(ctx context.Context) error {
 		var err error
-		v, err = attempt(c, ctx, full, req, nil)
+		if d.send != nil {
+			v, err = attemptDirect(c, ctx, full, d, req, nil)
+		} else {
+			v, err = attempt(c, ctx, full, req, nil)
+		}
 		return err
 	})
 	c.metrics.request(ctx, op, start, err)
@@ -365,7 +377,13 @@ type getResult struct {
 
 // Get reads a node's data and stat.
 func (c *Client) Get(ctx context.Context, path string) ([]byte, *Stat, error) {
-	r, err := call(c, ctx, opGet, path, false, func(conn *zk.Conn, p string) (getResult, error) {
+	r, err := callDirect(c, ctx, opGet, path, false, direct[getResult]{
+		send: (*wire.Conn).Get,
+		read: func(r wire.Reply) (getResult, error) {
+			data, stat, err := r.DataReply()
+			return getResult{data: data, stat: stat}, err
+		},
+	}, func(conn *zk.Conn, p string) (getResult, error) {
 		data, stat, err := conn.Get(p)
 		return getResult{data: data, stat: stat}, err
 	})
@@ -385,7 +403,16 @@ func (c *Client) GetW(ctx context.Context, path string) ([]byte, *Stat, <-chan E
 
 // Exists reports whether a node exists, with its stat when it does.
 func (c *Client) Exists(ctx context.Context, path string) (bool, *Stat, error) {
-	r, err := call(c, ctx, opExists, path, false, func(conn *zk.Conn, p string) (getResult, error) {
+	r, err := callDirect(c, ctx, opExists, path, false, direct[getResult]{
+		send: (*wire.Conn).Exists,
+		read: func(r wire.Reply) (getResult, error) {
+			stat, err := r.StatReply()
+			if errors.Is(err, zk.ErrNoNode) {
+				return getResult{}, nil // as go-zookeeper's Exists
+			}
+			return getResult{ok: err == nil, stat: stat}, err
+		},
+	}, func(conn *zk.Conn, p string) (getResult, error) {
 		ok, stat, err := conn.Exists(p)
 		return getResult{ok: ok, stat: stat}, err
 	})
@@ -410,7 +437,13 @@ type childrenResult struct {
 
 // Children lists the names of a node's children, in no particular order.
 func (c *Client) Children(ctx context.Context, path string) ([]string, *Stat, error) {
-	r, err := call(c, ctx, opChildren, path, false, func(conn *zk.Conn, p string) (childrenResult, error) {
+	r, err := callDirect(c, ctx, opChildren, path, false, direct[childrenResult]{
+		send: (*wire.Conn).Children,
+		read: func(r wire.Reply) (childrenResult, error) {
+			names, stat, err := r.ChildrenReply()
+			return childrenResult{names: names, stat: stat}, err
+		},
+	}, func(conn *zk.Conn, p string) (childrenResult, error) {
 		names, stat, err := conn.Children(p)
 		return childrenResult{names: names, stat: stat}, err
 	})
@@ -431,7 +464,10 @@ func (c *Client) Set(ctx context.Context, path string, data []byte, version int3
 	if err := c.checkData(path, false, data); err != nil {
 		return nil, err
 	}
-	return call(c, ctx, opSet, path, true, func(conn *zk.Conn, p string) (*zk.Stat, error) {
+	return callDirect(c, ctx, opSet, path, true, direct[*zk.Stat]{
+		send: func(t *wire.Conn, p string) <-chan wire.Reply { return t.Set(p, data, version) },
+		read: wire.Reply.StatReply,
+	}, func(conn *zk.Conn, p string) (*zk.Stat, error) {
 		return conn.Set(p, data, version)
 	})
 }

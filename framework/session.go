@@ -63,17 +63,25 @@ func (h *handle) close() {
 // fails at once with go-zookeeper's ErrConnectionClosed, which is retried on the
 // client's next handle (or reported as ErrClosed by a closing client).
 func use[T any](h *handle, p string, req request[T]) (T, error) {
-	h.usersMu.Lock()
-	if h.closed {
-		h.usersMu.Unlock()
+	if !h.enter() {
 		var zero T
 		return zero, zk.ErrConnectionClosed
 	}
-	h.users.Add(1)
-	h.usersMu.Unlock()
 	defer h.users.Done()
 	v, err := req(h.conn, p)
 	return v, h.wire.ReplyError(err)
+}
+
+// enter counts a request under way through the handle, which close waits for
+// (users.Done when it ends), unless the handle is closing.
+func (h *handle) enter() bool {
+	h.usersMu.Lock()
+	defer h.usersMu.Unlock()
+	if h.closed {
+		return false
+	}
+	h.users.Add(1)
+	return true
 }
 
 // failed records why an attempt to reach a server failed, and logs the first failure

@@ -95,7 +95,7 @@ func (d *FlightDialer) Flight(t testing.TB, n int) []int32 {
 	for answered := 0; answered < n && time.Since(start) < Wait; {
 		answered = 0
 		for i := c.released; i < len(c.packets); i++ {
-			if xid := int32(binary.BigEndian.Uint32(c.packets[i][4:8])); xid > 0 {
+			if xid := int32(binary.BigEndian.Uint32(c.packets[i][4:8])); isAnswer(xid) {
 				answered++
 				if answered == n {
 					c.released = i + 1
@@ -113,6 +113,11 @@ func (d *FlightDialer) Flight(t testing.TB, n int) []int32 {
 	d.changed.Broadcast()
 	return ops
 }
+
+// isAnswer says whether a packet with xid is the answer to a request: go-zookeeper
+// numbers its requests from 1 up, the framework its own from -2^16 down; the
+// server's notifications (-1) and pings' answers (-2) are none.
+func isAnswer(xid int32) bool { return xid > 0 || xid <= -(1<<16) }
 
 // Notified waits for the server's next notification (a watch that fired) and lets
 // it through, with what came before it.
