@@ -44,6 +44,7 @@ type Conn struct {
 	// Writing: one packet at a time, under wmu (writes.go).
 	wmu        sync.Mutex
 	goDeadline time.Time // go-zookeeper's write deadline, restored after ours
+	deadline   time.Time // the connection's write deadline, as last set
 	open       bool      // the framework's own packets are written now, not queued
 	queue      [][]byte  // the framework's own packets, until the gate opens
 	flushing   sync.WaitGroup

@@ -56,7 +56,7 @@ func (t *Conn) login() error {
 	// response, and sets the next ones itself.
 	_ = t.Conn.SetReadDeadline(time.Time{})
 	t.wmu.Lock()
-	_ = t.Conn.SetWriteDeadline(t.goDeadline)
+	_ = t.setWriteDeadline(t.goDeadline)
 	t.wmu.Unlock()
 	return nil
 }
