@@ -64,3 +64,37 @@ func (d direct[T]) decode(r wire.Reply, ok bool) (T, error) {
 	}
 	return d.read(r)
 }
+
+// WatchData sets a watch on the data of the node at path (c's path: c may be a
+// namespaced view), as GetW does, but for the client's current connection only,
+// with a request the client writes and reads itself (see direct): no goroutine of
+// ours waits for it, and no reflection decodes its reply. Its channel hears the
+// node's next change of data or its deletion, or closes without an event when the
+// connection ends first: the caller must read again after any loss of connection,
+// as a lock's waiter does on every change of the client's state. A node that does
+// not exist is ErrNoNode, with no watch left. Where the client cannot write its own
+// requests (a namespace's first use), the watch is GetW's, which lasts the session.
+func (p Plumbing) WatchData(ctx context.Context, c *Client, path string) (<-chan Event, error) {
+	var watch <-chan zk.Event
+	r, err := callDirect(c, ctx, opGetW, path, false, direct[getResult]{
+		send: func(t *wire.Conn, p string) <-chan wire.Reply {
+			reply, w := t.GetW(p)
+			watch = w
+			return reply
+		},
+		read: func(r wire.Reply) (getResult, error) {
+			_, _, err := r.DataReply()
+			return getResult{}, err
+		},
+	}, func(conn *zk.Conn, p string) (getResult, error) {
+		_, _, w, err := conn.GetW(p)
+		return getResult{watch: w}, err
+	})
+	if err != nil {
+		return nil, err
+	}
+	if r.watch != nil {
+		return r.watch, nil
+	}
+	return watch, nil
+}

@@ -60,6 +60,8 @@ type Conn struct {
 	calls map[int32]chan Reply
 	xids  uint32
 	ended bool // reading ended: no reply will come
+
+	watches dataWatches // the framework's own one-shot watches (watchcalls.go)
 }
 
 // Reply is the reply to one of the framework's own requests.
@@ -101,6 +103,7 @@ func (t *Conn) end() {
 		for _, ch := range calls {
 			close(ch)
 		}
+		t.watches.end()
 	})
 }
 
@@ -188,6 +191,7 @@ func (t *Conn) readPacket() error {
 		}
 		t.h.cfg.Creates.replied(hd.xid, hd.zxid, hd.code)
 		t.refusedForAuth(hd.code)
+		t.watches.replied(hd.xid, hd.code)
 		t.reply(hd.xid, Reply{Zxid: hd.zxid, Code: hd.code, Body: append([]byte(nil), body...)})
 		return nil // go-zookeeper never sees it
 	case hd.xid == xidNotification:
@@ -196,6 +200,7 @@ func (t *Conn) readPacket() error {
 			return t.drop(err)
 		}
 		t.h.oneShots.fired(ev.typ, ev.path)
+		t.watches.fired(ev.typ, ev.state, ev.path)
 		t.h.cfg.Watches.notify(t.h, ev.typ, ev.path, hd.zxid)
 	}
 	t.pending = p

@@ -218,11 +218,12 @@ func (pw *Watches) removeFromServer(t *Conn, path string, mode Mode) <-chan Repl
 }
 
 // removeAll sends the removal of every watch of path, on a server that removes no
-// other way (3.8), unless go-zookeeper has a one-shot watch there that it would
-// drop unheard: the persistent watch then stays on the server until the connection
-// ends, and its events reach no one (nil: nothing sent). pw.mu is held.
+// other way (3.8), unless go-zookeeper or the framework (watchcalls.go) has a
+// one-shot watch there that it would drop unheard: the persistent watch then stays
+// on the server until the connection ends, and its events reach no one (nil:
+// nothing sent). pw.mu is held.
 func (pw *Watches) removeAll(t *Conn, path string) <-chan Reply {
-	if t.h.oneShots.on(path) {
+	if t.h.oneShots.on(path) || t.watches.on(path) {
 		return nil
 	}
 	return t.request(frame(0, opcodeRemoveWatches, jute(nil).str(path).int(removeAny)))
@@ -382,6 +383,23 @@ func (pw *Watches) afterOneShot(t *Conn, b []byte, path string, opcode int32) (i
 }
 
 // Close ends every watch for good: the client closed.
+// sendOneShot sends p, the framework's own request that sets a one-shot watch on
+// path (watchcalls.go), and after it, where a persistent watch is on path, what
+// keeps it on a 3.8 server, as afterOneShot does for go-zookeeper's.
+func (pw *Watches) sendOneShot(t *Conn, p []byte, path string) {
+	if pw.count.Load() == 0 || pw.handle.Load() != t.h {
+		_, _ = t.send(nil, p)
+		return
+	}
+	pw.mu.Lock()
+	defer pw.mu.Unlock()
+	ps := [][]byte{p}
+	if e := pw.paths[path]; e != nil {
+		ps = append(ps, t.ignored(opcodeAddWatch, addWatchBody(path, e.mode)))
+	}
+	_, _ = t.send(nil, ps...)
+}
+
 func (pw *Watches) Close() {
 	pw.mu.Lock()
 	pw.ended = true

@@ -328,7 +328,9 @@ func (q *Queue) wait(ctx context.Context, n *Node, t *Tracker, wait bool, first 
 		t = q.tracking(t, expect)
 		t.watchWith(ctx, n, expect, func() {
 			if changed == nil {
-				_, _, changed, err = q.client.GetW(ctx, path.Join(q.path, watch))
+				// This connection's watch (see WatchData): a lost connection changes
+				// the client's state, which wakes the wait and lists again anyway.
+				changed, err = q.client.ForRecipes().WatchData(ctx, q.client, path.Join(q.path, watch))
 			}
 		})
 		if errors.Is(err, framework.ErrNoNode) {
@@ -342,7 +344,11 @@ func (q *Queue) wait(ctx context.Context, n *Node, t *Tracker, wait bool, first 
 		// bytes), so the client's close is not one: it closes changedState too, and the
 		// next listing says ErrClosed.
 		select {
-		case ev := <-changed:
+		case ev, ok := <-changed:
+			if !ok { // the watch ended with its connection: list again
+				armNext = false
+				continue
+			}
 			if q.handOver && ahead && ev.Type == framework.EventNodeDeleted && t.ready() {
 				h, ok, err := t.grant(ctx, epoch, n)
 				if err != nil || ok {

@@ -1,0 +1,142 @@
+package wire
+
+import (
+	"testing"
+
+	"github.com/go-zookeeper/zk"
+	"github.com/stretchr/testify/require"
+
+	"github.com/zkrecipes/zkrecipes/framework/internal/wire/wiretest"
+)
+
+// session makes conn's session, answered by a fake server whose requests come on
+// the channel returned (read on a goroutine: a pipe's write waits for its read).
+func sessionOn(t *testing.T, conn *Conn, srv *wiretest.Conn) <-chan wiretest.Request {
+	t.Helper()
+	reqs := make(chan wiretest.Request, 16)
+	go func() {
+		if srv.Send(wiretest.ConnectResponse(4000, 7)) != nil {
+			return
+		}
+		for {
+			r, err := srv.ReadRequest()
+			if err != nil {
+				close(reqs)
+				return
+			}
+			reqs <- r
+		}
+	}()
+	_, err := readAs(conn)
+	require.NoError(t, err)
+	return reqs
+}
+
+// sendThenPing has the server send packets, then a ping's reply, and has
+// go-zookeeper's read take them: the packets before the ping are handled.
+func sendThenPing(t *testing.T, conn *Conn, srv *wiretest.Conn, packets ...[]byte) {
+	t.Helper()
+	go func() {
+		for _, p := range packets {
+			_ = srv.Send(p)
+		}
+		_ = srv.Send(wiretest.Header(-2, 0, 0))
+	}()
+	for {
+		p, err := readAs(conn)
+		require.NoError(t, err)
+		if string(p[4:]) == string(wiretest.Header(-2, 0, 0)) {
+			return
+		}
+	}
+}
+
+// A data watch of the framework's own is set by its getData, with the watch flag,
+// and hears the next change of its node's data or its deletion once; the
+// notification reaches go-zookeeper too.
+func TestAConnectionsDataWatchHearsItsNodeOnce(t *testing.T) {
+	conn, server := pipeConn(t)
+	srv := &wiretest.Conn{Conn: server}
+	reqs := sessionOn(t, conn, srv)
+	reply, watch := conn.GetW("/l/lock-1")
+	req := <-reqs
+	require.Equal(t, int32(opcodeGetData), req.Opcode)
+	require.Equal(t, append([]byte(wiretest.Jute(nil).Str("/l/lock-1")), 1), req.Body, "the watch asked for")
+	sendThenPing(t, conn, srv, append(wiretest.Header(req.Xid, 5, 0), append(wiretest.Jute(nil).Int(-1), statBytes(stat)...)...))
+	r := <-reply
+	require.NoError(t, r.Err())
+	require.True(t, conn.watches.on("/l/lock-1"))
+
+	notification := wiretest.Notification(6, int32(zk.EventNodeDeleted), "/l/lock-1")
+	go func() { _ = srv.Send(notification); _ = srv.Send(notification) }()
+	for range 2 {
+		p, err := readAs(conn)
+		require.NoError(t, err)
+		require.Equal(t, []byte(notification), p[4:], "go-zookeeper hears the notification too")
+	}
+	require.Equal(t, zk.Event{Type: zk.EventNodeDeleted, State: 3, Path: "/l/lock-1"}, <-watch)
+	require.False(t, conn.watches.on("/l/lock-1"), "fired once, and gone")
+	select {
+	case ev, ok := <-watch:
+		t.Fatalf("heard again: %+v %v", ev, ok)
+	default:
+	}
+}
+
+// A getData that fails (no such node) sets no watch, and leaves none of ours.
+func TestAFailedGetDataLeavesNoDataWatch(t *testing.T) {
+	conn, server := pipeConn(t)
+	srv := &wiretest.Conn{Conn: server}
+	reqs := sessionOn(t, conn, srv)
+	_, _ = conn.GetW("/gone") // a watch of the same path that stays
+	kept := <-reqs
+	reply, watch := conn.GetW("/gone")
+	failed := <-reqs
+	sendThenPing(t, conn, srv,
+		append(wiretest.Header(kept.Xid, 5, 0), append(wiretest.Jute(nil).Int(-1), statBytes(stat)...)...),
+		wiretest.Header(failed.Xid, 5, codeNoNode))
+	require.ErrorIs(t, (<-reply).Err(), zk.ErrNoNode)
+	conn.watches.mu.Lock()
+	require.Len(t, conn.watches.byPath["/gone"], 1, "the failed one's dropped, the other's kept")
+	require.NotEqual(t, (<-chan zk.Event)(conn.watches.byPath["/gone"][0]), watch)
+	conn.watches.mu.Unlock()
+}
+
+// The connection's end ends its data watches: their channels close, unheard.
+func TestAConnectionsEndClosesItsDataWatches(t *testing.T) {
+	conn, server := pipeConn(t)
+	srv := &wiretest.Conn{Conn: server}
+	reqs := sessionOn(t, conn, srv)
+	_, watch := conn.GetW("/l/lock-1")
+	<-reqs
+	_ = server.Close()
+	_, err := readAs(conn)
+	require.Error(t, err)
+	_, ok := <-watch
+	require.False(t, ok, "closed without an event")
+	_, late := conn.GetW("/l/lock-2")
+	_, ok = <-late
+	require.False(t, ok, "a watch asked of an ended connection is ended")
+}
+
+// On a path the persistent watches hold, a data watch of ours is followed by the
+// persistent watch again (a 3.8 server lets a one-shot watch replace it), and a
+// persistent watch removed from a 3.8 server leaves the path alone while ours is on it.
+func TestADataWatchKeepsAPersistentWatchOnItsPath(t *testing.T) {
+	conn, server := pipeConn(t)
+	srv := &wiretest.Conn{Conn: server}
+	watches := conn.h.cfg.Watches
+	reqs := sessionOn(t, conn, srv)
+	_, err := watches.Add(&Watch{Path: "/p", Mode: Persistent, Deliver: func(Event) {}, End: func() {}})
+	require.NoError(t, err)
+	require.Equal(t, int32(opcodeAddWatch), (<-reqs).Opcode)
+	_, _ = conn.GetW("/p")
+	require.Equal(t, int32(opcodeGetData), (<-reqs).Opcode)
+	again := <-reqs
+	require.Equal(t, int32(opcodeAddWatch), again.Opcode, "the persistent watch again, after ours")
+	require.Equal(t, []byte(addWatchBody("/p", Persistent)), again.Body)
+
+	watches.mu.Lock()
+	require.Nil(t, watches.removeAll(conn, "/p"), "nothing removed while our watch is on the path")
+	watches.mu.Unlock()
+}
