@@ -9,6 +9,48 @@ import (
 	"github.com/zkrecipes/zkrecipes/framework/internal/wire/wiretest"
 )
 
+// sessionOn makes conn's session, answered by a fake server whose requests come on
+// the channel returned (read on a goroutine: a pipe's write waits for its read).
+func sessionOn(t *testing.T, conn *Conn, srv *wiretest.Conn) <-chan wiretest.Request {
+	t.Helper()
+	reqs := make(chan wiretest.Request, 16)
+	go func() {
+		if srv.Send(wiretest.ConnectResponse(4000, 7)) != nil {
+			return
+		}
+		for {
+			r, err := srv.ReadRequest()
+			if err != nil {
+				close(reqs)
+				return
+			}
+			reqs <- r
+		}
+	}()
+	_, err := readAs(conn)
+	require.NoError(t, err)
+	return reqs
+}
+
+// sendThenPing has the server send packets, then a ping's reply, and has
+// go-zookeeper's read take them: the packets before the ping are handled.
+func sendThenPing(t *testing.T, conn *Conn, srv *wiretest.Conn, packets ...[]byte) {
+	t.Helper()
+	go func() {
+		for _, p := range packets {
+			_ = srv.Send(p)
+		}
+		_ = srv.Send(wiretest.Header(-2, 0, 0))
+	}()
+	for {
+		p, err := readAs(conn)
+		require.NoError(t, err)
+		if string(p[4:]) == string(wiretest.Header(-2, 0, 0)) {
+			return
+		}
+	}
+}
+
 // exchange makes one of the framework's own calls on a connection whose session is
 // up, reads the request as the server does, answers it with code and body, and
 // returns the request and the reply the call got.
@@ -16,23 +58,10 @@ func exchange(t *testing.T, send func(*Conn) <-chan Reply, code int32, body []by
 	t.Helper()
 	conn, server := pipeConn(t)
 	srv := &wiretest.Conn{Conn: server}
-	go func() { _ = srv.Send(wiretest.ConnectResponse(4000, 7)) }()
-	_, err := readAs(conn)
-	require.NoError(t, err)
-	// The server reads on a goroutine of its own: a pipe's write waits for its read.
-	read := make(chan wiretest.Request, 1)
-	go func() {
-		req, err := srv.ReadRequest()
-		read <- req
-		if err == nil {
-			_ = srv.Send(append(wiretest.Header(req.Xid, 42, code), body...))
-			_ = srv.Send(wiretest.Header(-2, 0, 0)) // a ping's reply, for go-zookeeper's read to end at
-		}
-	}()
+	reqs := sessionOn(t, conn, srv)
 	ch := send(conn)
-	_, err = readAs(conn)
-	require.NoError(t, err)
-	req := <-read
+	req := <-reqs
+	sendThenPing(t, conn, srv, append(wiretest.Header(req.Xid, 42, code), body...))
 	r, ok := <-ch
 	require.True(t, ok, "the call's reply")
 	require.True(t, isOurXid(req.Xid), "xid %d in the framework's range", req.Xid)
@@ -157,20 +186,11 @@ func TestOurCreatesAreFollowed(t *testing.T) {
 	written := make(chan struct{})
 	f := creates.Follow("/l/lock-", wroteFunc(func() { close(written) }))
 	srv := &wiretest.Conn{Conn: server}
-	go func() { _ = srv.Send(wiretest.ConnectResponse(4000, 7)) }()
-	_, err := readAs(conn)
-	require.NoError(t, err)
-	go func() {
-		req, err := srv.ReadRequest()
-		if err == nil {
-			<-written
-			_ = srv.Send(append(wiretest.Header(req.Xid, 77, 0), wiretest.Jute(nil).Str("/l/lock-")...))
-			_ = srv.Send(wiretest.Header(-2, 0, 0))
-		}
-	}()
+	reqs := sessionOn(t, conn, srv)
 	ch := conn.Create("/l/lock-", nil, zk.WorldACL(zk.PermAll), zk.FlagEphemeral)
-	_, err = readAs(conn)
-	require.NoError(t, err)
+	req := <-reqs
+	<-written
+	sendThenPing(t, conn, srv, append(wiretest.Header(req.Xid, 77, 0), wiretest.Jute(nil).Str("/l/lock-")...))
 	<-ch
 	require.Equal(t, int64(77), f.Zxid())
 }
@@ -183,16 +203,11 @@ func (f wroteFunc) Wrote() { f() }
 // channel closes.
 func TestACallWhoseConnectionEndsIsClosed(t *testing.T) {
 	conn, server := pipeConn(t)
-	srv := &wiretest.Conn{Conn: server}
-	go func() { _ = srv.Send(wiretest.ConnectResponse(4000, 7)) }()
-	_, err := readAs(conn)
-	require.NoError(t, err)
-	go func() {
-		_, _ = srv.ReadRequest()
-		_ = server.Close()
-	}()
+	reqs := sessionOn(t, conn, &wiretest.Conn{Conn: server})
 	ch := conn.Exists("/a")
-	_, err = readAs(conn)
+	<-reqs
+	_ = server.Close()
+	_, err := readAs(conn)
 	require.Error(t, err, "the connection ended")
 	_, ok := <-ch
 	require.False(t, ok)
@@ -206,19 +221,10 @@ func TestACallsZxidIsGoZookeepersLast(t *testing.T) {
 	conn, server := pipeConn(t)
 	conn.h.Follow(&zc)
 	srv := &wiretest.Conn{Conn: server}
-	go func() {
-		_ = srv.Send(wiretest.ConnectResponse(4000, 7))
-		req, err := srv.ReadRequest()
-		if err == nil {
-			_ = srv.Send(append(wiretest.Header(req.Xid, 99, 0), statBytes(stat)...))
-			_ = srv.Send(wiretest.Header(-2, 0, 0))
-		}
-	}()
-	_, err := readAs(conn)
-	require.NoError(t, err)
+	reqs := sessionOn(t, conn, srv)
 	ch := conn.Exists("/a")
-	_, err = readAs(conn)
-	require.NoError(t, err)
+	req := <-reqs
+	sendThenPing(t, conn, srv, append(wiretest.Header(req.Xid, 99, 0), statBytes(stat)...))
 	<-ch
 	require.Equal(t, int64(99), *goZookeeperLastZxid(&zc))
 	require.True(t, conn.h.Direct())

@@ -9,48 +9,6 @@ import (
 	"github.com/zkrecipes/zkrecipes/framework/internal/wire/wiretest"
 )
 
-// session makes conn's session, answered by a fake server whose requests come on
-// the channel returned (read on a goroutine: a pipe's write waits for its read).
-func sessionOn(t *testing.T, conn *Conn, srv *wiretest.Conn) <-chan wiretest.Request {
-	t.Helper()
-	reqs := make(chan wiretest.Request, 16)
-	go func() {
-		if srv.Send(wiretest.ConnectResponse(4000, 7)) != nil {
-			return
-		}
-		for {
-			r, err := srv.ReadRequest()
-			if err != nil {
-				close(reqs)
-				return
-			}
-			reqs <- r
-		}
-	}()
-	_, err := readAs(conn)
-	require.NoError(t, err)
-	return reqs
-}
-
-// sendThenPing has the server send packets, then a ping's reply, and has
-// go-zookeeper's read take them: the packets before the ping are handled.
-func sendThenPing(t *testing.T, conn *Conn, srv *wiretest.Conn, packets ...[]byte) {
-	t.Helper()
-	go func() {
-		for _, p := range packets {
-			_ = srv.Send(p)
-		}
-		_ = srv.Send(wiretest.Header(-2, 0, 0))
-	}()
-	for {
-		p, err := readAs(conn)
-		require.NoError(t, err)
-		if string(p[4:]) == string(wiretest.Header(-2, 0, 0)) {
-			return
-		}
-	}
-}
-
 // A data watch of the framework's own is set by its getData, with the watch flag,
 // and hears the next change of its node's data or its deletion once; the
 // notification reaches go-zookeeper too.
