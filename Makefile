@@ -136,7 +136,7 @@ test: deps curator-peer fmt-check vet staticcheck oldest-go
 # against ZooKeeper run once, with the race detector, on the current Go. Keep the go
 # line a release's full name (1.25.0, not 1.25): it names the toolchain here.
 GO_OLDEST := $(shell sed -n 's/^go //p' go.mod)
-NO_ZOOKEEPER_TESTS := ^(Test(Sequence|SortChildren.*|Rules|HoldContext|Context|Check|CheckName|DefaultID|CleanupContext.*|Pauses.*|Transitions|UnmeasuredAllocatesNothing|Assign.*|TookVersion|Validate.*|Namespace.*|ParentPath.*|Protected.*|Retry.*|IsRetryable|Proxy(Forwards|CutAndRestore|Blackhole|SetTarget|Close|ExpireSession|ConcurrentFaults)|NewProxyCleanup|StartProxyRejectsBadTarget|ChaosChecksCatchViolations|LivenessAndSoakChecksCatchViolations|DeliveryInOrderAfterABlockedListener|StopDropsWhatIsPending|ListenHearsWhatIsPushedAfter|StartAndStop|StopFromAListener|StopBeforeStart|QueueHandsOutEachItemOnce|Outcome)|Fuzz.*)$$
+NO_ZOOKEEPER_TESTS := ^(Test(Sequence|SortChildren.*|Rules|HoldContext|Context|Check|CheckName|DefaultID|CleanupContext.*|Pauses.*|Transitions|UnmeasuredAllocatesNothing|Assign.*|TookVersion|Validate.*|Namespace.*|ParentPath.*|Protected.*|Retry.*|IsRetryable|Proxy(Forwards|CutAndRestore|Drop|Blackhole|SetTarget|Close|ExpireSession|ConcurrentFaults)|NewProxyCleanup|StartProxyRejectsBadTarget|ChaosChecksCatchViolations|LivenessAndSoakChecksCatchViolations|DeliveryInOrderAfterABlockedListener|StopDropsWhatIsPending|ListenHearsWhatIsPushedAfter|StartAndStop|StopFromAListener|StopBeforeStart|QueueHandsOutEachItemOnce|Outcome)|Fuzz.*)$$
 oldest-go:
 	GOTOOLCHAIN=go$(GO_OLDEST) $(GO) vet ./...
 	GOTOOLCHAIN=go$(GO_OLDEST) $(GO) test -count=1 -run '$(NO_ZOOKEEPER_TESTS)' \

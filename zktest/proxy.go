@@ -147,6 +147,17 @@ func (p *Proxy) Cut() {
 	p.closeAllLocked()
 }
 
+// Drop closes every open connection, on both sides, and leaves the proxy as it was:
+// forwarding, new connections go through at once. It is a connection loss with no
+// window in which a reconnect is refused, as there is between Cut and Restore, where
+// a client that tried every server (go-zookeeper with one) waits a second before it
+// tries again: longer than a short session.
+func (p *Proxy) Drop() {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.closeAllLocked()
+}
+
 // Blackhole keeps connections open, existing and new ones, but passes no bytes
 // in either direction until Restore: bytes read from either side are dropped,
 // not buffered. To clients this looks like a network partition: no EOF, just

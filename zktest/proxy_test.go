@@ -151,6 +151,20 @@ func TestProxyCutAndRestore(t *testing.T) {
 	roundTrip(t, dial(t, p.Addr()), "after")
 }
 
+func TestProxyDrop(t *testing.T) {
+	defer goleak.VerifyNone(t, goleak.IgnoreCurrent())
+	echo := startEcho(t)
+	defer echo.Close()
+	p := startProxy(t, echo.Addr())
+	defer p.Close()
+
+	c := dial(t, p.Addr())
+	roundTrip(t, c, "before")
+	p.Drop()
+	requireClosed(t, c)
+	roundTrip(t, dial(t, p.Addr()), "after") // no Restore needed
+}
+
 func TestProxyBlackhole(t *testing.T) {
 	defer goleak.VerifyNone(t, goleak.IgnoreCurrent())
 	echo := startEcho(t)
