@@ -3,7 +3,9 @@ package mutex
 import (
 	"context"
 	"errors"
+	"fmt"
 	"path"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -380,6 +382,58 @@ func TestAWaiterCutWhileTheHolderReleasesHolds(t *testing.T) {
 	select {
 	case err := <-acquired:
 		require.NoError(t, err)
+	case <-ctx.Done():
+		t.Fatal("the waiter did not hold after its connection came back")
+	}
+	require.True(t, waiter.IsAcquired())
+	require.NoError(t, waiter.Release(ctx))
+}
+
+// Review: the waiter's watch (framework.Plumbing.WatchData) closes on the reader's
+// goroutine the moment its connection ends, before the client's state says
+// Suspended. The waiter lists again at once; its listing, sent directly, finds the
+// client still Connected and the ended connection still current, and fails with a
+// connection error before any wait for a connection. Under a policy that does not
+// retry, the Acquire fails on a cut that go-zookeeper's GetW (a watch that lasts
+// the session, the waiter woken by the state change) rode through.
+func TestReviewAWaiterCutWithoutRetriesStillHolds(t *testing.T) {
+	srv := zktest.NewServer(t, zktest.WithSessionTimeouts(400*time.Millisecond, time.Minute))
+	ctx := testCtx(t)
+	proxy := zktest.NewProxy(t, srv.Addr())
+	holder := newMutex(t, newClient(t, []string{srv.Addr()}), "/locks/cut-noretry")
+	require.NoError(t, holder.Acquire(ctx))
+	c := newClient(t, []string{proxy.Addr()}, framework.WithSessionTimeout(30*time.Second),
+		framework.WithErrorPolicy(framework.SessionErrorPolicy),
+		framework.WithRetryPolicy(framework.RetryNTimes(0, 0)))
+	states := make(chan framework.ConnectionState, 10)
+	c.Listen(func(s framework.ConnectionState) { states <- s })
+	waiter := newMutex(t, c, "/locks/cut-noretry")
+	acquired := make(chan error, 1)
+	go func() { acquired <- waiter.Acquire(ctx) }()
+	require.Eventually(t, func() bool { return len(children(t, c, "/locks/cut-noretry")) == 2 }, wait, 5*time.Millisecond)
+	// The waiter's watch on the node ahead is set (the server lists it for the
+	// waiter's session): nothing of the waiter's is in flight when the cut comes.
+	ahead := "/locks/cut-noretry/" + slices.MinFunc(children(t, c, "/locks/cut-noretry"), func(a, b string) int {
+		return strings.Compare(a[len(a)-10:], b[len(b)-10:])
+	})
+	sid := fmt.Sprintf("0x%x", c.SessionID())
+	require.Eventually(t, func() bool {
+		out, err := srv.FourLetter(ctx, "wchp")
+		if err != nil {
+			return false
+		}
+		i := strings.Index(out, ahead+"\n")
+		return i >= 0 && strings.Contains(strings.SplitN(out[i+len(ahead)+1:], "/", 2)[0], sid)
+	}, wait, 5*time.Millisecond, "the waiter's watch on %s", ahead)
+
+	proxy.Cut()
+	require.Equal(t, framework.Suspended, <-states)
+	require.NoError(t, holder.Release(ctx))
+	proxy.Restore()
+	require.Equal(t, framework.Reconnected, <-states)
+	select {
+	case err := <-acquired:
+		require.NoError(t, err, "the waiter gave up on a cut it should have waited through")
 	case <-ctx.Done():
 		t.Fatal("the waiter did not hold after its connection came back")
 	}
