@@ -71,3 +71,41 @@ func TestReviewACallOnAConnectionWhoseSessionExpiredEnds(t *testing.T) {
 		t.Fatal("a call on a connection whose session expired never ends: its connection is never closed")
 	}
 }
+
+// Review: a call made once reading has ended (a packet that broke the protocol
+// dropped the connection; go-zookeeper closes it a moment later) gets its closed
+// channel, but request sends its packet all the same: call returned before writing
+// the length and xid, so the server is sent a packet of length 0, xid 0, then the
+// opcode and body read as the next packets' lengths.
+func TestReviewACallOnAnEndedConnectionWritesNothing(t *testing.T) {
+	conn, server := pipeConn(t)
+	written := make(chan []byte, 64)
+	go func() {
+		_, _ = server.Write(packet(wiretest.ConnectResponse(4000, 7)))
+		for {
+			b := make([]byte, 256)
+			n, err := server.Read(b) // a pipe's write returns once read whole
+			if err != nil {
+				close(written)
+				return
+			}
+			written <- b[:n]
+		}
+	}()
+	_, err := readAs(conn) // the connect response: the gate opens
+	require.NoError(t, err)
+	_ = conn.Exists("/probe")
+	<-written                                                             // the gate is open: the probe was written
+	go func() { _, _ = server.Write(wiretest.Jute(nil).Int(1).Int(0)) }() // shorter than a reply's header
+	_, err = readAs(conn)
+	require.ErrorIs(t, err, ErrProtocol)
+	ch := conn.Children("/x") // returns once what it wrote, if anything, was read
+	_, ok := <-ch
+	require.False(t, ok, "the connection had ended")
+	_ = conn.Conn.Close()
+	var all []byte
+	for b := range written {
+		all = append(all, b...)
+	}
+	require.Empty(t, all, "written to the server after reading ended")
+}
