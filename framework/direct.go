@@ -22,9 +22,10 @@ type direct[T any] struct {
 }
 
 // attemptDirect is attempt (see it, for ctx and undo) for a request sent directly:
-// d, or req, the same request as go-zookeeper's, while the namespace's node is still
-// to be made on the client's first use (inNamespace), and where the connection layer
-// cannot record a reply's zxid as go-zookeeper's (wire.Handle.Direct).
+// d, or req, the same request as go-zookeeper's: while the namespace's node is still
+// to be made on the client's first use (inNamespace), where the connection layer
+// cannot record a reply's zxid as go-zookeeper's (wire.Handle.Direct), and on a
+// connection that is not open.
 func attemptDirect[T any](c *Client, ctx context.Context, p string, d direct[T], req request[T], undo func(ctx context.Context, v T, err error)) (T, error) {
 	var zero T
 	h, err := c.connection(ctx, false)
@@ -32,7 +33,9 @@ func attemptDirect[T any](c *Client, ctx context.Context, p string, d direct[T],
 		return zero, err
 	}
 	t := h.net.Load()
-	if t == nil || !h.wire.Direct() || c.namespace != "" && !c.namespaceReady.Load() {
+	if t == nil || !t.Open() || !h.wire.Direct() || c.namespace != "" && !c.namespaceReady.Load() {
+		// A connection ended, or not yet answered, while the client's state still says
+		// Connected: go-zookeeper's request waits for the next one, as it always did.
 		return attempt(c, ctx, p, req, undo)
 	}
 	if !h.enter() {
@@ -47,9 +50,12 @@ func attemptDirect[T any](c *Client, ctx context.Context, p string, d direct[T],
 	case <-ctx.Done():
 		if undo != nil {
 			c.cleanUp(func(ctx context.Context) {
-				r, ok := <-ch // the connection's end closes it
-				v, err := d.decode(r, ok)
-				undo(ctx, v, err)
+				select {
+				case r, ok := <-ch: // the connection's end closes it
+					v, err := d.decode(r, ok)
+					undo(ctx, v, err)
+				case <-ctx.Done(): // Close gave up on background work
+				}
 			})
 		}
 		return zero, ctx.Err()

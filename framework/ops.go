@@ -414,6 +414,9 @@ func (c *Client) Exists(ctx context.Context, path string) (bool, *Stat, error) {
 		},
 	}, func(conn *zk.Conn, p string) (getResult, error) {
 		ok, stat, err := conn.Exists(p)
+		if !ok {
+			stat = nil // go-zookeeper's is empty: no stat for no node, on either path
+		}
 		return getResult{ok: ok, stat: stat}, err
 	})
 	return r.ok, r.stat, err

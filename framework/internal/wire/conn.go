@@ -91,6 +91,17 @@ func (t *Conn) Close() error {
 	return err
 }
 
+// Open says whether the connection has a session and still reads: a request of
+// the framework's written on it now is answered, or fails when it ends.
+func (t *Conn) Open() bool {
+	select {
+	case <-t.closed:
+		return false
+	default:
+		return t.established.Load()
+	}
+}
+
 // end fails the framework's requests waiting for a reply: none will come.
 func (t *Conn) end() {
 	t.closeOnce.Do(func() {
@@ -367,7 +378,13 @@ func (t *Conn) connected(m connectResponse) {
 	t.h.cfg.Answered()
 	t.hold.begin(t.h.oneShots.connected(m.session == 0))
 	if m.session == 0 {
-		return // expired: go-zookeeper gives up this session; a new one comes
+		// Expired: go-zookeeper gives this session up and connects again for a new
+		// one, leaving this connection open and unread (v1.0.4's loop closes it only
+		// on other errors). Ended here, it fails what of ours waits on it, and its
+		// socket is not left behind; go-zookeeper has the response, read whole.
+		t.end()
+		_ = t.Conn.Close()
+		return
 	}
 	t.established.Store(true)
 	t.h.cfg.Watches.connected(t) // queued: the gate is shut

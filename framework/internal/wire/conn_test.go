@@ -30,9 +30,9 @@ func TestAReplysBodyIsReadByGoZookeeperAndNotKept(t *testing.T) {
 	packet := func(xid int32, zxid int64, body []byte) []byte {
 		return append(jute(nil).int(int32(16+len(body))).int(xid).long(zxid).int(0), body...)
 	}
-	// The connect response of an expired session (so that nothing else is set up):
-	// protocol version, timeout, session 0, password.
-	connect := append(jute(nil).int(36).int(0).int(4000).long(0).int(16), make([]byte, 16)...)
+	// A connect response: protocol version, timeout, session 7, password. (An
+	// expired session's, 0, would end the connection.)
+	connect := append(jute(nil).int(36).int(0).int(4000).long(7).int(16), make([]byte, 16)...)
 	packets := [][]byte{
 		connect,
 		packet(1, 10, jute(nil).int(int32(len(big))).long(0)), // a small reply
@@ -139,7 +139,7 @@ func TestABurstOfPacketsIsOneReadFromTheConnection(t *testing.T) {
 	counted := &countingConn{Conn: client}
 	conn := testHandle(t, nil).NewConn(counted, "pipe", "pipe")
 
-	connect := []byte(append(jute(nil).int(36).int(0).int(4000).long(0).int(16), make([]byte, 16)...))
+	connect := []byte(append(jute(nil).int(36).int(0).int(4000).long(7).int(16), make([]byte, 16)...))
 	burst := [][]byte{
 		append(jute(nil).int(16+12).int(1).long(10).int(0), jute(nil).int(3).long(0)...), // a reply with a body
 		jute(nil).int(16).int(-2).long(0).int(0),                                         // a ping's reply
@@ -179,7 +179,7 @@ func (c *countingConn) Read(p []byte) (int, error) {
 // connection layer: it sits under every request, and what it allocated (a packet's
 // length, a path nobody keeps) was paid on every one.
 func TestTheConnectionLayerAllocatesNothingPerRequest(t *testing.T) {
-	connect := append(jute(nil).int(36).int(0).int(4000).long(0).int(16), make([]byte, 16)...)
+	connect := append(jute(nil).int(36).int(0).int(4000).long(7).int(16), make([]byte, 16)...)
 	reply := append(jute(nil).int(16+12).int(1).long(10).int(0), jute(nil).int(3).long(0)...)
 	const n = 200
 	stream := bytes.NewReader(append(connect, bytes.Repeat(reply, n+1)...))

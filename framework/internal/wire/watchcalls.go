@@ -43,13 +43,13 @@ type askedWatch struct {
 func (t *Conn) GetW(path string) (<-chan Reply, <-chan zk.Event) {
 	watch := make(chan zk.Event, 1)
 	p := newRequest(opcodeGetData, len(path)+5).str(path).bool(true)
-	reply, xid := t.call(p)
+	reply, xid, ok := t.call(p)
 	ours := &t.watches
 	ours.mu.Lock()
-	if ours.ended {
+	if !ok || ours.ended {
 		ours.mu.Unlock()
 		close(watch)
-		return reply, watch // closed: call saw the end too, or will have by the send
+		return reply, watch // closed, or closed when end() is done: nothing sent
 	}
 	if ours.byPath == nil {
 		ours.byPath, ours.asked = map[string][]chan zk.Event{}, map[int32]askedWatch{}

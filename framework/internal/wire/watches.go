@@ -387,10 +387,14 @@ func (pw *Watches) afterOneShot(t *Conn, b []byte, path string, opcode int32) (i
 // path (watchcalls.go), and after it, where a persistent watch is on path, what
 // keeps it on a 3.8 server, as afterOneShot does for go-zookeeper's.
 func (pw *Watches) sendOneShot(t *Conn, p []byte, path string) {
-	if pw.count.Load() == 0 || pw.handle.Load() != t.h {
+	if pw.handle.Load() != t.h {
 		_, _ = t.send(nil, p)
 		return
 	}
+	// Under the lock even with no persistent watch: a removal of the last one sends,
+	// under it, a 3.8 removal of every watch of its path unless one of ours is on it
+	// (removeAll); a watch of ours registered after that check is then written
+	// after the removal, not before it, where the removal would drop it unheard.
 	pw.mu.Lock()
 	defer pw.mu.Unlock()
 	ps := [][]byte{p}

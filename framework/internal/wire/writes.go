@@ -208,21 +208,24 @@ func (t *Conn) answeredRequest(xid, code int32) {
 // requests about a path must reach the server in order (the persistent watches)
 // holds its own lock around it: requests are written in the order they are made.
 func (t *Conn) request(p jute) <-chan Reply {
-	ch, _ := t.call(p)
-	_, _ = t.send(nil, p) // a failure ends the connection, and ch
+	ch, _, ok := t.call(p)
+	if ok {
+		_, _ = t.send(nil, p) // a failure ends the connection, and ch
+	}
 	return ch
 }
 
 // call numbers the request packet p (see newRequest) and waits for its reply, which
 // comes on the channel returned, closed without one if the connection ends first;
-// the caller sends p.
-func (t *Conn) call(p jute) (<-chan Reply, int32) {
+// the caller sends p, unless the connection has ended already (!ok): then p is left
+// unnumbered, and the channel closed.
+func (t *Conn) call(p jute) (<-chan Reply, int32, bool) {
 	ch := make(chan Reply, 1)
 	t.cmu.Lock()
 	if t.ended {
 		t.cmu.Unlock()
 		close(ch)
-		return ch, 0
+		return ch, 0, false
 	}
 	t.xids++
 	xid := ourXid(t.xids)
@@ -233,7 +236,7 @@ func (t *Conn) call(p jute) (<-chan Reply, int32) {
 	t.cmu.Unlock()
 	binary.BigEndian.PutUint32(p, uint32(len(p)-4))
 	binary.BigEndian.PutUint32(p[4:], uint32(xid))
-	return ch, xid
+	return ch, xid, true
 }
 
 // ignored is a request of the framework's own whose reply nobody waits for.

@@ -345,7 +345,15 @@ func (q *Queue) wait(ctx context.Context, n *Node, t *Tracker, wait bool, first 
 		// next listing says ErrClosed.
 		select {
 		case ev, ok := <-changed:
-			if !ok { // the watch ended with its connection: list again
+			if !ok {
+				// The watch ended with its connection, before the client's state says
+				// so: list again once it has (the listing then waits for a
+				// connection, as after any state change), not on the ended one.
+				select {
+				case <-changedState:
+				case <-ctx.Done():
+					return nil, fmt.Errorf("waiting for %s: %w", q.path, ctx.Err())
+				}
 				armNext = false
 				continue
 			}

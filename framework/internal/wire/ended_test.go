@@ -16,7 +16,7 @@ type quiet struct{}
 
 func (quiet) Printf(string, ...any) {}
 
-// Review: go-zookeeper v1.0.4 abandons, without closing it, a connection whose
+// go-zookeeper v1.0.4 abandons, without closing it, a connection whose
 // connect response says the session expired (loop: authenticate returns
 // ErrSessionExpired, and connect replaces c.conn). A call of the framework's that
 // was written on that connection (framework.attemptDirect takes h.net, the
@@ -24,8 +24,9 @@ func (quiet) Printf(string, ...any) {}
 // behind a gate that never opens, on a connection that never ends: its reply
 // channel never closes. A caller without a deadline waits for good, and
 // handle.close waits for it (h.users.Wait), so Client.Close hangs; an undo's
-// cleanUp reading it leaks, and Close waits for that too (<-idle).
-func TestReviewACallOnAConnectionWhoseSessionExpiredEnds(t *testing.T) {
+// cleanUp reading it leaks, and Close waits for that too (<-idle). The connection
+// now ends at that connect response.
+func TestACallOnAConnectionWhoseSessionExpiredEnds(t *testing.T) {
 	h := testHandle(t, nil)
 	called := make(chan struct{})
 	var n atomic.Int32
@@ -72,12 +73,12 @@ func TestReviewACallOnAConnectionWhoseSessionExpiredEnds(t *testing.T) {
 	}
 }
 
-// Review: a call made once reading has ended (a packet that broke the protocol
+// A call made once reading has ended (a packet that broke the protocol
 // dropped the connection; go-zookeeper closes it a moment later) gets its closed
 // channel, but request sends its packet all the same: call returned before writing
 // the length and xid, so the server is sent a packet of length 0, xid 0, then the
 // opcode and body read as the next packets' lengths.
-func TestReviewACallOnAnEndedConnectionWritesNothing(t *testing.T) {
+func TestACallOnAnEndedConnectionWritesNothing(t *testing.T) {
 	conn, server := pipeConn(t)
 	written := make(chan []byte, 64)
 	go func() {
