@@ -111,9 +111,14 @@ test-old-framework:
 # to start, sessions to expire, a fault to pass), and with two at a time on two cores
 # the CPUs were idle half of the CI run (16m46s, 13m15s user and 3m03s system).
 TEST_P := 4
+# The packages whose tests take longest (a minute or more on two busy cores), named
+# before ./..., which adds the others once each: go test starts the test binaries in
+# the order of its packages, and a long one started last (zktest's, in ./...'s order)
+# ran on alone after the others had ended.
+LONGEST_FIRST := ./integration ./framework ./cmd/zkr ./recipes/cache ./zktest ./recipes/nodes
 test: deps curator-peer fmt-check vet staticcheck oldest-go
 	$(NEW) $(GO) test -count=1 -v -run '^TestVersions$$' ./integration
-	$(NEW) $(GO) test -race -count=1 -p $(TEST_P) -timeout 12m -skip '^TestChaos$$' ./...
+	$(NEW) $(GO) test -race -count=1 -p $(TEST_P) -timeout 12m -skip '^TestChaos$$' $(LONGEST_FIRST) ./...
 	$(NEW) $(MAKE) --no-print-directory $(SIDE_BY_SIDE) test-bench test-metrics test-uitest
 	promtool test rules deploy/prometheus/zkrecipes-rules.test.yml
 	$(NEW) $(MAKE) --no-print-directory chaos DURATION=30s CHAOS_TIMEOUT=5m
