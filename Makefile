@@ -92,16 +92,23 @@ staticcheck:
 	cd cmd/zkr/uitest && $(GO) run $(STATICCHECK) ./...
 
 # Parts of make test that run side by side, as the test binaries do; each part's
-# output is printed whole when it ends. The framework's tests run one at a time, the
-# longest part on either version.
+# output is printed whole when it ends. The side-by-side modules' tests run beside
+# the module's own (test-race), three parts at a time: the bench smoke tests mostly
+# wait on their peers, and once the library's tests were over, the cores were idle a
+# third of that time. On 3.8 the integration tests, the followers' and the
+# framework's run at once: each waits on its servers much of its time.
 SIDE_BY_SIDE := -j3 --output-sync=target
-.PHONY: test-bench test-metrics test-uitest test-old-followers test-old-framework
+.PHONY: test-race test-bench test-metrics test-uitest test-old-integration test-old-followers test-old-framework
+test-race:
+	$(GO) test -race -count=1 -p $(TEST_P) -timeout 12m -skip '^TestChaos$$' $(LONGEST_FIRST) ./...
 test-bench:
 	cd bench && $(GO) test -race -count=1 -timeout 5m ./...
 test-metrics:
 	cd examples/metrics && $(GO) test -race -count=1 -timeout 5m ./...
 test-uitest:
 	cd cmd/zkr/uitest && $(GO) test -race -count=1 -timeout 5m ./...
+test-old-integration:
+	$(GO) test -race -count=1 -p $(TEST_P) -timeout 12m -run '$(OLD_INTEGRATION_TESTS)' ./integration
 test-old-followers:
 	$(GO) test -race -count=1 -p $(TEST_P) -timeout 12m -run '$(OLD_RECIPE_TESTS)' $(OLD_RECIPES)
 test-old-framework:
@@ -111,15 +118,18 @@ test-old-framework:
 # to start, sessions to expire, a fault to pass), and with two at a time on two cores
 # the CPUs were idle half of the CI run (16m46s, 13m15s user and 3m03s system).
 TEST_P := 4
+# The packages whose tests take longest (a minute or more on two busy cores), named
+# before ./..., which adds the others once each: go test starts the test binaries in
+# the order of its packages, and a long one started last (zktest's, in ./...'s order)
+# ran on alone after the others had ended.
+LONGEST_FIRST := ./integration ./framework ./cmd/zkr ./recipes/cache ./zktest ./recipes/nodes
 test: deps curator-peer fmt-check vet staticcheck oldest-go
 	$(NEW) $(GO) test -count=1 -v -run '^TestVersions$$' ./integration
-	$(NEW) $(GO) test -race -count=1 -p $(TEST_P) -timeout 12m -skip '^TestChaos$$' ./...
-	$(NEW) $(MAKE) --no-print-directory $(SIDE_BY_SIDE) test-bench test-metrics test-uitest
+	$(NEW) $(MAKE) --no-print-directory $(SIDE_BY_SIDE) test-race test-bench test-metrics test-uitest
 	promtool test rules deploy/prometheus/zkrecipes-rules.test.yml
 	$(NEW) $(MAKE) --no-print-directory chaos DURATION=30s CHAOS_TIMEOUT=5m
 	$(OLD) $(GO) test -count=1 -v -run '^TestVersions$$' ./integration
-	$(OLD) $(GO) test -race -count=1 -p $(TEST_P) -timeout 12m -run '$(OLD_INTEGRATION_TESTS)' ./integration
-	$(OLD) $(MAKE) --no-print-directory $(SIDE_BY_SIDE) test-old-followers test-old-framework
+	$(OLD) $(MAKE) --no-print-directory $(SIDE_BY_SIDE) test-old-integration test-old-followers test-old-framework
 	$(OLD) $(MAKE) --no-print-directory chaos DURATION=30s CHAOS_TIMEOUT=5m
 	$(MAKE) --no-print-directory fuzz FUZZTIME=50000x
 

@@ -11,7 +11,7 @@ import (
 )
 
 func TestGetACLAndSetACL(t *testing.T) {
-	srv := zktest.NewServer(t)
+	srv := sharedServer(t)
 	c := newClient(t, []string{srv.Addr()}, WithNamespace("app"), WithAuth("digest", []byte("alice:secret")))
 	ctx := testCtx(t)
 
@@ -69,6 +69,7 @@ func TestCreateWithNodeACLRefusesAnEmptyACL(t *testing.T) {
 // WithNodePerms keeps each id of the node's ACL with only the permissions asked for,
 // and leaves out the ids left with none.
 func TestWithNodePermsCutsTheACL(t *testing.T) {
+	t.Parallel()
 	srv := zktest.NewServer(t)
 	ctx := testCtx(t)
 	owner := zk.DigestACL(zk.PermAll, "alice", "secret")

@@ -58,6 +58,7 @@ func TestAliasedErrorsAreGoZookeepers(t *testing.T) {
 // TestClientErrorsMatchTheAliases: what the server refuses comes back as an error a
 // program checks with this package's names alone.
 func TestClientErrorsMatchTheAliases(t *testing.T) {
+	t.Parallel()
 	srv := zktest.NewServer(t)
 	ctx := zkrtest.Context(t)
 	c := zkrtest.Client(t, []string{srv.Addr()})

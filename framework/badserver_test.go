@@ -17,6 +17,7 @@ import (
 // panic (time.NewTicker), ending the whole process: the connection is refused, and
 // the wait for a connection says why.
 func TestAConnectResponseWithoutASessionTimeoutIsRefused(t *testing.T) {
+	t.Parallel()
 	addr := wiretest.Start(t, func(conn *wiretest.Conn) {
 		_ = conn.Accept(0, 7)
 		_, _ = conn.ReadPacket() // until the client hangs up
@@ -37,6 +38,7 @@ func TestAConnectResponseWithoutASessionTimeoutIsRefused(t *testing.T) {
 // sent. (net/http answers once it has read a line: a session timeout of 2570 ms,
 // 0x0a0a, puts a newline in the connect request.)
 func TestAnHTTPServerAtTheAddressIsNamed(t *testing.T) {
+	t.Parallel()
 	srv := httptest.NewServer(http.NotFoundHandler())
 	t.Cleanup(srv.Close)
 	c, err := New([]string{srv.Listener.Addr().String()}, WithConnectionTimeout(time.Second),

@@ -21,7 +21,7 @@ var longSessions = zktest.WithSessionTimeouts(400*time.Millisecond, time.Minute)
 const longSession = 30 * time.Second
 
 func TestFirstSessionIsConnected(t *testing.T) {
-	srv := zktest.NewServer(t)
+	srv := sharedServer(t)
 	c, err := New([]string{srv.Addr()}, WithSessionTimeout(2*time.Second))
 	require.NoError(t, err)
 	defer c.Close()
@@ -37,6 +37,7 @@ func TestFirstSessionIsConnected(t *testing.T) {
 }
 
 func TestServerRestartWithinSessionTimeoutKeepsTheSession(t *testing.T) {
+	t.Parallel()
 	srv := zktest.NewServer(t, longSessions)
 	c := newClient(t, []string{srv.Addr()}, WithSessionTimeout(longSession))
 	log := listen(c)
@@ -50,6 +51,7 @@ func TestServerRestartWithinSessionTimeoutKeepsTheSession(t *testing.T) {
 }
 
 func TestSessionExpiryIsLostThenReconnected(t *testing.T) {
+	t.Parallel()
 	srv := zktest.NewServer(t)
 	proxy := zktest.NewProxy(t, srv.Addr())
 	c := newClient(t, []string{proxy.Addr()}, WithSessionTimeout(2*time.Second))
@@ -79,6 +81,7 @@ func TestSessionExpiryIsLostThenReconnected(t *testing.T) {
 }
 
 func TestServerDownPastSessionTimeoutIsLost(t *testing.T) {
+	t.Parallel()
 	srv := zktest.NewServer(t)
 	c := newClient(t, []string{srv.Addr()}, WithSessionTimeout(2*time.Second))
 	ctx := testCtx(t)
@@ -114,6 +117,7 @@ func TestServerDownPastSessionTimeoutIsLost(t *testing.T) {
 }
 
 func TestEnsembleMemberLossKeepsTheSession(t *testing.T) {
+	t.Parallel()
 	e := zktest.NewEnsemble(t, 3)
 	c := newClient(t, e.Addrs(), WithSessionTimeout(4*time.Second))
 	log := listen(c)
@@ -143,6 +147,7 @@ func TestEnsembleMemberLossKeepsTheSession(t *testing.T) {
 }
 
 func TestListenersHearInOrderAndStopFromWithin(t *testing.T) {
+	t.Parallel()
 	srv := zktest.NewServer(t, longSessions)
 	c := newClient(t, []string{srv.Addr()}, WithSessionTimeout(longSession))
 	var stop func()
@@ -164,6 +169,7 @@ func TestListenersHearInOrderAndStopFromWithin(t *testing.T) {
 // StateChanges counts the states the error policy counts as errors, and its channel
 // closes on any state published after it was taken, before any listener has heard.
 func TestStateChangesCountErrorsAndWakeOnAnyChange(t *testing.T) {
+	t.Parallel()
 	for _, tc := range []struct {
 		name   string
 		policy ErrorPolicy
@@ -173,6 +179,7 @@ func TestStateChangesCountErrorsAndWakeOnAnyChange(t *testing.T) {
 		{"session loss", SessionErrorPolicy, 0},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
 			srv := zktest.NewServer(t, longSessions)
 			c := newClient(t, []string{srv.Addr()}, WithSessionTimeout(longSession), WithErrorPolicy(tc.policy))
 			log := listen(c)
@@ -201,7 +208,7 @@ func TestStateChangesCountErrorsAndWakeOnAnyChange(t *testing.T) {
 // StateChanges' channel closes when Close begins, and a closed client's stays
 // closed: a waiter that reads it is woken, and finds the client closed.
 func TestStateChangesWakeOnClose(t *testing.T) {
-	srv := zktest.NewServer(t)
+	srv := sharedServer(t)
 	c := newClient(t, []string{srv.Addr()})
 	errs0, next := c.ForRecipes().StateChanges()
 	select {
@@ -217,7 +224,7 @@ func TestStateChangesWakeOnClose(t *testing.T) {
 }
 
 func TestNamespacesAreSeparate(t *testing.T) {
-	srv := zktest.NewServer(t)
+	srv := sharedServer(t)
 	a := newClient(t, []string{srv.Addr()}, WithNamespace("a"))
 	b := newClient(t, []string{srv.Addr()}, WithNamespace("b/inner"))
 	raw := newClient(t, []string{srv.Addr()})
@@ -243,6 +250,7 @@ func TestNamespacesAreSeparate(t *testing.T) {
 // ZooKeeper reports a container's ephemeral owner as 0, like a persistent node's, so
 // the kinds are told apart by what the server does with them once emptied.
 func TestCreatingParentsStayAndParentContainersGo(t *testing.T) {
+	t.Parallel()
 	srv := zktest.NewServer(t, zktest.WithContainerCheckInterval(100*time.Millisecond))
 	c := newClient(t, []string{srv.Addr()})
 	ctx := testCtx(t)
@@ -268,6 +276,7 @@ func TestCreatingParentsStayAndParentContainersGo(t *testing.T) {
 }
 
 func TestDigestAuthAndCreatorOnlyACL(t *testing.T) {
+	t.Parallel()
 	srv := zktest.NewServer(t, longSessions)
 	owner := newClient(t, []string{srv.Addr()}, WithSessionTimeout(longSession),
 		WithAuth("digest", []byte("alice:secret")), WithACL(FixedACL(zk.AuthACL(zk.PermAll)...)))
@@ -298,6 +307,7 @@ func TestDigestAuthAndCreatorOnlyACL(t *testing.T) {
 }
 
 func TestAuthHoldsOnANewSession(t *testing.T) {
+	t.Parallel()
 	srv := zktest.NewServer(t)
 	owner := newClient(t, []string{srv.Addr()}, WithSessionTimeout(2*time.Second),
 		WithAuth("digest", []byte("alice:secret")), WithACL(FixedACL(zk.AuthACL(zk.PermAll)...)))
@@ -318,6 +328,7 @@ func TestAuthHoldsOnANewSession(t *testing.T) {
 }
 
 func TestCloseReleasesABlockedRetry(t *testing.T) {
+	t.Parallel()
 	srv := zktest.NewServer(t)
 	c := newClient(t, []string{srv.Addr()}, WithRetryPolicy(RetryForever(10*time.Millisecond)))
 	srv.Stop()
@@ -340,6 +351,7 @@ func TestCloseReleasesABlockedRetry(t *testing.T) {
 }
 
 func TestRetryStopsWithItsContext(t *testing.T) {
+	t.Parallel()
 	srv := zktest.NewServer(t)
 	c := newClient(t, []string{srv.Addr()}, WithRetryPolicy(RetryForever(10*time.Millisecond)),
 		WithConnectionTimeout(100*time.Millisecond))
@@ -351,7 +363,7 @@ func TestRetryStopsWithItsContext(t *testing.T) {
 }
 
 func TestRetryRetriesOnlyConnectionErrors(t *testing.T) {
-	srv := zktest.NewServer(t)
+	srv := sharedServer(t)
 	c := newClient(t, []string{srv.Addr()}, WithRetryPolicy(RetryNTimes(3, 0)))
 	ctx := testCtx(t)
 	calls := 0
@@ -377,6 +389,7 @@ func TestRetryRetriesOnlyConnectionErrors(t *testing.T) {
 }
 
 func TestGuaranteedDeleteFinishesInTheBackground(t *testing.T) {
+	t.Parallel()
 	srv := zktest.NewServer(t, longSessions)
 	c := newClient(t, []string{srv.Addr()}, WithSessionTimeout(longSession),
 		WithConnectionTimeout(100*time.Millisecond), WithRetryPolicy(RetryNTimes(0, 0)))
@@ -398,6 +411,7 @@ func TestGuaranteedDeleteFinishesInTheBackground(t *testing.T) {
 }
 
 func TestCloseFromAListener(t *testing.T) {
+	t.Parallel()
 	srv := zktest.NewServer(t)
 	c := newClient(t, []string{srv.Addr()}, WithSessionTimeout(4*time.Second))
 	closed := make(chan error, 1)
@@ -425,7 +439,7 @@ func TestASilentServerDoesNotHoldTheClient(t *testing.T) {
 	silent1, _ := silentServer(t)
 	silent2, _ := silentServer(t)
 	silent := []string{silent1, silent2}
-	srv := zktest.NewServer(t)
+	srv := sharedServer(t)
 	c, err := New(append(silent, srv.Addr()), WithSessionTimeout(20*time.Second), WithConnectionTimeout(time.Second),
 		WithRetryBeforeFirstConnection())
 	require.NoError(t, err)
@@ -440,7 +454,7 @@ func TestASilentServerDoesNotHoldTheClient(t *testing.T) {
 // Close or while it runs: such a connection would keep an abandoned session alive on
 // its pings, and Client.Close would wait for go-zookeeper's loop forever.
 func TestAClosedHandleConnectsNoMore(t *testing.T) {
-	srv := zktest.NewServer(t)
+	srv := sharedServer(t)
 	var during atomic.Pointer[func()] // runs inside the next dial
 	var dialled atomic.Pointer[net.Conn]
 	c := newClient(t, []string{srv.Addr()}, WithDialer(func(network, addr string, timeout time.Duration) (net.Conn, error) {

@@ -88,7 +88,7 @@ func TestReconfigErrors(t *testing.T) {
 	require.Equal(t, cfg, after, "nothing changed")
 
 	// A static standalone server does not allow it.
-	srv := zktest.NewServer(t)
+	srv := sharedServer(t)
 	s := newClient(t, []string{srv.Addr()})
 	_, err = s.Reconfig(ctx, nil, []string{"1"}, -1)
 	require.ErrorIs(t, err, zk.ErrReconfigDisabled)

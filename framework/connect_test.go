@@ -20,6 +20,7 @@ import (
 // has ever reached a server, the connection timeout ends the wait, however patient
 // the retry policy, and the error says why the attempts failed and how long it took.
 func TestAWrongAddressFailsWithinOneConnectionTimeout(t *testing.T) {
+	t.Parallel()
 	addr := closedPort(t)
 	logs := &records{}
 	c, err := New([]string{addr}, WithConnectionTimeout(time.Second),
@@ -44,6 +45,7 @@ func TestAWrongAddressFailsWithinOneConnectionTimeout(t *testing.T) {
 // However a wait for a connection ends, its error carries the last attempt's cause
 // and the time waited.
 func TestAWaitForAConnectionSaysWhyAndHowLong(t *testing.T) {
+	t.Parallel()
 	addr := closedPort(t)
 	client := func(t *testing.T, opts ...Option) *Client {
 		logs := &records{}
@@ -106,6 +108,7 @@ func TestAWaitForAConnectionSaysWhyAndHowLong(t *testing.T) {
 // A client that has had a session keeps Curator's semantics when its server goes:
 // each retry waits up to a connection timeout, for a server that may come back.
 func TestASuspendedClientRetriesItsWaitForAConnection(t *testing.T) {
+	t.Parallel()
 	srv := zktest.NewServer(t, longSessions)
 	c := newClient(t, []string{srv.Addr()}, WithSessionTimeout(longSession),
 		WithConnectionTimeout(300*time.Millisecond), WithRetryPolicy(RetryNTimes(2, 10*time.Millisecond)))
@@ -138,11 +141,14 @@ func TestAFailedConnectionIsLoggedOncePerRun(t *testing.T) {
 	}
 
 	t.Run("the client's logger", func(t *testing.T) {
+		t.Parallel()
 		logs := &records{}
 		run(t, WithLogger(slog.New(logs)))
 		require.Len(t, logs.warnings(), 1, "%v", logs.warnings())
 		require.Contains(t, logs.warnings()[0], "connection refused")
 	})
+	// Not in parallel: it sets slog's default logger, which every client without a
+	// logger of its own writes to. (The parallel subtests start once it is over.)
 	t.Run("slog's default", func(t *testing.T) {
 		logs := &records{}
 		prev := slog.Default()
@@ -153,6 +159,7 @@ func TestAFailedConnectionIsLoggedOncePerRun(t *testing.T) {
 		require.Len(t, logs.warnings(), 1)
 	})
 	t.Run("again after a server answered", func(t *testing.T) {
+		t.Parallel()
 		srv := zktest.NewServer(t, longSessions)
 		logs := &records{}
 		c := newClient(t, []string{srv.Addr()}, WithSessionTimeout(longSession), WithLogger(slog.New(logs)))
@@ -227,7 +234,9 @@ func (r *records) waitForWarning(t *testing.T) {
 // the *ConnectError a Get gives. The client's own connection timeout must be what
 // ends it; the test only bounds how long it looks.
 func TestWaitConnectedBeforeAFirstSessionEndsWithinOneConnectionTimeout(t *testing.T) {
+	t.Parallel()
 	t.Run("never connected", func(t *testing.T) {
+		t.Parallel()
 		addr := closedPort(t)
 		logs := &records{}
 		c, err := New([]string{addr}, WithConnectionTimeout(5*time.Second), WithLogger(slog.New(logs)))
@@ -258,6 +267,7 @@ func TestWaitConnectedBeforeAFirstSessionEndsWithinOneConnectionTimeout(t *testi
 		require.Equal(t, ce.Last.Error(), gce.Last.Error())
 	})
 	t.Run("WithRetryBeforeFirstConnection waits as long as ctx allows", func(t *testing.T) {
+		t.Parallel()
 		c, err := New([]string{closedPort(t)}, WithConnectionTimeout(200*time.Millisecond), WithRetryBeforeFirstConnection())
 		require.NoError(t, err)
 		defer c.Close()
@@ -270,6 +280,7 @@ func TestWaitConnectedBeforeAFirstSessionEndsWithinOneConnectionTimeout(t *testi
 		require.NotErrorIs(t, err, zk.ErrNoServer)
 	})
 	t.Run("after a session, as long as ctx allows", func(t *testing.T) {
+		t.Parallel()
 		// A recipe's loop that waits for its server through an outage.
 		srv := zktest.NewServer(t, longSessions)
 		// The first session may take more than 200 ms on a busy machine (a CI run saw

@@ -39,7 +39,7 @@ func children(t *testing.T, c *Client, p string) []string {
 }
 
 func TestProtectedNameIsCuratorsLayout(t *testing.T) {
-	srv := zktest.NewServer(t)
+	srv := sharedServer(t)
 	c := newClient(t, []string{srv.Addr()})
 	p, err := c.Create(testCtx(t), "/locks/lock-", []byte("id"), Protected(), Ephemeral(), Sequential(), CreatingParents())
 	require.NoError(t, err)
@@ -49,7 +49,7 @@ func TestProtectedNameIsCuratorsLayout(t *testing.T) {
 }
 
 func TestProtectedCreateFindsTheNodeOfALostReply(t *testing.T) {
-	srv := zktest.NewServer(t)
+	srv := sharedServer(t)
 	c := newClient(t, []string{srv.Addr()}, WithRetryPolicy(RetryNTimes(3, 0)))
 	ctx := testCtx(t)
 	p, err := c.Create(ctx, "/locks/lock-", nil, Protected(), Ephemeral(), Sequential(), CreatingParents(), loseFirstReply())
@@ -59,7 +59,7 @@ func TestProtectedCreateFindsTheNodeOfALostReply(t *testing.T) {
 
 func TestUnprotectedRetryLeavesASecondNode(t *testing.T) {
 	// Why protection exists: the same lost reply without it leaves an orphan.
-	srv := zktest.NewServer(t)
+	srv := sharedServer(t)
 	c := newClient(t, []string{srv.Addr()}, WithRetryPolicy(RetryNTimes(3, 0)))
 	_, err := c.Create(testCtx(t), "/locks/lock-", nil, Ephemeral(), Sequential(), CreatingParents(), loseFirstReply())
 	require.NoError(t, err)
@@ -67,6 +67,7 @@ func TestUnprotectedRetryLeavesASecondNode(t *testing.T) {
 }
 
 func TestProtectedCreateRefusesANodeOfAnEarlierSession(t *testing.T) {
+	t.Parallel()
 	// Curator's CURATOR-498: the reply is lost, and by the retry the client runs in a
 	// new session while the old one is still alive on the server. The node found has
 	// our id but is not ours: it must be deleted, and a new one made.
@@ -100,7 +101,7 @@ func TestProtectedCreateRefusesANodeOfAnEarlierSession(t *testing.T) {
 }
 
 func TestFailedProtectedCreateDeletesWhatItMade(t *testing.T) {
-	srv := zktest.NewServer(t)
+	srv := sharedServer(t)
 	c := newClient(t, []string{srv.Addr()}, WithNamespace("ns"), WithRetryPolicy(RetryNTimes(0, 0)))
 	alwaysLost := afterCreate(func() error { return zk.ErrConnectionClosed })
 	_, err := c.Create(testCtx(t), "/locks/lock-", nil, Protected(), Ephemeral(), Sequential(), CreatingParents(), alwaysLost)
@@ -113,6 +114,7 @@ func TestFailedProtectedCreateDeletesWhatItMade(t *testing.T) {
 // A reply that never comes in time: Create waits for it cleanupTimeout at most, then
 // returns, and the node is deleted in the background once the reply comes.
 func TestCancelledCreateLeavesNoNode(t *testing.T) {
+	t.Parallel()
 	srv := zktest.NewServer(t)
 	c := newClient(t, []string{srv.Addr()})
 	ctx, cancel := context.WithCancel(context.Background())
@@ -152,7 +154,7 @@ const slowReply = 100 * time.Millisecond
 // it returns ctx's error. Another client looks right after it returns, without
 // waiting, and finds nothing.
 func TestACancelledCreateIsGoneWhenItReturns(t *testing.T) {
-	srv := zktest.NewServer(t)
+	srv := sharedServer(t)
 	c := newClient(t, []string{srv.Addr()})
 	other := newClient(t, []string{srv.Addr()})
 
@@ -257,7 +259,7 @@ func (p cancelInPause) Reset()                      {}
 
 func TestTTLNodes(t *testing.T) {
 	ctx := testCtx(t)
-	plain := zktest.NewServer(t)
+	plain := sharedServer(t)
 	c := newClient(t, []string{plain.Addr()})
 	_, err := c.Create(ctx, "/ttl", nil, TTL(time.Second))
 	require.ErrorIs(t, err, ErrTTLDisabled, "a server without extended types refuses TTL nodes")

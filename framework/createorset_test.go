@@ -5,8 +5,6 @@ import (
 
 	"github.com/go-zookeeper/zk"
 	"github.com/stretchr/testify/require"
-
-	"github.com/zkrecipes/zkrecipes/zktest"
 )
 
 // between is a test seam: fn runs before each set, and each create after the first,
@@ -18,7 +16,7 @@ func between(fn func(n int)) CreateOption {
 }
 
 func TestCreateOrSetData(t *testing.T) {
-	srv := zktest.NewServer(t)
+	srv := sharedServer(t)
 	c := newClient(t, []string{srv.Addr()}, WithNamespace("app"))
 	other := newClient(t, []string{srv.Addr()}, WithNamespace("app"))
 	ctx := testCtx(t)
@@ -72,7 +70,7 @@ func TestCreateOrSetData(t *testing.T) {
 }
 
 func TestCreateOrSetDataRetriesALostReply(t *testing.T) {
-	srv := zktest.NewServer(t)
+	srv := sharedServer(t)
 	c := newClient(t, []string{srv.Addr()})
 	// The first create is applied and its reply lost: the retry finds the node and
 	// sets it, where a plain create would fail with ErrNodeExists.

@@ -22,6 +22,7 @@ import (
 // everything, and looks for the secret, in any encoding, in every log line (with
 // its attributes), every error and every way of printing the client.
 func TestCredentialsNeverShown(t *testing.T) {
+	t.Parallel()
 	const secret = "alice:pa55-w0rd-never-shown"
 	srv := zktest.NewServer(t)
 	proxy := zktest.NewProxy(t, srv.Addr())

@@ -16,6 +16,7 @@ import (
 // as it began could hang for good (go-zookeeper v1.0.4 answers such a request three
 // times into a two-slot channel). Close returns.
 func TestRequestsWhileHandlesCloseEndAndCloseReturns(t *testing.T) {
+	t.Parallel()
 	srv := zktest.NewServer(t)
 	proxy := zktest.NewProxy(t, srv.Addr())
 	c, err := New([]string{proxy.Addr()}, WithSessionTimeout(2*time.Second))

@@ -10,8 +10,6 @@ import (
 	"time"
 
 	"github.com/stretchr/testify/require"
-
-	"github.com/zkrecipes/zkrecipes/zktest"
 )
 
 // Bad input gets the documented error, at once and naming the problem: never a
@@ -77,7 +75,7 @@ func TestNewRefusesBadInput(t *testing.T) {
 }
 
 func TestOperationsRefuseBadInput(t *testing.T) {
-	srv := zktest.NewServer(t)
+	srv := sharedServer(t)
 	c := newClient(t, []string{srv.Addr()})
 	ctx := testCtx(t)
 
@@ -176,7 +174,7 @@ func TestOperationsRefuseBadInput(t *testing.T) {
 }
 
 func TestAClosedClientSaysSo(t *testing.T) {
-	srv := zktest.NewServer(t)
+	srv := sharedServer(t)
 	c := newClient(t, []string{srv.Addr()})
 	require.NoError(t, c.Close())
 	require.NoError(t, c.Close(), "Close is idempotent")

@@ -2,7 +2,11 @@ package framework
 
 import (
 	"context"
+	"errors"
+	"fmt"
+	"log/slog"
 	"net"
+	"os"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -14,7 +18,96 @@ import (
 	"github.com/zkrecipes/zkrecipes/zktest"
 )
 
-func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
+func TestMain(m *testing.M) { goleak.VerifyTestMain(sharedRun{m}) }
+
+// shared is the one server that the package's tests share (sharedServer), started at
+// the first call and stopped once every test has run, before goleak looks.
+var shared struct {
+	mu  sync.Mutex
+	srv *zktest.Server
+	err error
+}
+
+// sharedServer is a standalone server with zktest's defaults shared by the tests of
+// this package that only need a server to talk to, as zkrtest.Server is for the
+// recipes' tests (which this package's tests cannot import: zkrtest imports the
+// framework): a JVM started for each test was much of the package's time. It is the
+// test's alone while it runs: a test that uses it must not call t.Parallel (the
+// parallel tests only start once every other test is over, and start servers of their
+// own), and it is empty again after the test: once the test's clients have closed
+// (their cleanups run before this one's, registered after it), every node the test
+// left is deleted, and a node that cannot be (an ACL that refuses it) fails the test.
+//
+// A test that stops or restarts the server, changes its options, reads its
+// server-wide counters (mntr) or runs in parallel starts its own with zktest.NewServer.
+func sharedServer(t *testing.T) *zktest.Server {
+	t.Helper()
+	shared.mu.Lock()
+	if shared.srv == nil && shared.err == nil {
+		shared.srv, shared.err = zktest.StartServer(context.Background())
+	}
+	srv, err := shared.srv, shared.err
+	shared.mu.Unlock()
+	if err != nil {
+		t.Fatalf("the shared server: %v", err)
+	}
+	if err := wipe(srv.Addr()); err != nil {
+		t.Fatalf("the shared server is not empty before the test: %v", err)
+	}
+	t.Cleanup(func() {
+		if err := wipe(srv.Addr()); err != nil {
+			t.Errorf("the shared server could not be emptied after the test (give the test a server of its own): %v", err)
+		}
+	})
+	return srv
+}
+
+// wipe deletes every node on the server but /zookeeper's, with a client that logs
+// nothing (a test may count what slog's default logger is told).
+func wipe(addr string) error {
+	c, err := New([]string{addr}, WithLogger(slog.New(slog.DiscardHandler)))
+	if err != nil {
+		return err
+	}
+	defer c.Close()
+	ctx, cancel := context.WithTimeout(context.Background(), wait)
+	defer cancel()
+	if err := c.WaitConnected(ctx); err != nil {
+		return err
+	}
+	names, _, err := c.Children(ctx, "/")
+	if err != nil {
+		return err
+	}
+	for _, name := range names {
+		if name == "zookeeper" {
+			continue
+		}
+		if err := c.DeleteAll(ctx, "/"+name); err != nil && !errors.Is(err, ErrNoNode) {
+			return fmt.Errorf("deleting /%s: %w", name, err)
+		}
+	}
+	return nil
+}
+
+// sharedRun runs the tests, then stops the server they shared.
+type sharedRun struct{ m *testing.M }
+
+func (r sharedRun) Run() int {
+	code := r.m.Run()
+	shared.mu.Lock()
+	defer shared.mu.Unlock()
+	if shared.srv != nil {
+		if err := shared.srv.Close(); err != nil {
+			fmt.Fprintln(os.Stderr, "framework: closing the shared server:", err)
+			if code == 0 {
+				code = 1
+			}
+		}
+		shared.srv = nil
+	}
+	return code
+}
 
 // wait is how long a test waits for a condition before it fails; far above what any
 // condition needs, so that a busy machine does not make a test flaky.

@@ -100,6 +100,7 @@ func settled(t *testing.T, c *Client) {
 }
 
 func TestMovedMemberIsReachedAtItsNewAddress(t *testing.T) {
+	t.Parallel()
 	m := newMovingEnsemble(t)
 	c := newClient(t, m.names, WithResolver(m.dns.resolver()), WithSessionTimeout(time.Minute))
 	sid := c.SessionID()
@@ -149,6 +150,7 @@ func hostOf(addr string) string {
 // does: it resolves once, when the connection is made) is left with addresses where
 // nothing listens, and loses its session.
 func TestRollingRestartToNewAddresses(t *testing.T) {
+	t.Parallel()
 	m := newMovingEnsemble(t)
 	// A session long enough for three re-elections on a busy machine.
 	c := newClient(t, m.names, WithResolver(m.dns.resolver()), WithSessionTimeout(time.Minute))

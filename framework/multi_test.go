@@ -13,7 +13,7 @@ import (
 )
 
 func TestMultiAppliesEveryOpAndSaysWhatEachDid(t *testing.T) {
-	srv := zktest.NewServer(t)
+	srv := sharedServer(t)
 	c := newClient(t, []string{srv.Addr()}, WithNamespace("app"))
 	ctx := testCtx(t)
 	_, err := c.Create(ctx, "/old", []byte("x"))
@@ -50,7 +50,7 @@ func TestMultiAppliesEveryOpAndSaysWhatEachDid(t *testing.T) {
 }
 
 func TestMultiRefusedAppliesNothingAndNamesTheOp(t *testing.T) {
-	srv := zktest.NewServer(t)
+	srv := sharedServer(t)
 	c := newClient(t, []string{srv.Addr()})
 	ctx := testCtx(t)
 	_, err := c.Create(ctx, "/config", []byte("v1"))
@@ -93,7 +93,7 @@ func TestMultiRefusedAppliesNothingAndNamesTheOp(t *testing.T) {
 }
 
 func TestMultiRefusesBadInputBeforeSending(t *testing.T) {
-	srv := zktest.NewServer(t)
+	srv := sharedServer(t)
 	c := newClient(t, []string{srv.Addr()}, WithMaxDataSize(100))
 	ctx := testCtx(t)
 	valid := CreateOp("/made", nil)
@@ -129,6 +129,7 @@ func TestMultiRefusesBadInputBeforeSending(t *testing.T) {
 }
 
 func TestMultiWithACLsAndCredentials(t *testing.T) {
+	t.Parallel()
 	srv := zktest.NewServer(t)
 	owner := newClient(t, []string{srv.Addr()},
 		WithAuth("digest", []byte("alice:secret")), WithACL(FixedACL(zk.AuthACL(zk.PermAll)...)))
@@ -167,7 +168,7 @@ func TestMultiWaitsOutAServerRestart(t *testing.T) {
 }
 
 func TestMultiStopsWithItsContextAndItsClient(t *testing.T) {
-	srv := zktest.NewServer(t)
+	srv := sharedServer(t)
 	c := newClient(t, []string{srv.Addr()})
 	cancelled, cancel := context.WithCancel(context.Background())
 	cancel()
@@ -184,6 +185,7 @@ func TestMultiStopsWithItsContextAndItsClient(t *testing.T) {
 }
 
 func TestSyncMakesAFollowerCatchUp(t *testing.T) {
+	t.Parallel()
 	ens := zktest.NewEnsemble(t, 3)
 	leader := ens.Leader()
 	follower := (leader + 1) % 3

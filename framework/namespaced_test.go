@@ -7,12 +7,10 @@ import (
 
 	"github.com/go-zookeeper/zk"
 	"github.com/stretchr/testify/require"
-
-	"github.com/zkrecipes/zkrecipes/zktest"
 )
 
 func TestNamespacedSharesTheSession(t *testing.T) {
-	srv := zktest.NewServer(t)
+	srv := sharedServer(t)
 	c := newClient(t, []string{srv.Addr()}, WithNamespace("app"))
 	ctx := testCtx(t)
 

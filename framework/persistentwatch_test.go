@@ -43,7 +43,7 @@ func nextNotReset(t *testing.T, w *PersistentWatch) WatchEvent {
 func zxidShown(srv *zktest.Server) bool { return !strings.HasPrefix(srv.Version(), "3.8.") }
 
 func TestAddWatchRecursiveHearsTheSubtreeInOrder(t *testing.T) {
-	srv := zktest.NewServer(t)
+	srv := sharedServer(t)
 	c := newClient(t, []string{srv.Addr()})
 	ctx := testCtx(t)
 	_, err := c.Create(ctx, "/p", nil)
@@ -101,7 +101,7 @@ func TestAddWatchRecursiveHearsTheSubtreeInOrder(t *testing.T) {
 }
 
 func TestAddWatchPersistentHearsItsNodeAndItsChildList(t *testing.T) {
-	srv := zktest.NewServer(t)
+	srv := sharedServer(t)
 	c := newClient(t, []string{srv.Addr()})
 	ctx := testCtx(t)
 	w, err := c.AddWatch(ctx, "/q", WatchPersistent)
@@ -127,7 +127,7 @@ func TestAddWatchPersistentHearsItsNodeAndItsChildList(t *testing.T) {
 
 // A namespaced client's watch hears paths relative to its namespace.
 func TestAddWatchInANamespace(t *testing.T) {
-	srv := zktest.NewServer(t)
+	srv := sharedServer(t)
 	c := newClient(t, []string{srv.Addr()}, WithNamespace("app"))
 	ctx := testCtx(t)
 	w, err := c.AddWatch(ctx, "/", WatchPersistentRecursive)
@@ -141,7 +141,7 @@ func TestAddWatchInANamespace(t *testing.T) {
 }
 
 func TestAddWatchRefusesBadInputAtTheCall(t *testing.T) {
-	srv := zktest.NewServer(t)
+	srv := sharedServer(t)
 	c := newClient(t, []string{srv.Addr()})
 	ctx := testCtx(t)
 	_, err := c.AddWatch(ctx, "no-slash", WatchPersistent)
@@ -161,7 +161,7 @@ func TestAddWatchRefusesBadInputAtTheCall(t *testing.T) {
 
 // The client's close ends its watches: their channels close.
 func TestClientCloseEndsTheWatches(t *testing.T) {
-	srv := zktest.NewServer(t)
+	srv := sharedServer(t)
 	c := newClient(t, []string{srv.Addr()})
 	w, err := c.AddWatch(testCtx(t), "/p", WatchPersistentRecursive)
 	require.NoError(t, err)
@@ -175,6 +175,7 @@ func TestClientCloseEndsTheWatches(t *testing.T) {
 // Reset comes first, and a change made while the client was cut off is heard of
 // through it: a read after the Reset shows it, and later changes are heard.
 func TestAWatchIsSetAgainAfterAConnectionLossAndAnExpiry(t *testing.T) {
+	t.Parallel()
 	watchSetAgainAfterALossAndAnExpiry(t, zktest.NewServer(t))
 }
 
@@ -184,6 +185,7 @@ func TestAWatchIsSetAgainAfterAConnectionLossAndAnExpiry(t *testing.T) {
 // own (a new session) have been accepted. Before, SetWatches2 came first, was
 // refused, and the watch ended for good.
 func TestAWatchIsSetAgainAfterAConnectionLossAndAnExpiryWhereAuthIsEnforced(t *testing.T) {
+	t.Parallel()
 	srv := zktest.NewServer(t, zktest.WithConfig("enforce.auth.enabled=true", "enforce.auth.schemes=digest"))
 	watchSetAgainAfterALossAndAnExpiry(t, srv, WithAuth("digest", []byte("user:secret")))
 }
@@ -232,7 +234,7 @@ func watchSetAgainAfterALossAndAnExpiry(t *testing.T, srv *zktest.Server, opts .
 // go-zookeeper sets on a watched path replaced the persistent watch there. The
 // connection sets it again after, so both go on (3.9 keeps them apart anyway).
 func TestAOneShotWatchOnTheSamePathKeepsThePersistentOne(t *testing.T) {
-	srv := zktest.NewServer(t)
+	srv := sharedServer(t)
 	c := newClient(t, []string{srv.Addr()})
 	ctx := testCtx(t)
 	_, err := c.Create(ctx, "/p", nil)
@@ -273,7 +275,7 @@ func withoutZxid(ev WatchEvent) WatchEvent { ev.Zxid = 0; return ev }
 // child watch there whole. On 3.8, whose removeWatches drops every watch of a path,
 // the record of go-zookeeper's watches decides whether the removal is sent.
 func TestAChildWatchOutlivesADataChangeAndAPersistentWatchsClose(t *testing.T) {
-	srv := zktest.NewServer(t)
+	srv := sharedServer(t)
 	c := newClient(t, []string{srv.Addr()})
 	ctx := testCtx(t)
 	_, err := c.Create(ctx, "/p", nil)
@@ -299,7 +301,7 @@ func TestAChildWatchOutlivesADataChangeAndAPersistentWatchsClose(t *testing.T) {
 // Watches of one client on one path share the server's watch: each hears what its
 // own mode follows, and closing one leaves the others whole.
 func TestWatchesOnOnePathShareTheServersWatch(t *testing.T) {
-	srv := zktest.NewServer(t)
+	srv := sharedServer(t)
 	c := newClient(t, []string{srv.Addr()})
 	ctx := testCtx(t)
 	_, err := c.Create(ctx, "/p", nil)
@@ -360,7 +362,7 @@ func requireNotWatched(t *testing.T, srv *zktest.Server, path string) {
 // A reply larger than WithMaxPacketSize fails its request with a clear error, is
 // skipped without being held, and the connection goes on.
 func TestAReplyLargerThanTheMaximumFailsItsRequest(t *testing.T) {
-	srv := zktest.NewServer(t)
+	srv := sharedServer(t)
 	c := newClient(t, []string{srv.Addr()}, WithMaxPacketSize(2048))
 	ctx := testCtx(t)
 	_, err := c.Create(ctx, "/big", make([]byte, 4096))
@@ -379,6 +381,7 @@ func TestAReplyLargerThanTheMaximumFailsItsRequest(t *testing.T) {
 // A server that announces a connect response of 1 GiB is refused without reading
 // it: the wait for a connection says why.
 func TestAHugeConnectResponseIsRefused(t *testing.T) {
+	t.Parallel()
 	addr := wiretest.Start(t, func(conn *wiretest.Conn) {
 		_, _ = conn.ReadPacket()
 		_, _ = conn.Write([]byte{0x40, 0, 0, 0}) // 1 GiB follows, says the server
@@ -396,6 +399,7 @@ func TestAHugeConnectResponseIsRefused(t *testing.T) {
 // A server without persistent watches (before 3.6) answers addWatch as an
 // unimplemented request and drops the connection: AddWatch says so.
 func TestAServerWithoutPersistentWatchesIsReported(t *testing.T) {
+	t.Parallel()
 	addr := wiretest.Start(t, fakeOldServer)
 	c := newClient(t, []string{addr}, WithRetryPolicy(RetryNTimes(2, 10*time.Millisecond)))
 	_, err := c.AddWatch(testCtx(t), "/p", WatchPersistentRecursive)

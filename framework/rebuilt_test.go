@@ -23,6 +23,7 @@ import (
 // test waits), and its new session, on the fresh server, is published after
 // Rebuilt; both are logged. A later reconnection in the new history is no rebuild.
 func TestRebuiltEnsemble(t *testing.T) {
+	t.Parallel()
 	old, fresh := zktest.NewServer(t, longSessions), zktest.NewServer(t, longSessions)
 	proxy := zktest.NewProxy(t, old.Addr())
 	logs := &logBuffer{}
@@ -53,6 +54,7 @@ func TestRebuiltEnsemble(t *testing.T) {
 // word, as one not serving yet does, is no rebuilt ensemble: the probe learns
 // nothing from it, and the session waits for the server and comes back.
 func TestAServerNotServingIsNoRebuild(t *testing.T) {
+	t.Parallel()
 	srv := zktest.NewServer(t, longSessions)
 	proxy := zktest.NewProxy(t, srv.Addr())
 	logs := &logBuffer{}

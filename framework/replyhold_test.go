@@ -20,6 +20,7 @@ import (
 // (which go-zookeeper re-sends first) in 3 of 4 when the hold ended at their
 // sending; without -race it shows nothing.
 func TestReconnectWithWatchesAndRequestsInFlight(t *testing.T) {
+	t.Parallel()
 	for _, tc := range []struct {
 		name string
 		opts []Option
@@ -28,6 +29,7 @@ func TestReconnectWithWatchesAndRequestsInFlight(t *testing.T) {
 		{"credentials", []Option{WithAuth("digest", []byte("user:secret"))}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
 			srv := zktest.NewServer(t)
 			proxy := zktest.NewProxy(t, srv.Addr())
 			c := newClient(t, []string{proxy.Addr()}, append(tc.opts, WithSessionTimeout(longSession))...)
@@ -84,7 +86,7 @@ func TestReconnectsHoldRepliesExactlyWhenWatchesAreSetAgain(t *testing.T) {
 	if !wire.HoldsReplies {
 		t.Skip("replies are held in race builds only")
 	}
-	srv := zktest.NewServer(t)
+	srv := sharedServer(t)
 	proxy := zktest.NewProxy(t, srv.Addr())
 	c := newClient(t, []string{proxy.Addr()}, WithSessionTimeout(longSession))
 	other := newClient(t, []string{srv.Addr()})
@@ -144,7 +146,7 @@ func TestReconnectsHoldRepliesExactlyWhenWatchesAreSetAgain(t *testing.T) {
 // (two thirds of the session), which made such a session reconnect over and over in
 // race builds.
 func TestShortSessionReconnectsOnceAfterItsWatchesFired(t *testing.T) {
-	srv := zktest.NewServer(t)
+	srv := sharedServer(t)
 	proxy := zktest.NewProxy(t, srv.Addr())
 	c := newClient(t, []string{proxy.Addr()}, WithSessionTimeout(700*time.Millisecond))
 	ctx := testCtx(t)

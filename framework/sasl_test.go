@@ -51,16 +51,22 @@ func refusedLogin(t *testing.T, srv string, opts ...Option) error {
 }
 
 func TestSASLDigestMD5(t *testing.T) {
+	t.Parallel()
 	srv := zktest.NewServer(t, zktest.WithSASLDigest("alice", "secret"))
 	login := SASLConfig{Mechanism: SASLDigestMD5, User: "alice", Password: "secret"}
 
-	t.Run("through faults", func(t *testing.T) { saslThroughFaults(t, srv, WithSASL(login)) })
+	t.Run("through faults", func(t *testing.T) {
+		t.Parallel()
+		saslThroughFaults(t, srv, WithSASL(login))
+	})
 	t.Run("without a login", func(t *testing.T) {
+		t.Parallel()
 		c := newClient(t, []string{srv.Addr()})
 		_, err := c.Create(testCtx(t), "/plain", nil)
 		require.ErrorIs(t, err, ErrAuthRequired, "the server requires SASL")
 	})
 	t.Run("wrong password", func(t *testing.T) {
+		t.Parallel()
 		wrong := login
 		wrong.Password = "wrong"
 		err := refusedLogin(t, srv.Addr(), WithSASL(wrong))
@@ -70,6 +76,7 @@ func TestSASLDigestMD5(t *testing.T) {
 		require.NotContains(t, err.Error(), "wrong")
 	})
 	t.Run("a server without SASL", func(t *testing.T) {
+		t.Parallel()
 		plain := zktest.NewServer(t)
 		err := refusedLogin(t, plain.Addr(), WithSASL(login))
 		require.ErrorIs(t, err, ErrSASLNotOffered)
@@ -77,13 +84,18 @@ func TestSASLDigestMD5(t *testing.T) {
 }
 
 func TestSASLKerberos(t *testing.T) {
+	t.Parallel()
 	kdc := zktest.NewKDC(t)
 	srv := zktest.NewServer(t, zktest.WithKerberos(kdc))
 	login := SASLConfig{Mechanism: SASLGSSAPI, Principal: zktest.KDCClientPrincipal,
 		Keytab: kdc.ClientKeytab(), Krb5Conf: kdc.Krb5Conf(), ServerHost: "localhost"}
 
-	t.Run("through faults", func(t *testing.T) { saslThroughFaults(t, srv, WithSASL(login)) })
+	t.Run("through faults", func(t *testing.T) {
+		t.Parallel()
+		saslThroughFaults(t, srv, WithSASL(login))
+	})
 	t.Run("unknown principal", func(t *testing.T) {
+		t.Parallel()
 		nobody := login
 		nobody.Principal = "nobody@" + zktest.KDCRealm
 		err := refusedLogin(t, srv.Addr(), WithSASL(nobody))
@@ -91,11 +103,13 @@ func TestSASLKerberos(t *testing.T) {
 		require.ErrorContains(t, err, "KDC_ERR_C_PRINCIPAL_UNKNOWN")
 	})
 	t.Run("a mechanism the server lacks", func(t *testing.T) {
+		t.Parallel()
 		err := refusedLogin(t, srv.Addr(), WithSASL(SASLConfig{Mechanism: SASLDigestMD5, User: "alice", Password: "secret"}))
 		require.ErrorIs(t, err, ErrSASLRefused)
 		require.ErrorContains(t, err, "DIGEST-MD5")
 	})
 	t.Run("an unknown server principal", func(t *testing.T) {
+		t.Parallel()
 		elsewhere := login
 		elsewhere.ServerHost = "elsewhere"
 		err := refusedLogin(t, srv.Addr(), WithSASL(elsewhere))

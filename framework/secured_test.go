@@ -14,6 +14,7 @@ import (
 // answers "auth failed", -115) is named by the wait for a connection: what was
 // refused, and ErrAuthFailed, instead of a timeout alone.
 func TestRefusedCredentialsAreNamedByWaitConnected(t *testing.T) {
+	t.Parallel()
 	srv := zktest.NewServer(t, zktest.WithConfig("enforce.auth.enabled=true", "enforce.auth.schemes=digest"))
 	c, err := New([]string{srv.Addr()}, WithAuth("nosuchscheme", []byte("user:secret")),
 		WithConnectionTimeout(2*time.Second))

@@ -23,6 +23,7 @@ const (
 )
 
 func TestClientMetricsAreWhatHappened(t *testing.T) {
+	t.Parallel()
 	srv := zktest.NewServer(t)
 	proxy := zktest.NewProxy(t, srv.Addr())
 	tm := zkrtest.NewTelemetry(t)

@@ -35,9 +35,11 @@ func waitFailing(t *testing.T, c *Client) error {
 }
 
 func TestTLS(t *testing.T) {
+	t.Parallel()
 	srv := zktest.NewServer(t, zktest.WithTLS())
 
 	t.Run("round trip", func(t *testing.T) {
+		t.Parallel()
 		cfg := srv.ClientTLSConfig()
 		c := newClient(t, []string{srv.SecureAddr()}, WithTLS(cfg), WithSessionTimeout(2*time.Second))
 		require.Empty(t, cfg.ServerName, "the caller's config is left alone")
@@ -53,6 +55,7 @@ func TestTLS(t *testing.T) {
 	})
 
 	t.Run("server name from the host dialled", func(t *testing.T) {
+		t.Parallel()
 		_, port, err := net.SplitHostPort(srv.SecureAddr())
 		require.NoError(t, err)
 		newClient(t, []string{net.JoinHostPort("localhost", port)}, WithTLS(srv.ClientTLSConfig()))
@@ -66,6 +69,7 @@ func TestTLS(t *testing.T) {
 	})
 
 	t.Run("untrusted certificate", func(t *testing.T) {
+		t.Parallel()
 		// slog's handler serialises its writes; the log is read once the client closed.
 		var logs bytes.Buffer
 		c, err := New([]string{srv.SecureAddr()},
@@ -90,6 +94,7 @@ func TestTLS(t *testing.T) {
 	})
 
 	t.Run("plaintext to the TLS port", func(t *testing.T) {
+		t.Parallel()
 		c, err := New([]string{srv.SecureAddr()})
 		require.NoError(t, err)
 		defer c.Close()
@@ -97,6 +102,7 @@ func TestTLS(t *testing.T) {
 	})
 
 	t.Run("TLS to the plaintext port", func(t *testing.T) {
+		t.Parallel()
 		c, err := New([]string{srv.Addr()}, WithTLS(srv.ClientTLSConfig()))
 		require.NoError(t, err)
 		defer c.Close()
@@ -104,6 +110,7 @@ func TestTLS(t *testing.T) {
 	})
 
 	t.Run("over the dialer's connections", func(t *testing.T) {
+		t.Parallel()
 		var dialled atomic.Int32
 		dialer := func(network, addr string, timeout time.Duration) (net.Conn, error) {
 			dialled.Add(1)
@@ -117,6 +124,7 @@ func TestTLS(t *testing.T) {
 }
 
 func TestTLSHandshakeIsBounded(t *testing.T) {
+	t.Parallel()
 	// A server that accepts and never answers the ClientHello.
 	silent, _ := silentServer(t)
 	c, err := New([]string{silent}, WithTLS(&tls.Config{}), WithConnectionTimeout(500*time.Millisecond),
@@ -127,6 +135,7 @@ func TestTLSHandshakeIsBounded(t *testing.T) {
 }
 
 func TestCloseInterruptsATLSHandshake(t *testing.T) {
+	t.Parallel()
 	silent, accepted := silentServer(t)
 	c, err := New([]string{silent}, WithTLS(&tls.Config{}),
 		WithConnectionTimeout(time.Hour), WithSessionTimeout(time.Hour))

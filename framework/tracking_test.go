@@ -40,6 +40,7 @@ func (d *dialCounter) count(addr string) int {
 }
 
 func TestEnsembleTrackingFollowsReconfiguration(t *testing.T) {
+	t.Parallel()
 	// One member at first; the client is given it alone.
 	e := zktest.NewEnsemble(t, 1, zktest.WithDynamicConfig(), zktest.WithSessionTimeouts(400*time.Millisecond, 20*time.Second))
 	dials := &dialCounter{dials: map[string]int{}}

@@ -6,12 +6,10 @@ import (
 
 	"github.com/go-zookeeper/zk"
 	"github.com/stretchr/testify/require"
-
-	"github.com/zkrecipes/zkrecipes/zktest"
 )
 
 func TestOnWatchEventHearsEveryNotificationInTheNamespaceUntilStopped(t *testing.T) {
-	srv := zktest.NewServer(t)
+	srv := sharedServer(t)
 	c := newClient(t, []string{srv.Addr()}, WithNamespace("app"))
 	other := newClient(t, []string{srv.Addr()})
 	ctx := testCtx(t)

@@ -172,8 +172,9 @@ func (m *member) waitServing(ctx context.Context) error {
 		// leaves the socket open), so each probe gets a short deadline of its own.
 		probe, cancelProbe := context.WithTimeout(ctx, 250*time.Millisecond)
 		mode, version, _ := m.srvr(probe)
+		ours := mode != "" && m.answersFromOurDir(probe)
 		cancelProbe()
-		if mode != "" && m.tlsServes(ctx) {
+		if ours && m.tlsServes(ctx) {
 			return m.checkVersion(version)
 		}
 		select {
@@ -184,6 +185,27 @@ func (m *member) waitServing(ctx context.Context) error {
 		case <-tick.C:
 		}
 	}
+}
+
+// answersFromOurDir says whether the server that answers at the member's address
+// is the member, by the data directory its conf names. The member's ports are free
+// when they are chosen and only bound once the JVM has started: a server started
+// meanwhile by another test (another package's, or a parallel test's) can take the
+// client port first. The member then exits at once ("Address already in use", and
+// startMembers tries other ports), but that server answered srvr for it before
+// this check, and an ensemble was started with a member dead.
+func (m *member) answersFromOurDir(ctx context.Context) bool {
+	out, err := fourLetter(ctx, m.addr(), "conf")
+	if err != nil {
+		return false
+	}
+	data := filepath.Join(m.dir, "data")
+	for _, line := range strings.Split(out, "\n") {
+		if dir, ok := strings.CutPrefix(strings.TrimSpace(line), "dataDir="); ok {
+			return dir == data || strings.HasPrefix(dir, data+"/")
+		}
+	}
+	return false
 }
 
 // mode is "standalone", "leader" or "follower" while the member serves, else "".
