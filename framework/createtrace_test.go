@@ -7,21 +7,18 @@ import (
 	"testing"
 
 	"github.com/stretchr/testify/require"
-
-	"github.com/zkrecipes/zkrecipes/zktest"
 )
 
 // A traced create says when it was written and its node's czxid, read off its
 // reply, while another session writes all along (each of its writes takes a zxid
 // of its own) and while the create is namespaced and makes its parents first.
 //
-// On a server of its own, started for the test: on the shared one, warmed up by the
-// tests before, a create's reply can come back before the connection layer has noted
-// the create's xid (wire.Creates.wrote runs once the write has returned), and the
-// trace's czxid is then 0, as if no reply had been read (most runs of -count=30 here).
+// On the shared server, warmed up by the tests before, a create's reply came back
+// before the connection layer had noted the create's xid (it did so once the write
+// had returned), and the trace's czxid was then 0, as if no reply had been read
+// (most runs of -count=30): it is noted before the write now.
 func TestTracedCreateGivesTheCzxid(t *testing.T) {
-	t.Parallel()
-	srv := zktest.NewServer(t)
+	srv := sharedServer(t)
 	ctx := testCtx(t)
 	c := newClient(t, []string{srv.Addr()}, WithNamespace("traced"))
 	writer := newClient(t, []string{srv.Addr()})

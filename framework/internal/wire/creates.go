@@ -73,17 +73,24 @@ func (cs *Creates) Stop(c *Create) {
 // when no reply of a successful create was read.
 func (c *Create) Zxid() int64 { return c.zxid.Load() }
 
-// wrote notes go-zookeeper's create request xid, packet p, written.
-func (cs *Creates) wrote(xid int32, p []byte) {
+// writing notes a create request xid, packet p, about to be written: before the
+// write, since its reply may be read before the write returns. Its Wrote, once
+// written, returns the follow's (nil: none).
+func (cs *Creates) writing(xid int32, p []byte) *Create {
 	if cs == nil || cs.n.Load() == 0 {
-		return
+		return nil
 	}
 	cs.mu.Lock()
+	defer cs.mu.Unlock()
 	c := cs.byPath[string(createPath(p))]
 	if c != nil {
 		cs.byXid[xid] = c
 	}
-	cs.mu.Unlock()
+	return c
+}
+
+// wrote says that c's create request has been written (nil: none followed).
+func (c *Create) wrote() {
 	if c != nil {
 		c.once.Do(c.written.Wrote)
 	}

@@ -59,9 +59,13 @@ func (t *Conn) write(b []byte) (int, error) {
 		}
 		return t.h.cfg.Watches.afterOneShot(t, b, path, opcode)
 	}
+	var c *Create
+	if isCreate(opcode) {
+		c = t.h.cfg.Creates.writing(xid, b)
+	}
 	n, err := t.send(b)
-	if err == nil && isCreate(opcode) {
-		t.h.cfg.Creates.wrote(xid, b)
+	if err == nil {
+		c.wrote()
 	}
 	return n, err
 }
@@ -120,15 +124,17 @@ func (t *Conn) writeOurs(ps [][]byte) {
 		defer func() { _ = t.setWriteDeadline(t.goDeadline) }()
 	}
 	for _, p := range ps {
+		var c *Create
+		if xid, opcode := int32(binary.BigEndian.Uint32(p[4:])), int32(binary.BigEndian.Uint32(p[8:])); isCreate(opcode) {
+			c = t.h.cfg.Creates.writing(xid, p)
+		}
 		if _, err := t.Conn.Write(p); err != nil {
 			t.h.cfg.Log.Warn("zkrecipes: a request of the framework's could not be written; dropping the connection",
 				"server", t.addr, "error", err)
 			_ = t.Conn.Close() // go-zookeeper sees the connection end, and connects again
 			return
 		}
-		if xid, opcode := int32(binary.BigEndian.Uint32(p[4:])), int32(binary.BigEndian.Uint32(p[8:])); isCreate(opcode) {
-			t.h.cfg.Creates.wrote(xid, p)
-		}
+		c.wrote()
 	}
 }
 
