@@ -34,8 +34,12 @@ type Conn struct {
 	got      int           // bytes read, counted until the connect response's length is read
 	pending  []byte        // what go-zookeeper has yet to read of the current packet, read ahead
 	left     int           // bytes of go-zookeeper's current reply it has yet to read from in
-	buf      []byte        // the packets read whole: the connect response, notifications, ours
-	hold     replyHold
+	// fire is a notification for the data watches of ours (watchcalls.go), handed to
+	// them once go-zookeeper has taken it in (the next Read): see Read.
+	fire   notification
+	firing bool
+	buf    []byte // the packets read whole: the connect response, notifications, ours
+	hold   replyHold
 
 	established atomic.Bool   // the connect response came, with a session
 	closed      chan struct{} // closed when reading ends or the connection is closed
@@ -123,6 +127,14 @@ func (t *Conn) end() {
 // connection that ends before its connect response is told to Config.Failed.
 func (t *Conn) Read(b []byte) (int, error) {
 	for len(t.pending) == 0 && t.left == 0 {
+		// go-zookeeper reads the next packet only once it has handled the last: a
+		// notification has reached the client's subscribers (Client.OnWatchEvent),
+		// where a lock's holder hears its node's deletion, before a waiter of the
+		// same client, woken by its watch on that node, can be granted the lock.
+		if t.firing {
+			t.firing = false
+			t.watches.fired(t.fire.typ, t.fire.state, t.fire.path)
+		}
 		if err := t.readPacket(); err != nil {
 			if !t.answered {
 				t.h.cfg.Failed(t.addr, t.got, err)
@@ -211,7 +223,7 @@ func (t *Conn) readPacket() error {
 			return t.drop(err)
 		}
 		t.h.oneShots.fired(ev.typ, ev.path)
-		t.watches.fired(ev.typ, ev.state, ev.path)
+		t.fire, t.firing = ev, true
 		t.h.cfg.Watches.notify(t.h, ev.typ, ev.path, hd.zxid)
 	}
 	t.pending = p

@@ -98,3 +98,31 @@ func TestADataWatchKeepsAPersistentWatchOnItsPath(t *testing.T) {
 	require.Nil(t, watches.removeAll(conn, "/p"), "nothing removed while our watch is on the path")
 	watches.mu.Unlock()
 }
+
+// A notification reaches a data watch of ours only once go-zookeeper has taken it in
+// (its next read): a lock's holder hears its node's deletion through go-zookeeper
+// (Client.OnWatchEvent) before a waiter of the same client, woken by its watch on
+// that node, can be granted the lock.
+func TestADataWatchHearsANotificationAfterGoZookeeper(t *testing.T) {
+	conn, server := pipeConn(t)
+	srv := &wiretest.Conn{Conn: server}
+	reqs := sessionOn(t, conn, srv)
+	reply, watch := conn.GetW("/l/lock-1")
+	req := <-reqs
+	sendThenPing(t, conn, srv, append(wiretest.Header(req.Xid, 5, 0), append(wiretest.Jute(nil).Int(-1), statBytes(stat)...)...))
+	require.NoError(t, (<-reply).Err())
+
+	notification := wiretest.Notification(6, int32(zk.EventNodeDeleted), "/l/lock-1")
+	go func() { _ = srv.Send(notification); _ = srv.Send(wiretest.Header(-2, 0, 0)) }()
+	p, err := readAs(conn)
+	require.NoError(t, err)
+	require.Equal(t, []byte(notification), p[4:], "go-zookeeper has it")
+	select {
+	case ev := <-watch:
+		t.Fatalf("heard before go-zookeeper had handled it: %+v", ev)
+	default:
+	}
+	_, err = readAs(conn) // go-zookeeper's next read: it has handled the notification
+	require.NoError(t, err)
+	require.Equal(t, zk.EventNodeDeleted, (<-watch).Type)
+}
