@@ -195,10 +195,11 @@ func (c *Client) createProtected(ctx context.Context, full string, data []byte, 
 	target, id := protectedPath(parent, baseName(full))
 	if o.trace != nil {
 		f := c.creates.Follow(target, (*traceWritten)(o.trace))
+		readable := anyoneReads(c.nodeACL(target, o))
 		defer func() {
 			c.creates.Stop(f)
 			o.trace.mu.Lock()
-			o.trace.czxid = f.Zxid()
+			o.trace.czxid, o.trace.anyoneReads = f.Zxid(), readable
 			o.trace.mu.Unlock()
 		}()
 	}

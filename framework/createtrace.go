@@ -1,6 +1,10 @@
 package framework
 
-import "sync"
+import (
+	"sync"
+
+	"github.com/go-zookeeper/zk"
+)
 
 // CreateTrace is what a recipe learns of a protected create that Create's result
 // does not say (Plumbing.Traced). Its zero value is ready; one trace serves one
@@ -18,6 +22,8 @@ type CreateTrace struct {
 	written chan struct{}
 	sent    bool
 	czxid   int64 // set when Create returns
+	// whether the node's ACL lets anyone read it, set when Create returns
+	anyoneReads bool
 }
 
 // Traced makes Create report through t. Only a protected create is traced: its
@@ -67,4 +73,26 @@ func (t *CreateTrace) Czxid() int64 {
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	return t.czxid
+}
+
+// AnyoneReads says whether the ACL the create gave the node lets anyone read it
+// (world:anyone has READ), once Create has returned. A server from 3.9.2 on delivers
+// a notification only to a session that may read the node, and a setWatches, unlike
+// a read, is not refused for lack of it (Plumbing.WatchDataSince): a watch set on a
+// node that not anyone may read must be set with a read, whose refusal says that
+// its notifications would never come.
+func (t *CreateTrace) AnyoneReads() bool {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	return t.anyoneReads
+}
+
+// anyoneReads says whether acl lets anyone read its node.
+func anyoneReads(acl []zk.ACL) bool {
+	for _, a := range acl {
+		if a.Scheme == "world" && a.ID == "anyone" && a.Perms&zk.PermRead != 0 {
+			return true
+		}
+	}
+	return false
 }

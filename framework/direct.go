@@ -104,3 +104,63 @@ func (p Plumbing) WatchData(ctx context.Context, c *Client, path string) (<-chan
 	}
 	return watch, nil
 }
+
+// WatchDataSince is WatchData on the node at path together with, in the same request
+// (ZooKeeper's setWatches), a watch on the data of the node at own that lasts the
+// session, as GetW's does: a lock's waiter watches the node ahead and, with it, its
+// own node, which it must watch once it holds. Both are set as of zxid since: a node
+// whose data changed after since, or that is gone, notifies at once (path's channel
+// hears EventNodeDataChanged or EventNodeDeleted) rather than being watched, so the
+// caller must know both nodes as of since (own's czxid, for a node the caller made
+// and never changed). A path gone is no error, unlike WatchData's ErrNoNode. own's
+// notifications reach the client's OnWatchEvent subscribers, and no channel; its
+// watch is set again on every new connection of the session, as of the last zxid the
+// client read, as go-zookeeper sets its own. path may be "": then own's watch is set
+// alone, and the channel is nil.
+//
+// ownSet reports whether own's watch was set: not where the client cannot write its
+// own requests (see WatchData), where path's watch is WatchData's alone, and the
+// caller must watch own some other way (GetW).
+func (p Plumbing) WatchDataSince(ctx context.Context, c *Client, since int64, path, own string) (_ <-chan Event, ownSet bool, err error) {
+	ownFull, err := c.fix(own, false)
+	if err != nil {
+		return nil, false, err
+	}
+	target := path
+	if target == "" {
+		target = own
+	}
+	// go-zookeeper's request (fallback) runs on a goroutine that may outlive the
+	// call: its watch comes back as the result, the direct one's on this goroutine.
+	type result struct {
+		watch    <-chan zk.Event
+		fallback bool
+	}
+	var watch <-chan zk.Event
+	r, err := callDirect(c, ctx, opGetW, target, false, direct[result]{
+		send: func(t *wire.Conn, full string) <-chan wire.Reply {
+			if path == "" {
+				full = ""
+			}
+			reply, w := t.SetWatches(since, full, ownFull)
+			watch = w
+			return reply
+		},
+		read: func(r wire.Reply) (result, error) { return result{}, r.Err() },
+	}, func(conn *zk.Conn, full string) (result, error) {
+		if path == "" {
+			return result{fallback: true}, nil
+		}
+		_, _, w, err := conn.GetW(full)
+		return result{watch: w, fallback: true}, err
+	})
+	switch {
+	case err != nil:
+		return nil, false, err
+	case r.fallback:
+		return r.watch, false, nil
+	case path == "":
+		return nil, true, nil
+	}
+	return watch, true, nil
+}

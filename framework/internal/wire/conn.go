@@ -223,6 +223,7 @@ func (t *Conn) readPacket() error {
 			return t.drop(err)
 		}
 		t.h.oneShots.fired(ev.typ, ev.path)
+		t.h.lasting.fired(ev.typ, ev.path)
 		t.fire, t.firing = ev, true
 		t.h.cfg.Watches.notify(t.h, ev.typ, ev.path, hd.zxid)
 	}
@@ -390,6 +391,7 @@ func (t *Conn) connected(m connectResponse) {
 	t.h.cfg.Answered()
 	t.hold.begin(t.h.oneShots.connected(m.session == 0))
 	if m.session == 0 {
+		t.h.lasting.connected(true)
 		// Expired: go-zookeeper gives this session up and connects again for a new
 		// one, leaving this connection open and unread (v1.0.4's loop closes it only
 		// on other errors). Ended here, it fails what of ours waits on it, and its
@@ -399,7 +401,10 @@ func (t *Conn) connected(m connectResponse) {
 		return
 	}
 	t.established.Store(true)
-	t.h.cfg.Watches.connected(t) // queued: the gate is shut
+	// Queued, the gate being shut: the lasting watches first, so that on 3.8 a
+	// persistent watch on the same path replaces them, as after a one-shot watch.
+	t.h.lasting.setAgain(t)
+	t.h.cfg.Watches.connected(t)
 	if t.h.cfg.Credentials == 0 {
 		t.openGate()
 	}

@@ -12,11 +12,14 @@
 // packet at a time, and watches go-zookeeper's requests for the one-shot watches
 // they set (oneShots), so that it knows go-zookeeper's watches as go-zookeeper does.
 //
-// The framework's own requests are its persistent watches' (watches.go) and the
-// node operations that set no watch (calls.go: a listing, exists, a read, a create,
-// a set, a delete), which it writes on the caller's goroutine and whose replies it
-// decodes itself, recording their zxids as go-zookeeper's (lastzxid.go); the
-// requests that set a one-shot watch are go-zookeeper's.
+// The framework's own requests are its persistent watches' (watches.go), the node
+// operations that set no watch (calls.go: a listing, exists, a read, a create, a
+// set, a delete), and its one-shot data watches (watchcalls.go): a getData's or a
+// setWatches' watch of the connection's own, and setWatches' watches that last the
+// session, which the handle sets again on every new connection, as go-zookeeper
+// sets its own (lasting.go). It writes them on the caller's goroutine and decodes
+// their replies itself, recording their zxids as go-zookeeper's (lastzxid.go); the
+// other requests that set a one-shot watch are go-zookeeper's.
 //
 // A Handle is what the connections of one go-zookeeper handle share (its session's
 // timeout, its one-shot watches, go-zookeeper #35's hold); Watches are a client's
@@ -83,7 +86,13 @@
 //     go-zookeeper connects again with it, as if it had read the reply itself.
 //   - Notifications before replies. A notification reaches the persistent watches
 //     and the record of one-shot watches before the next packet is read, so before
-//     the reply to the request that made its change.
+//     the reply to the request that made its change; the data watches of the
+//     connection's own hear it once go-zookeeper has taken it in (its next read),
+//     still before the next packet, so after the client's subscribers.
+//   - Lasting watches. The framework's watches that last the session are set again
+//     on each new connection of it, as of go-zookeeper's last zxid, before any
+//     request of the framework's after the connect response; a notification that
+//     fires one, or the session's expiry, drops it.
 //   - Sizes. A length is read signed and checked before anything is allocated for
 //     it: a negative one, one shorter than a header, or one above the maximum drops
 //     the connection; a reply too large to read fails its request instead, and a

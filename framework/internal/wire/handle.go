@@ -52,9 +52,10 @@ type Config struct {
 type Handle struct {
 	cfg Config
 
-	lastRead   atomic.Int64 // unix nanoseconds of the last byte from a server
-	negotiated atomic.Int64 // the session timeout the server granted, in ns
-	oneShots   oneShots     // go-zookeeper's watches
+	lastRead   atomic.Int64   // unix nanoseconds of the last byte from a server
+	negotiated atomic.Int64   // the session timeout the server granted, in ns
+	oneShots   oneShots       // go-zookeeper's watches
+	lasting    lastingWatches // the framework's that last the session
 	// holdsGivenUp counts the reply holds (race builds) that ended at their limit,
 	// not at go-zookeeper's SetWatches: none, when oneShots is exact.
 	holdsGivenUp atomic.Int32

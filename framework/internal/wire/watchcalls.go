@@ -61,6 +61,47 @@ func (t *Conn) GetW(path string) (<-chan Reply, <-chan zk.Event) {
 	return reply, watch
 }
 
+// SetWatches sets data watches with one setWatches request, as of zxid since: a
+// watch of this connection's on path, as GetW's (its event comes on the second
+// channel, which closes without one if the connection ends first), unless path is
+// "", and one on each of lasting that lasts the session (lasting.go). A node whose
+// data changed after since, or that does not exist, notifies at once, before the
+// reply, rather than being watched: the caller must know each node as of since. The
+// reply has no body; one with an error sets no watch of this connection's.
+func (t *Conn) SetWatches(since int64, path string, lasting ...string) (<-chan Reply, <-chan zk.Event) {
+	watch := make(chan zk.Event, 1)
+	paths := lasting
+	if path != "" {
+		paths = append([]string{path}, lasting...)
+	}
+	size := 20
+	for _, p := range paths {
+		size += 4 + len(p)
+	}
+	p := newRequest(opcodeSetWatches, size).long(since).strs(paths).strs(nil).strs(nil)
+	reply, xid, ok := t.call(p)
+	ours := &t.watches
+	ours.mu.Lock()
+	if !ok || ours.ended {
+		ours.mu.Unlock()
+		close(watch)
+		return reply, watch
+	}
+	if path != "" {
+		if ours.byPath == nil {
+			ours.byPath, ours.asked = map[string][]chan zk.Event{}, map[int32]askedWatch{}
+		}
+		ours.byPath[path] = append(ours.byPath[path], watch)
+		ours.asked[xid] = askedWatch{path, watch}
+	} else {
+		close(watch)
+	}
+	ours.mu.Unlock()
+	t.h.lasting.add(lasting)
+	t.h.cfg.Watches.sendOneShot(t, p, paths...)
+	return reply, watch
+}
+
 // replied notes the reply to xid, before its caller has it: a failed getData of
 // ours set no watch.
 func (w *dataWatches) replied(xid, code int32) {

@@ -223,7 +223,7 @@ func (pw *Watches) removeFromServer(t *Conn, path string, mode Mode) <-chan Repl
 // on the server until the connection ends, and its events reach no one (nil:
 // nothing sent). pw.mu is held.
 func (pw *Watches) removeAll(t *Conn, path string) <-chan Reply {
-	if t.h.oneShots.on(path) || t.watches.on(path) {
+	if t.h.oneShots.on(path) || t.watches.on(path) || t.h.lasting.on(path) {
 		return nil
 	}
 	return t.request(frame(0, opcodeRemoveWatches, jute(nil).str(path).int(removeAny)))
@@ -386,7 +386,7 @@ func (pw *Watches) afterOneShot(t *Conn, b []byte, path string, opcode int32) (i
 // sendOneShot sends p, the framework's own request that sets a one-shot watch on
 // path (watchcalls.go), and after it, where a persistent watch is on path, what
 // keeps it on a 3.8 server, as afterOneShot does for go-zookeeper's.
-func (pw *Watches) sendOneShot(t *Conn, p []byte, path string) {
+func (pw *Watches) sendOneShot(t *Conn, p []byte, paths ...string) {
 	if pw.handle.Load() != t.h {
 		_, _ = t.send(nil, p)
 		return
@@ -398,8 +398,10 @@ func (pw *Watches) sendOneShot(t *Conn, p []byte, path string) {
 	pw.mu.Lock()
 	defer pw.mu.Unlock()
 	ps := [][]byte{p}
-	if e := pw.paths[path]; e != nil {
-		ps = append(ps, t.ignored(opcodeAddWatch, addWatchBody(path, e.mode)))
+	for _, path := range paths {
+		if e := pw.paths[path]; e != nil {
+			ps = append(ps, t.ignored(opcodeAddWatch, addWatchBody(path, e.mode)))
+		}
 	}
 	_, _ = t.send(nil, ps...)
 }

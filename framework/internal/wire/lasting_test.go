@@ -1,0 +1,92 @@
+package wire
+
+import (
+	"testing"
+
+	"github.com/go-zookeeper/zk"
+	"github.com/stretchr/testify/require"
+
+	"github.com/zkrecipes/zkrecipes/framework/internal/wire/wiretest"
+)
+
+// setWatchesBody is a setWatches request's body: relative zxid, then the data,
+// exist and child watches' paths.
+func setWatchesBody(since int64, data ...string) []byte {
+	j := wiretest.Jute(nil).Long(since).Int(int32(len(data)))
+	for _, p := range data {
+		j = j.Str(p)
+	}
+	return j.Int(0).Int(0)
+}
+
+// One setWatches sets a connection's watch on the node ahead and a lasting one on
+// ours. The connection's ends with it; the lasting one is set again on the next
+// connection of the session, as of go-zookeeper's last zxid, until a notification
+// fires it, and an expired session drops it.
+func TestALastingWatchIsSetAgainOnEachConnection(t *testing.T) {
+	h := testHandle(t, nil)
+	last := int64(42)
+	h.lastZxid.Store(&last)
+	connect := func(session int64) (*Conn, *wiretest.Conn, <-chan wiretest.Request) {
+		conn, server := pipeHandleConn(t, h)
+		srv := &wiretest.Conn{Conn: server}
+		reqs := make(chan wiretest.Request, 16)
+		go func() {
+			if srv.Send(wiretest.ConnectResponse(4000, session)) != nil {
+				return
+			}
+			for {
+				r, err := srv.ReadRequest()
+				if err != nil {
+					close(reqs)
+					return
+				}
+				reqs <- r
+			}
+		}()
+		_, err := readAs(conn)
+		require.NoError(t, err)
+		return conn, srv, reqs
+	}
+	// next is the first request on a connection that the test makes after it is up:
+	// whatever the connection set again comes before it.
+	next := func(conn *Conn, reqs <-chan wiretest.Request) wiretest.Request {
+		_ = conn.Exists("/probe")
+		return <-reqs
+	}
+
+	conn, srv, reqs := connect(7)
+	reply, watch := conn.SetWatches(10, "/l/lock-1", "/l/lock-2")
+	req := <-reqs
+	require.Equal(t, int32(opcodeSetWatches), req.Opcode)
+	require.Equal(t, setWatchesBody(10, "/l/lock-1", "/l/lock-2"), req.Body, "both, as of the zxid given")
+	sendThenPing(t, conn, srv, wiretest.Header(req.Xid, 50, 0))
+	require.NoError(t, (<-reply).Err())
+	require.True(t, conn.watches.on("/l/lock-1"))
+	require.True(t, h.lasting.on("/l/lock-2"))
+	_ = conn.Close()
+	_, ok := <-watch
+	require.False(t, ok, "the connection's watch ends with it")
+
+	conn, srv, reqs = connect(7)
+	again := next(conn, reqs)
+	require.Equal(t, int32(opcodeSetWatches), again.Opcode, "set again first")
+	require.Equal(t, setWatchesBody(50, "/l/lock-2"), again.Body, "ours alone, as of go-zookeeper's last zxid: the reply's")
+	require.Equal(t, int32(opcodeExists), (<-reqs).Opcode)
+	notification := wiretest.Notification(60, int32(zk.EventNodeDeleted), "/l/lock-2")
+	sendThenPing(t, conn, srv, wiretest.Header(again.Xid, 55, 0), notification)
+	require.False(t, h.lasting.on("/l/lock-2"), "fired, and gone")
+	_ = conn.Close()
+
+	conn, _, reqs = connect(7)
+	require.Equal(t, int32(opcodeExists), next(conn, reqs).Opcode, "nothing to set again")
+	_, _ = conn.SetWatches(60, "", "/l/lock-3")
+	req = <-reqs
+	require.Equal(t, setWatchesBody(60, "/l/lock-3"), req.Body, "ours alone")
+	_ = conn.Close()
+
+	conn, _, _ = connect(0) // the session expired
+	require.False(t, h.lasting.on("/l/lock-3"), "dropped with its session")
+	conn, _, reqs = connect(8)
+	require.Equal(t, int32(opcodeExists), next(conn, reqs).Opcode, "nothing to set again on the new session")
+}
