@@ -264,7 +264,10 @@ func TestClientCloseLosesTheHold(t *testing.T) {
 // A holder watches its node: an ACL that refuses us READ on our own node refuses
 // that watch, so the hold is lost as soon as it is granted (its token comes from
 // the create's reply, and the grant waits for no read), says why, and its release
-// leaves no node.
+// leaves no node. The watch is set with a read for such a node, not with a
+// setWatches, which the server does not refuse: a server from 3.9.2 on would then
+// keep the node's notifications from us, and the hold would never hear its
+// deletion.
 func TestAnUnreadableNodeLosesTheHold(t *testing.T) {
 	srv := zktest.NewServer(t)
 	ctx := testCtx(t)
@@ -406,4 +409,63 @@ func TestAWaiterCutWithoutRetriesStillHolds(t *testing.T) {
 	}
 	require.True(t, waiter.IsAcquired())
 	require.NoError(t, waiter.Release(ctx))
+}
+
+// A holder's watch on its own node lasts the session, as go-zookeeper's watches do:
+// set with a request of the client's own, it is set again on every new connection,
+// as of the last zxid the client read, so that a deletion made while the client was
+// cut off ends the hold as soon as the client is back. Under the session error
+// policy a cut alone loses nothing: the hold stands through one, its watch set again
+// (the server lists it for the session), and its node's deletion while cut off
+// loses it after the next.
+func TestAHoldersWatchLastsItsSession(t *testing.T) {
+	srv := zktest.NewServer(t, zktest.WithSessionTimeouts(400*time.Millisecond, time.Minute))
+	ctx := testCtx(t)
+	proxy := zktest.NewProxy(t, srv.Addr())
+	c := newClient(t, []string{proxy.Addr()}, framework.WithSessionTimeout(30*time.Second),
+		framework.WithErrorPolicy(framework.SessionErrorPolicy))
+	op := newClient(t, []string{srv.Addr()})
+	states := make(chan framework.ConnectionState, 10)
+	c.Listen(func(s framework.ConnectionState) { states <- s })
+	m := newMutex(t, c, "/locks/lasting")
+	require.NoError(t, m.Acquire(ctx))
+	sid := fmt.Sprintf("0x%x", c.SessionID())
+	watched := func() bool {
+		out, err := srv.FourLetter(ctx, "wchp")
+		if err != nil {
+			return false
+		}
+		i := strings.Index(out, m.Node()+"\n")
+		return i >= 0 && strings.Contains(strings.SplitN(out[i+len(m.Node())+1:], "/", 2)[0], sid)
+	}
+	cut := func() {
+		t.Helper()
+		proxy.Cut()
+		require.Equal(t, framework.Suspended, <-states)
+		// The server drops the connection's watches once it sees it closed.
+		require.Eventually(t, func() bool { return !watched() }, wait, 5*time.Millisecond, "the cut connection's watch gone")
+	}
+	restore := func() {
+		t.Helper()
+		proxy.Restore()
+		require.Equal(t, framework.Reconnected, <-states)
+	}
+	require.Eventually(t, watched, wait, 5*time.Millisecond, "the holder's watch on %s", m.Node())
+
+	cut()
+	restore()
+	require.Eventually(t, watched, wait, 5*time.Millisecond, "the holder's watch set again on the new connection")
+	require.True(t, m.IsAcquired(), "a cut alone loses nothing under the session policy")
+
+	cut()
+	zkrtest.DeleteHolder(t, op, m.Node())
+	restore()
+	select {
+	case <-m.Lost():
+	case <-ctx.Done():
+		t.Fatal("a deletion made while the holder was cut off was never heard")
+	}
+	err := m.Release(ctx)
+	require.ErrorIs(t, err, ErrLost)
+	require.ErrorContains(t, err, "our node was deleted while our session lived")
 }

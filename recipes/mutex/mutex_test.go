@@ -173,16 +173,16 @@ func TestNoHerd(t *testing.T) {
 			}
 		}()
 	}
-	// One watch per waiter, on its predecessor, and the holder's on its own node (for
-	// its deletion), which the first waiter watches too; and the first waiter's on its
-	// own node, set while it waits, since it holds next (which the second watches).
+	// Two watches per waiter, set in one request: on its predecessor, and on its own
+	// node, which it must watch once it holds; and the holder's on its own node. So
+	// every node is watched by its owner and by the one waiter behind it, no more.
 	require.Eventually(t, func() bool {
 		_, total := watches(t, srv)
-		return total == waiters+2
+		return total == 2*waiters+1
 	}, wait, 10*time.Millisecond)
 	paths, total := watches(t, srv)
-	require.Equal(t, waiters, paths, "each waiter watches a different node: its predecessor")
-	require.Equal(t, waiters+2, total, "one watch per waiter, one for the holder, one for the holder to be")
+	require.Equal(t, waiters+1, paths, "every node is watched")
+	require.Equal(t, 2*waiters+1, total, "by its owner, and by the waiter behind it")
 
 	queue, err := holder.Participants(ctx) // the waiters queued in whatever order they ran
 	require.NoError(t, err)
@@ -192,8 +192,8 @@ func TestNoHerd(t *testing.T) {
 	require.Equal(t, queue[1].ID, strconv.Itoa(first), "the first in line")
 	require.Eventually(t, func() bool {
 		_, total := watches(t, srv)
-		return total == waiters
-	}, wait, 10*time.Millisecond, "only the first waiter's watch fired (and the old holder's), and the new holder watches its node")
+		return total == 2*waiters-1
+	}, wait, 10*time.Millisecond, "only the first waiter's watch fired (and the old holder's): the new holder's on its node was set already")
 	select {
 	case i := <-acquired:
 		t.Fatalf("waiter %d acquired too: a release woke more than one", i)

@@ -12,11 +12,12 @@ import (
 )
 
 // An uncontended lease is 6 requests: the internal lock's create and listing, the
-// lease's create and listing, the lease's holder watch, the lock's delete. The
-// internal lock's holder does not watch its node (issue 45 item 4). A listing sent
-// with its create that reaches the server first is sent again.
+// lease's create and listing, the lease's holder watch (a setWatches, as of the
+// lease's czxid), the lock's delete. The internal lock's holder does not watch its
+// node (issue 45 item 4). A listing sent with its create that reaches the server
+// first is sent again.
 func TestLeaseRequests(t *testing.T) {
-	const create, del, getData, getChildren2 = 1, 2, 4, 12
+	const create, del, getChildren2, setWatches = 1, 2, 12, 101
 	srv := zktest.NewServer(t)
 	ctx := testCtx(t)
 	d := &zkrtest.LossyDialer{}
@@ -37,11 +38,11 @@ func TestLeaseRequests(t *testing.T) {
 		for op, n := range d.Requests() {
 			sent[op] += n
 		}
-		return sent[getData] >= 1
+		return sent[setWatches] >= 1
 	}, wait, time.Millisecond, "the lease's holder watch")
 	listings := sent[getChildren2]
 	delete(sent, getChildren2)
-	require.Equal(t, map[int32]int{create: 2, getData: 1, del: 1}, sent, "the lease's watch, and none on the lock")
+	require.Equal(t, map[int32]int{create: 2, setWatches: 1, del: 1}, sent, "the lease's watch, and none on the lock")
 	require.GreaterOrEqual(t, listings, 2)
 	require.LessOrEqual(t, listings, 4)
 	releaseAll(t, leases)

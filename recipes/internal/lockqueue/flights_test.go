@@ -18,6 +18,7 @@ const (
 	opDelete       = 2
 	opGetData      = 4
 	opGetChildren2 = 12
+	opSetWatches   = 101
 )
 
 // flightClient is a client whose answers d holds back once d.Hold is called, and the
@@ -57,8 +58,8 @@ func acquireInBackground(t *testing.T, q *Queue) <-chan *Held {
 
 // An uncontended acquisition is one flight: the create, then the listing, which
 // the server gets in that order; the create's reply gives the fencing token, and the
-// holder's watch on its node is set while it holds, with the release's delete in
-// its flight (issue 45 items 1 and 2).
+// holder's watch on its node is set while it holds, as of that czxid (setWatches,
+// with no read), with the release's delete in its flight (issue 45 items 1 and 2).
 func TestUncontendedAcquireFlights(t *testing.T) {
 	srv := zktest.NewServer(t)
 	ctx := zkrtest.Context(t)
@@ -81,19 +82,19 @@ func TestUncontendedAcquireFlights(t *testing.T) {
 		require.NoError(t, err)
 		require.True(t, ok)
 		require.Equal(t, stat.Czxid, h.FencingToken(), "the create's reply's zxid is the node's czxid")
-		require.Eventually(t, func() bool { return slices.Contains(d.Pending(), opGetData) }, zkrtest.Wait, time.Millisecond, "the holder's watch")
+		require.Eventually(t, func() bool { return slices.Contains(d.Pending(), opSetWatches) }, zkrtest.Wait, time.Millisecond, "the holder's watch")
 		released := make(chan error, 1)
 		go func() { released <- h.Release(ctx) }()
-		require.Equal(t, []int32{opGetData, opDelete}, d.Flight(t, 2), "the holder's watch and the release")
+		require.Equal(t, []int32{opSetWatches, opDelete}, d.Flight(t, 2), "the holder's watch and the release")
 		require.NoError(t, <-released)
 		d.Release()
 	}
 }
 
 // A waiter behind the first node sets its own node's watch with the watch on that
-// node; when the holder goes, the notification itself hands the lock over, with no
-// request (issue 45 items 1 and 3). Deleting the new holder's node still ends its
-// hold (issue 35).
+// node, in one request; when the holder goes, the notification itself hands the
+// lock over, with no request (issue 45 items 1 and 3). Deleting the new holder's
+// node still ends its hold (issue 35).
 func TestHandOverOnTheNotification(t *testing.T) {
 	srv := zktest.NewServer(t)
 	ctx := zkrtest.Context(t)
@@ -105,7 +106,7 @@ func TestHandOverOnTheNotification(t *testing.T) {
 
 	d.Hold()
 	acquired := acquireInBackground(t, q)
-	require.Equal(t, []int32{opGetData, opGetData}, joined(t, d, 2), "the watches on the holder's node and on ours")
+	require.Equal(t, []int32{opSetWatches}, joined(t, d, 1), "the watches on the holder's node and on ours, in one request")
 	require.NoError(t, first.Release(ctx))
 	d.Notified(t)
 	h := <-acquired
@@ -139,14 +140,14 @@ func TestDowngradeAheadOfAWaitingWriter(t *testing.T) {
 
 	d.Hold()
 	acquired := acquireInBackground(t, q)
-	require.Equal(t, []int32{opGetData, opGetData}, joined(t, d, 2), "the watches on the writer's node and on ours")
+	require.Equal(t, []int32{opSetWatches}, joined(t, d, 1), "the watches on the writer's node and on ours, in one request")
 	seq, _ := Sequence(w.Node.Name(), []string{"write-"})
 	r, err := reader.HoldAt(ctx, nil, seq)
 	require.NoError(t, err)
 	require.NoError(t, w.Release(ctx))
 	d.Notified(t)
 	require.Equal(t, []int32{opGetChildren2}, d.Flight(t, 1), "a listing after the notification")
-	require.Equal(t, []int32{opGetData}, d.Flight(t, 1), "the watch on the read node ahead")
+	require.Equal(t, []int32{opGetData}, d.Flight(t, 1), "the watch on the read node ahead, ours being set")
 	require.Empty(t, acquired, "the writer waits for the downgraded read lock")
 	require.NoError(t, r.Release(ctx))
 	d.Notified(t)
@@ -156,7 +157,7 @@ func TestDowngradeAheadOfAWaitingWriter(t *testing.T) {
 
 // A child that is not the recipe's under the lock path (another writer's) makes
 // the waiter list again after the notification, rather than hold on it: one round
-// trip, the listing with its own node's watch.
+// trip, the listing, its own node's watch being set with the one on the holder's.
 func TestNoHandOverOnTheNotificationAmongForeignNodes(t *testing.T) {
 	srv := zktest.NewServer(t)
 	ctx := zkrtest.Context(t)
@@ -170,9 +171,9 @@ func TestNoHandOverOnTheNotificationAmongForeignNodes(t *testing.T) {
 
 	d.Hold()
 	acquired := acquireInBackground(t, q)
-	require.Equal(t, []int32{opGetData}, joined(t, d, 1), "the watch on the holder's node, not ours")
+	require.Equal(t, []int32{opSetWatches}, joined(t, d, 1), "the watches on the holder's node and on ours, in one request")
 	require.NoError(t, first.Release(ctx))
 	d.Notified(t)
-	require.Equal(t, []int32{opGetData, opGetChildren2}, sorted(d.Flight(t, 2)), "a listing after the notification, with the holder's watch")
+	require.Equal(t, []int32{opGetChildren2}, d.Flight(t, 1), "a listing after the notification, alone")
 	(<-acquired).Forget()
 }

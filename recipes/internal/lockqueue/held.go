@@ -43,10 +43,12 @@ const RevokeMessage = "__REVOKE__"
 // holders, and keeps what our node's data watch found. It is the participant's one
 // lifecycle: follow starts it, Stop ends it; each hold granted through it is a Held.
 //
-// A queued waiter has none (Queue.wait makes it once it expects to hold): it reads
-// the client's StateChanges, shared by every waiter, to be woken on every change and
-// to count the error states around its listing. A Tracker per queued waiter was 80
-// bytes of the 900 or so that it keeps (BenchmarkQueuedWaiterHeap).
+// A queued waiter has one from its first watch on the node ahead, with which it sets
+// our node's watch in the same request (Queue.watchAhead), so that no grant waits
+// for that watch; one whose node's watch needs a read (its ACL does not let anyone
+// read it, see framework.CreateTrace.AnyoneReads) has none until it expects to hold.
+// A waiter reads the client's StateChanges, shared by every waiter, to be woken on
+// every change and to count the error states around its listing.
 type Tracker struct {
 	q        *Queue
 	watching sync.WaitGroup // watchWith's watch, sent beside the participant's request
@@ -55,11 +57,13 @@ type Tracker struct {
 	node *Node // followed (among the client's holders) while set
 	h    *Held // the hold granted through t, until it ends
 	// Our node's data watch: armed while it is set and has not fired (fired counts
-	// the changes heard since the watch's read was sent), with what that read found:
-	// the node's czxid and whether its data asks for a release; deleted once the
-	// node's deletion was heard.
+	// the changes heard since the watch's request was sent), with what we know of the
+	// node: its czxid, whether its data asks for a release, and the zxid as of which
+	// we know that (known: its czxid, from the create; the mzxid a read found; 0 once
+	// a change was heard, until it is read); deleted once the node's deletion was
+	// heard.
 	armed, fired, revoke, deleted bool
-	token                         int64
+	token, known                  int64
 }
 
 // Track makes a Tracker of a participant in q; Stop it when the participant is done
@@ -72,6 +76,10 @@ func (t *Tracker) follow(n *Node) {
 	defer t.mu.Unlock()
 	if t.node == nil {
 		t.node = n
+		t.token = n.Czxid
+		if n.AnyoneReads {
+			t.known = n.Czxid
+		}
 		t.q.holders().follow(n.Path, t)
 	}
 }
@@ -116,7 +124,7 @@ func (t *Tracker) nodeDeleted() {
 func (t *Tracker) dataChanged() {
 	t.mu.Lock()
 	defer t.mu.Unlock()
-	t.armed, t.fired = false, true
+	t.armed, t.fired, t.known = false, true, 0
 	if h := t.h; h != nil && h.state == holding {
 		go t.rearm(h)
 	}
@@ -152,12 +160,8 @@ func (t *Tracker) grant(ctx context.Context, epoch int64, n *Node) (*Held, bool,
 	// grant reads nothing. Nor does it when the create's reply gave the node's czxid,
 	// the fencing token: the watch is then set once the hold is recorded (rearm
 	// below), and a deletion it finds ends the hold, as one heard later does.
-	if !armed && !unwatched {
-		if n.Czxid != 0 {
-			t.mu.Lock()
-			t.token = n.Czxid
-			t.mu.Unlock()
-		} else if err := t.watch(ctx, n); err != nil {
+	if !armed && !unwatched && n.Czxid == 0 {
+		if err := t.watch(ctx, n); err != nil {
 			return nil, false, err
 		}
 	}
@@ -188,16 +192,21 @@ func (t *Tracker) grant(ctx context.Context, epoch int64, n *Node) (*Held, bool,
 	return h, true, nil
 }
 
-// watch sets our node's data watch and reads the node: its czxid, the fencing token,
-// and its data, for a revocation request. The node must be followed before the read:
-// a deletion after the read's answer is heard, one before it is the read's ErrNoNode,
-// reported as ErrNodeGone, as is a node of another session.
+// watch sets our node's data watch: as of the zxid at which we know the node
+// (armWith), or, where it cannot, with a read of the node: its czxid, the fencing
+// token, and its data, for a revocation request. The node must be followed before
+// the request: a deletion after its answer is heard, and so is one before it, for a
+// watch set as of a zxid; for a read, it is ErrNoNode, reported as ErrNodeGone, as is
+// a node of another session.
 //
 // GetW, not ExistsW: an exists that finds no node leaves a watch on it for the rest
-// of the session. An ACL that refuses us READ on our own node refuses this too, and
-// with it the hold: the grant, when it reads (no czxid from the create), or the
+// of the session. An ACL that refuses us READ on our own node refuses the read too,
+// and with it the hold: the grant, when it reads (no czxid from the create), or the
 // hold at once (rearm), since its node could not be watched.
 func (t *Tracker) watch(ctx context.Context, n *Node) error {
+	if _, ok, err := t.armWith(ctx, n, ""); ok || err != nil {
+		return err
+	}
 	t.mu.Lock()
 	t.fired = false
 	t.mu.Unlock()
@@ -216,8 +225,36 @@ func (t *Tracker) watch(ctx context.Context, n *Node) error {
 	// it is set again (by grant, or by dataChanged for a holder). A watch set once
 	// t stopped following is heard by nobody: not armed.
 	t.armed = !t.fired && t.node == n
-	t.token, t.revoke = stat.Czxid, string(data) == RevokeMessage
+	t.token, t.revoke, t.known = stat.Czxid, string(data) == RevokeMessage, stat.Mzxid
 	return nil
+}
+
+// armWith sets our node's data watch as of the zxid at which we know the node
+// (known), with no read: a change since, a revocation request written into it, or
+// its deletion notifies at once, and a node made again at its path by someone else
+// is a change since. If ahead is not "", the waiter's watch on the node ahead is set
+// in the same request, and comes on the channel (framework.Plumbing.WatchDataSince).
+// It reports whether our watch was set so; if not (a change heard and not read yet,
+// a client that cannot write its own requests), the caller reads the node (watch),
+// and the channel, if any, is ahead's watch alone.
+func (t *Tracker) armWith(ctx context.Context, n *Node, ahead string) (<-chan framework.Event, bool, error) {
+	t.mu.Lock()
+	since := t.known
+	if since != 0 {
+		t.fired = false
+	}
+	t.mu.Unlock()
+	if since == 0 {
+		return nil, false, nil
+	}
+	ch, ok, err := t.q.client.ForRecipes().WatchDataSince(ctx, t.q.client, since, ahead, n.Path)
+	if err != nil || !ok {
+		return ch, false, err
+	}
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	t.armed = !t.fired && t.node == n
+	return ch, true, nil
 }
 
 // watchWith runs fn, and, if arm and t's watch is not armed, t.watch in the same

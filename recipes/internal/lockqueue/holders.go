@@ -15,10 +15,11 @@ import (
 // etcd's concurrency package: one subscriber to the client's notifications, one
 // listener of its connection states, one call on its close.
 //
-// A holder watches its own node (one data watch, set by the GetW that also reads its
-// czxid, or after a grant whose create gave it), so that its hold ends as soon as the
-// node is gone in a live session: an operator's delete, a script, a server that lost
-// it (an expiry is heard as a connection state). The notification is heard on the
+// A holder watches its own node (one data watch that lasts the session, set with the
+// waiter's watch on the node ahead, or after a grant, as of the czxid the create
+// gave: see Tracker.armWith), so that its hold ends as soon as the node is gone in a
+// live session: an operator's delete, a script, a server that lost it (an expiry is
+// heard as a connection state). The notification is heard on the
 // client's receiving goroutine (OnWatchEvent), not on a watch's channel: the loss is
 // recorded before any later reply of that connection is handed out, so a waiter of
 // the same client that is granted the lock after our node's deletion finds our hold

@@ -24,6 +24,9 @@ type Node struct {
 	// lost, the node found by its protection id): a hold's fencing token, which the
 	// grant then need not read.
 	Czxid int64
+	// AnyoneReads says that its ACL lets anyone read it, as the create told: only
+	// then is its watch set with no read (Tracker.armWith).
+	AnyoneReads bool
 }
 
 // Name is the last segment of the node's path.
@@ -43,7 +46,7 @@ func createNode(ctx context.Context, c *framework.Client, p string, data []byte,
 	if err != nil {
 		return nil, err
 	}
-	n := &Node{Path: p, Session: before, Czxid: trace.Czxid()}
+	n := &Node{Path: p, Session: before, Czxid: trace.Czxid(), AnyoneReads: trace.AnyoneReads()}
 	if after := c.SessionID(); before == 0 || after != before {
 		// The session changed around the create: ask the server whose node it is.
 		ok, stat, err := c.Exists(ctx, p)

@@ -251,11 +251,12 @@ func (q *Queue) listOnceWritten(ctx context.Context, wait bool, j *joining) {
 // fails. first, if not nil, is a listing made with our node's create, which may lack
 // our node.
 //
-// A waiter whose watched node is the first of its listing will likely hold when
-// that node goes: it sets its own node's watch (the holder's watch) in the same
-// flight as the watch on that node, so that the grant reads nothing after. A waiter
-// woken by a deletion sets it with its next listing; one that holds without it (at
-// its first listing) sets it once it holds, in a flight the grant does not wait for.
+// A waiter sets its own node's watch (the holder's watch) in the same request as
+// its watch on the node ahead (watchAhead), so that the grant reads nothing after;
+// one that holds without it (at its first listing) sets it once it holds, in a
+// flight the grant does not wait for. Where the two cannot go in one request, a
+// waiter whose watched node is the first of its listing sets ours in the same flight
+// as the watch on that node, and one woken by a deletion with its next listing.
 //
 // Where the queue allows it (HandOverOnNotification), such a waiter holds on the
 // notification of that node's deletion itself, with no listing. The argument: under
@@ -325,14 +326,12 @@ func (q *Queue) wait(ctx context.Context, n *Node, t *Tracker, wait bool, first 
 			return nil, ErrWouldBlock
 		}
 		expect := ahead || q.watchChildren
-		t = q.tracking(t, expect)
-		t.watchWith(ctx, n, expect, func() {
-			if changed == nil {
-				// This connection's watch (see WatchData): a lost connection changes
-				// the client's state, which wakes the wait and lists again anyway.
-				changed, err = q.client.ForRecipes().WatchData(ctx, q.client, path.Join(q.path, watch))
-			}
-		})
+		if changed == nil {
+			t, changed, err = q.watchAhead(ctx, t, n, expect, path.Join(q.path, watch))
+		} else {
+			t = q.tracking(t, expect)
+			t.watchWith(ctx, n, expect, func() {})
+		}
 		if errors.Is(err, framework.ErrNoNode) {
 			armNext = true // gone already: we may well hold
 			continue
@@ -371,6 +370,32 @@ func (q *Queue) wait(ctx context.Context, n *Node, t *Tracker, wait bool, first 
 			return nil, fmt.Errorf("waiting for %s: %w", q.path, ctx.Err())
 		}
 	}
+}
+
+// watchAhead sets the waiter's watch on the node ahead, for this connection only (see
+// framework.Plumbing.WatchData): a lost connection changes the client's state, which
+// wakes the wait and lists again anyway. With it, in the same request, it sets our
+// own node's watch, the one we must have once we hold (Tracker.armWith), whether or
+// not we expect to hold soon: a waiter that set it only then (expect) set it, once
+// woken by a deletion, with its next listing, a request of its own on every grant. A
+// waiter that cannot set both so sets ours beside the listing, once it expects to
+// hold.
+func (q *Queue) watchAhead(ctx context.Context, t *Tracker, n *Node, expect bool, ahead string) (*Tracker, <-chan framework.Event, error) {
+	if !q.unwatched && (t == nil || !t.ready()) {
+		t = q.tracking(t, true)
+		t.follow(n)
+		changed, ok, err := t.armWith(ctx, n, ahead)
+		if ok || err != nil || changed != nil {
+			return t, changed, err
+		}
+	}
+	t = q.tracking(t, expect)
+	var changed <-chan framework.Event
+	var err error
+	t.watchWith(ctx, n, expect, func() {
+		changed, err = q.client.ForRecipes().WatchData(ctx, q.client, ahead)
+	})
+	return t, changed, err
 }
 
 // tracking is t, or, if nil and needed, a new Tracker.
