@@ -163,6 +163,11 @@ func (c *Client) Create(ctx context.Context, path string, data []byte, opts ...C
 	if err != nil {
 		return "", err
 	}
+	if o.trace != nil && o.trace.list.path != "" {
+		if o.trace.list.full, err = c.fix(o.trace.list.path, false); err != nil {
+			return "", err
+		}
+	}
 	if full == "/" {
 		return "", fmt.Errorf("%w: cannot create the root", ErrInvalidPath)
 	}
@@ -301,6 +306,11 @@ func (c *Client) createAttempt(ctx context.Context, full string, data []byte, o 
 	if o.plain() {
 		p, err := attemptDirect(c, ctx, full, direct[string]{
 			send: func(t *wire.Conn, full string) <-chan wire.Reply {
+				if l := o.trace.listing(); l != nil {
+					created, listed, watch := t.CreateThenList(full, data, c.nodeACL(full, o), o.flags(), l.full, l.watch)
+					l.sent(listed, watch)
+					return created
+				}
 				return t.Create(full, data, c.nodeACL(full, o), o.flags())
 			},
 			read: wire.Reply.PathReply,

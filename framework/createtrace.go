@@ -1,9 +1,13 @@
 package framework
 
 import (
+	"context"
+	"fmt"
 	"sync"
 
 	"github.com/go-zookeeper/zk"
+
+	"github.com/zkrecipes/zkrecipes/framework/internal/wire"
 )
 
 // CreateTrace is what a recipe learns of a protected create that Create's result
@@ -11,12 +15,12 @@ import (
 // Create.
 //
 // A lock's queue sends its listing with its create, so that an acquisition that
-// meets no one takes one round trip. Sent from two goroutines, the listing could
-// reach the server first and lack our node; sent once the create's request has been
-// written (Written), it reaches the server after it: go-zookeeper writes its
-// requests in the order they were queued, and the server answers a session's
-// requests in order. And the node's czxid (Czxid) is read off the create's reply,
-// so that a fencing token needs no read of the node before the grant.
+// meets no one takes one round trip: in the same write as the create's request
+// (ListAfter), so that the server, which answers a session's requests in order,
+// lists after it creates. A request sent from another goroutine could reach the
+// server first, unless sent once the create's request has been written (Written).
+// And the node's czxid (Czxid) is read off the create's reply, so that a fencing
+// token needs no read of the node before the grant.
 type CreateTrace struct {
 	mu      sync.Mutex
 	written chan struct{}
@@ -24,6 +28,70 @@ type CreateTrace struct {
 	czxid   int64 // set when Create returns
 	// whether the node's ACL lets anyone read it, set when Create returns
 	anyoneReads bool
+	list        listAfter
+}
+
+// listAfter is the listing a create sends in the same write as its request
+// (ListAfter). Set before Create, then by its first direct request, on the caller's
+// goroutine; read after Create has returned.
+type listAfter struct {
+	path, full string // the client's, the server's
+	watch      bool
+	asked      bool // sent: listed and watched are its answer
+	listed     <-chan wire.Reply
+	watched    <-chan zk.Event
+}
+
+// listing is the listing to send with the create's request, if it is still to be
+// sent: only with the first request written directly, whose answer comes right
+// after the create's.
+func (t *CreateTrace) listing() *listAfter {
+	if t == nil || t.list.path == "" || t.list.asked {
+		return nil
+	}
+	return &t.list
+}
+
+func (l *listAfter) sent(listed <-chan wire.Reply, watched <-chan zk.Event) {
+	l.asked, l.listed, l.watched = true, listed, watched
+}
+
+// ListAfter makes the traced create send, in the same write as its request, a
+// listing of path's children (c's path), with a watch on them if watch: a watch of
+// the connection's own, whose channel closes without an event if the connection
+// ends first (see Plumbing.WatchData). The server answers the create, then the
+// listing: a lock's create and first listing are one round trip and one system
+// call. Listing gives its answer once Create has returned.
+func (t *CreateTrace) ListAfter(path string, watch bool) {
+	t.list = listAfter{path: path, watch: watch}
+}
+
+// Listing is the answer to the listing that ListAfter asked for: the children's
+// names and, if asked for, the watch on them. ok is false where no listing went
+// with the create's request (it went through go-zookeeper: a namespace's first use, a
+// connection not open) or its connection ended before the answer: then list. It
+// waits for the answer, which follows the create's, until ctx ends.
+func (t *CreateTrace) Listing(ctx context.Context) (children []string, watch <-chan Event, ok bool, err error) {
+	l := t.list
+	if !l.asked {
+		return nil, nil, false, nil
+	}
+	select {
+	case r, ok := <-l.listed:
+		if !ok {
+			return nil, nil, false, nil
+		}
+		names, _, err := r.ChildrenReply()
+		if err != nil {
+			return nil, nil, true, fmt.Errorf("framework: %s: %w", l.path, err)
+		}
+		if l.watch {
+			watch = l.watched
+		}
+		return names, watch, true, nil
+	case <-ctx.Done():
+		return nil, nil, true, fmt.Errorf("framework: %s: %w", l.path, ctx.Err())
+	}
 }
 
 // Traced makes Create report through t. Only a protected create is traced: its

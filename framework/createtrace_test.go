@@ -77,3 +77,49 @@ func TestTracedCreateThatFailsWritesNothing(t *testing.T) {
 		t.Fatal("Written stays open after Create returned")
 	}
 }
+
+// A traced create lists, in the same write, the path ListAfter names (the view's
+// path: namespaced here), and the listing, answered after the create, holds the node
+// made. Where the create could not carry it (the namespace's node was still to be
+// made, by go-zookeeper's requests), Listing says so, and the caller lists. A
+// listing of a path that does not exist says so; one with a watch hears the next
+// change of the children.
+func TestTracedCreateListsAfter(t *testing.T) {
+	srv := sharedServer(t)
+	ctx := testCtx(t)
+	c := newClient(t, []string{srv.Addr()}, WithNamespace("listed"))
+	for i := range 3 {
+		var trace CreateTrace
+		trace.ListAfter("/locks", i == 2)
+		p, err := c.Create(ctx, "/locks/lock-", nil, Protected(), Ephemeral(), Sequential(),
+			CreatingParentContainers(), c.ForRecipes().Traced(&trace))
+		require.NoError(t, err)
+		names, watch, ok, err := trace.Listing(ctx)
+		if i == 0 {
+			require.False(t, ok, "the namespace's first use goes through go-zookeeper")
+			continue
+		}
+		require.True(t, ok)
+		require.NoError(t, err)
+		require.Contains(t, names, p[len("/locks/"):], "the listing came after the create")
+		if i == 1 {
+			require.Nil(t, watch, "no watch asked for")
+			continue
+		}
+		require.NoError(t, c.Delete(ctx, p, -1))
+		select {
+		case ev := <-watch:
+			require.Equal(t, EventNodeChildrenChanged, ev.Type)
+		case <-ctx.Done():
+			t.Fatal("the listing's watch never heard the deletion")
+		}
+	}
+
+	var trace CreateTrace
+	trace.ListAfter("/nowhere", false)
+	_, err := c.Create(ctx, "/locks/lock-", nil, Protected(), Ephemeral(), Sequential(), c.ForRecipes().Traced(&trace))
+	require.NoError(t, err)
+	_, _, ok, err := trace.Listing(ctx)
+	require.True(t, ok)
+	require.ErrorIs(t, err, ErrNoNode)
+}

@@ -56,6 +56,10 @@ func (t *Conn) Set(path string, data []byte, version int32) <-chan Reply {
 // Create makes path with data, acl and flags (ZooKeeper's create mode: ephemeral 1,
 // sequential 2); its reply holds the path made.
 func (t *Conn) Create(path string, data []byte, acl []zk.ACL, flags int32) <-chan Reply {
+	return t.request(createRequest(path, data, acl, flags))
+}
+
+func createRequest(path string, data []byte, acl []zk.ACL, flags int32) jute {
 	size := len(path) + len(data) + 16
 	for _, a := range acl {
 		size += 12 + len(a.Scheme) + len(a.ID)
@@ -64,7 +68,7 @@ func (t *Conn) Create(path string, data []byte, acl []zk.ACL, flags int32) <-cha
 	for _, a := range acl {
 		p = p.int(a.Perms).str(a.Scheme).str(a.ID)
 	}
-	return t.request(p.int(flags))
+	return p.int(flags)
 }
 
 // newRequest begins a request packet with room for size bytes of body: its length and

@@ -23,17 +23,41 @@ import (
 // and a persistent watch removed from a 3.8 server leaves the path's watches alone
 // while one of these is on it (Watches.removeAll).
 
-// dataWatches are a connection's data watches of the framework's own, by path.
+// dataWatches are a connection's one-shot watches of the framework's own, by path:
+// data watches, and child watches (the first listing of a lock whose waiters watch
+// the children, sent with its create).
 type dataWatches struct {
-	mu     sync.Mutex
-	byPath map[string][]chan zk.Event
-	asked  map[int32]askedWatch // the getData requests not answered yet, by xid
-	ended  bool
+	mu       sync.Mutex
+	byPath   map[string][]chan zk.Event
+	children map[string][]chan zk.Event
+	asked    map[int32]askedWatch // the requests not answered yet, by xid
+	ended    bool
 }
 
 type askedWatch struct {
 	path  string
 	watch chan zk.Event
+	child bool
+}
+
+// add registers watch, a data or child watch on path asked by request xid; it
+// reports false, registering nothing, once the connection has ended.
+func (w *dataWatches) add(xid int32, path string, watch chan zk.Event, child bool) bool {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if w.ended {
+		return false
+	}
+	if w.asked == nil {
+		w.byPath, w.children, w.asked = map[string][]chan zk.Event{}, map[string][]chan zk.Event{}, map[int32]askedWatch{}
+	}
+	m := w.byPath
+	if child {
+		m = w.children
+	}
+	m[path] = append(m[path], watch)
+	w.asked[xid] = askedWatch{path, watch, child}
+	return true
 }
 
 // GetW reads path's data and sets a data watch on it, this connection's only: the
@@ -44,21 +68,44 @@ func (t *Conn) GetW(path string) (<-chan Reply, <-chan zk.Event) {
 	watch := make(chan zk.Event, 1)
 	p := newRequest(opcodeGetData, len(path)+5).str(path).bool(true)
 	reply, xid, ok := t.call(p)
-	ours := &t.watches
-	ours.mu.Lock()
-	if !ok || ours.ended {
-		ours.mu.Unlock()
+	if !ok || !t.watches.add(xid, path, watch, false) {
 		close(watch)
 		return reply, watch // closed, or closed when end() is done: nothing sent
 	}
-	if ours.byPath == nil {
-		ours.byPath, ours.asked = map[string][]chan zk.Event{}, map[int32]askedWatch{}
-	}
-	ours.byPath[path] = append(ours.byPath[path], watch)
-	ours.asked[xid] = askedWatch{path, watch}
-	ours.mu.Unlock()
-	t.h.cfg.Watches.sendOneShot(t, p, path)
+	t.h.cfg.Watches.sendOneShot(t, [][]byte{p}, path)
 	return reply, watch
+}
+
+// CreateThenList writes a create, as Create, and in the same write a listing of
+// list's children, as Children, with a child watch of this connection's own if
+// watch (its event comes on the third channel, as GetW's data watch's): the server
+// answers the create first. A lock's create and first listing are so one round
+// trip and one system call. The listing's channel closes without a reply if the
+// connection ends first, as the create's.
+func (t *Conn) CreateThenList(path string, data []byte, acl []zk.ACL, flags int32, list string, watch bool) (created, listed <-chan Reply, children <-chan zk.Event) {
+	cp := createRequest(path, data, acl, flags)
+	created, _, createOK := t.call(cp)
+	lp := newRequest(opcodeGetChildren2, len(list)+5).str(list).bool(watch)
+	listed, xid, listOK := t.call(lp)
+	ch := make(chan zk.Event, 1)
+	if !watch || !listOK || !t.watches.add(xid, list, ch, true) {
+		close(ch)
+	}
+	var ps [][]byte
+	if createOK {
+		ps = append(ps, cp)
+	}
+	if listOK {
+		ps = append(ps, lp)
+	}
+	switch {
+	case len(ps) == 0: // ended: the channels are closed
+	case watch:
+		t.h.cfg.Watches.sendOneShot(t, ps, list)
+	default:
+		_, _ = t.send(nil, ps...) // a failure ends the connection, and the channels
+	}
+	return created, listed, ch
 }
 
 // SetWatches sets data watches with one setWatches request, as of zxid since: a
@@ -80,29 +127,19 @@ func (t *Conn) SetWatches(since int64, path string, lasting ...string) (<-chan R
 	}
 	p := newRequest(opcodeSetWatches, size).long(since).strs(paths).strs(nil).strs(nil)
 	reply, xid, ok := t.call(p)
-	ours := &t.watches
-	ours.mu.Lock()
-	if !ok || ours.ended {
-		ours.mu.Unlock()
+	if !ok {
 		close(watch)
-		return reply, watch
+		return reply, watch // closed: nothing sent
 	}
-	if path != "" {
-		if ours.byPath == nil {
-			ours.byPath, ours.asked = map[string][]chan zk.Event{}, map[int32]askedWatch{}
-		}
-		ours.byPath[path] = append(ours.byPath[path], watch)
-		ours.asked[xid] = askedWatch{path, watch}
-	} else {
-		close(watch)
+	if path == "" || !t.watches.add(xid, path, watch, false) {
+		close(watch) // none asked, or the connection ended (and the reply's channel with it)
 	}
-	ours.mu.Unlock()
 	t.h.lasting.add(lasting)
-	t.h.cfg.Watches.sendOneShot(t, p, paths...)
+	t.h.cfg.Watches.sendOneShot(t, [][]byte{p}, paths...)
 	return reply, watch
 }
 
-// replied notes the reply to xid, before its caller has it: a failed getData of
+// replied notes the reply to xid, before its caller has it: a failed request of
 // ours set no watch.
 func (w *dataWatches) replied(xid, code int32) {
 	w.mu.Lock()
@@ -115,23 +152,31 @@ func (w *dataWatches) replied(xid, code int32) {
 	if code == 0 {
 		return
 	}
-	ws := slices.DeleteFunc(w.byPath[a.path], func(ch chan zk.Event) bool { return ch == a.watch })
+	m := w.byPath
+	if a.child {
+		m = w.children
+	}
+	ws := slices.DeleteFunc(m[a.path], func(ch chan zk.Event) bool { return ch == a.watch })
 	if len(ws) == 0 {
-		delete(w.byPath, a.path)
+		delete(m, a.path)
 	} else {
-		w.byPath[a.path] = ws
+		m[a.path] = ws
 	}
 }
 
 // fired hands a notification to the data watches it fires: a change of data or a
 // deletion; on the reader's goroutine.
 func (w *dataWatches) fired(typ zk.EventType, state int32, path string) {
-	if typ != zk.EventNodeDataChanged && typ != zk.EventNodeDeleted {
-		return
-	}
+	var ws []chan zk.Event
 	w.mu.Lock()
-	ws := w.byPath[path]
-	delete(w.byPath, path)
+	if typ == zk.EventNodeDataChanged || typ == zk.EventNodeDeleted {
+		ws = w.byPath[path]
+		delete(w.byPath, path)
+	}
+	if typ == zk.EventNodeChildrenChanged || typ == zk.EventNodeDeleted {
+		ws = append(ws, w.children[path]...)
+		delete(w.children, path)
+	}
 	w.mu.Unlock()
 	for _, ch := range ws {
 		ch <- zk.Event{Type: typ, State: zk.State(state), Path: path}
@@ -142,18 +187,20 @@ func (w *dataWatches) fired(typ zk.EventType, state int32, path string) {
 func (w *dataWatches) on(path string) bool {
 	w.mu.Lock()
 	defer w.mu.Unlock()
-	return len(w.byPath[path]) > 0
+	return len(w.byPath[path]) > 0 || len(w.children[path]) > 0
 }
 
 // end closes every watch's channel: the connection has ended, and its watches with it.
 func (w *dataWatches) end() {
 	w.mu.Lock()
-	byPath := w.byPath
-	w.byPath, w.asked, w.ended = nil, nil, true
+	byPath, children := w.byPath, w.children
+	w.byPath, w.children, w.asked, w.ended = nil, nil, nil, true
 	w.mu.Unlock()
-	for _, ws := range byPath {
-		for _, ch := range ws {
-			close(ch)
+	for _, m := range []map[string][]chan zk.Event{byPath, children} {
+		for _, ws := range m {
+			for _, ch := range ws {
+				close(ch)
+			}
 		}
 	}
 }

@@ -126,3 +126,43 @@ func TestADataWatchHearsANotificationAfterGoZookeeper(t *testing.T) {
 	require.NoError(t, err)
 	require.Equal(t, zk.EventNodeDeleted, (<-watch).Type)
 }
+
+// A create and the listing sent with it are written in one batch, the create first,
+// and answered in that order; the listing may set a child watch of the connection's
+// own, which hears the next change of the children once go-zookeeper has the
+// notification. Without the watch flag, none is left.
+func TestACreateThenItsListing(t *testing.T) {
+	for _, watch := range []bool{false, true} {
+		conn, server := pipeConn(t)
+		srv := &wiretest.Conn{Conn: server}
+		reqs := sessionOn(t, conn, srv)
+		acl := zk.WorldACL(zk.PermAll)
+		created, listed, children := conn.CreateThenList("/l/lock-", []byte("id"), acl, zk.FlagEphemeral|zk.FlagSequence, "/l", watch)
+		create, list := <-reqs, <-reqs
+		require.Equal(t, int32(opcodeCreate), create.Opcode, "the create first")
+		require.Equal(t, int32(opcodeGetChildren2), list.Opcode, "then the listing")
+		flag := byte(0)
+		if watch {
+			flag = 1
+		}
+		require.Equal(t, append([]byte(wiretest.Jute(nil).Str("/l")), flag), list.Body)
+		require.Equal(t, watch, conn.watches.on("/l"), "a child watch of ours, if asked for")
+		sendThenPing(t, conn, srv,
+			append(wiretest.Header(create.Xid, 9, 0), wiretest.Jute(nil).Str("/l/lock-0000000001")...),
+			append(wiretest.Header(list.Xid, 9, 0), append(wiretest.Jute(nil).Int(1).Str("lock-0000000001"), statBytes(stat)...)...))
+		p, err := (<-created).PathReply()
+		require.NoError(t, err)
+		require.Equal(t, "/l/lock-0000000001", p)
+		names, _, err := (<-listed).ChildrenReply()
+		require.NoError(t, err)
+		require.Equal(t, []string{"lock-0000000001"}, names)
+		if !watch {
+			_, ok := <-children
+			require.False(t, ok, "no watch: closed")
+			continue
+		}
+		sendThenPing(t, conn, srv, wiretest.Notification(10, int32(zk.EventNodeChildrenChanged), "/l"))
+		require.Equal(t, zk.Event{Type: zk.EventNodeChildrenChanged, State: 3, Path: "/l"}, <-children)
+		require.False(t, conn.watches.on("/l"), "fired once, and gone")
+	}
+}

@@ -386,9 +386,9 @@ func (pw *Watches) afterOneShot(t *Conn, b []byte, path string, opcode int32) (i
 // sendOneShot sends p, the framework's own request that sets a one-shot watch on
 // path (watchcalls.go), and after it, where a persistent watch is on path, what
 // keeps it on a 3.8 server, as afterOneShot does for go-zookeeper's.
-func (pw *Watches) sendOneShot(t *Conn, p []byte, paths ...string) {
+func (pw *Watches) sendOneShot(t *Conn, ps [][]byte, paths ...string) {
 	if pw.handle.Load() != t.h {
-		_, _ = t.send(nil, p)
+		_, _ = t.send(nil, ps...)
 		return
 	}
 	// Under the lock even with no persistent watch: a removal of the last one sends,
@@ -397,7 +397,6 @@ func (pw *Watches) sendOneShot(t *Conn, p []byte, paths ...string) {
 	// after the removal, not before it, where the removal would drop it unheard.
 	pw.mu.Lock()
 	defer pw.mu.Unlock()
-	ps := [][]byte{p}
 	for _, path := range paths {
 		if e := pw.paths[path]; e != nil {
 			ps = append(ps, t.ignored(opcodeAddWatch, addWatchBody(path, e.mode)))

@@ -3,6 +3,7 @@ package wire
 import (
 	"encoding/binary"
 	"fmt"
+	"net"
 	"time"
 
 	"github.com/go-zookeeper/zk"
@@ -123,17 +124,30 @@ func (t *Conn) writeOurs(ps [][]byte) {
 	if !t.goDeadline.IsZero() {
 		defer func() { _ = t.setWriteDeadline(t.goDeadline) }()
 	}
+	var creates []*Create
 	for _, p := range ps {
-		var c *Create
 		if xid, opcode := int32(binary.BigEndian.Uint32(p[4:])), int32(binary.BigEndian.Uint32(p[8:])); isCreate(opcode) {
-			c = t.h.cfg.Creates.writing(xid, p)
+			if c := t.h.cfg.Creates.writing(xid, p); c != nil {
+				creates = append(creates, c)
+			}
 		}
-		if _, err := t.Conn.Write(p); err != nil {
-			t.h.cfg.Log.Warn("zkrecipes: a request of the framework's could not be written; dropping the connection",
-				"server", t.addr, "error", err)
-			_ = t.Conn.Close() // go-zookeeper sees the connection end, and connects again
-			return
-		}
+	}
+	// One system call for the batch (writev on a TCP connection): a lock's create and
+	// its listing, a watch and what keeps a persistent one on its path.
+	var err error
+	if len(ps) == 1 {
+		_, err = t.Conn.Write(ps[0])
+	} else {
+		bufs := append(net.Buffers(nil), ps...) // WriteTo consumes its slice
+		_, err = bufs.WriteTo(t.Conn)
+	}
+	if err != nil {
+		t.h.cfg.Log.Warn("zkrecipes: a request of the framework's could not be written; dropping the connection",
+			"server", t.addr, "error", err)
+		_ = t.Conn.Close() // go-zookeeper sees the connection end, and connects again
+		return
+	}
+	for _, c := range creates {
 		c.wrote()
 	}
 }

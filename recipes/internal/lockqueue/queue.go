@@ -217,32 +217,30 @@ func (q *Queue) list(ctx context.Context, wait bool) (l snapshot) {
 	return l
 }
 
-// joining is a join's create trace and listing, made once for both.
-type joining struct {
-	trace  framework.CreateTrace
-	l      snapshot
-	listed sync.WaitGroup
-}
-
-// join makes our node (Join) and lists the queue in the same flight: an
-// uncontended acquisition is then one round trip, the create's reply giving the
-// fencing token. The listing is sent once the create's request has been written
-// (framework.CreateTrace), so that it reaches the server after the create. A
-// listing that lacks our node all the same (the create's first attempt was lost
-// and retried) is listed again (wait).
+// join makes our node (Join) and lists the queue in the same write (see
+// framework.CreateTrace.ListAfter): an uncontended acquisition is then one round
+// trip, the create's reply giving the fencing token, and the server gets the
+// listing after the create. A listing that lacks our node all the same (the
+// create's first attempt was lost and retried) is listed again (wait); where the
+// listing could not go with the create, the queue is listed once it is made.
 func (q *Queue) join(ctx context.Context, data []byte, wait bool) (*Node, snapshot, error) {
-	j := &joining{}
-	j.listed.Add(1)
-	q.client.ForRecipes().Go(func() { q.listOnceWritten(ctx, wait, j) })
-	n, err := q.joinTraced(ctx, data, &j.trace)
-	j.listed.Wait()
-	return n, j.l, err
-}
-
-func (q *Queue) listOnceWritten(ctx context.Context, wait bool, j *joining) {
-	defer j.listed.Done()
-	<-j.trace.Written()
-	j.l = q.list(ctx, wait)
+	var trace framework.CreateTrace
+	trace.ListAfter(q.path, q.watchChildren && wait)
+	var l snapshot
+	l.epoch, l.changedState = q.client.ForRecipes().StateChanges() // before the listing: see list
+	n, err := q.joinTraced(ctx, data, &trace)
+	if err != nil {
+		return nil, l, err
+	}
+	children, changed, ok, err := trace.Listing(ctx)
+	if !ok {
+		return n, q.list(ctx, wait), nil
+	}
+	l.children, l.changed, l.err = children, changed, err
+	if errors.Is(l.err, framework.ErrNoNode) {
+		l.err = ErrNodeGone
+	}
+	return n, l, nil
 }
 
 // wait is the loop of the lock queue for node n: list, ask the rule, watch one node,
