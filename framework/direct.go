@@ -105,22 +105,24 @@ func (p Plumbing) WatchData(ctx context.Context, c *Client, path string) (<-chan
 	return watch, nil
 }
 
-// WatchDataSince is WatchData on the node at path together with, in the same request
-// (ZooKeeper's setWatches), a watch on the data of the node at own that lasts the
-// session, as GetW's does: a lock's waiter watches the node ahead and, with it, its
-// own node, which it must watch once it holds. Both are set as of zxid since: a node
-// whose data changed after since, or that is gone, notifies at once (path's channel
-// hears EventNodeDataChanged or EventNodeDeleted) rather than being watched, so the
-// caller must know both nodes as of since (own's czxid, for a node the caller made
-// and never changed). A path gone is no error, unlike WatchData's ErrNoNode. own's
-// notifications reach the client's OnWatchEvent subscribers, and no channel; its
-// watch is set again on every new connection of the session, as of the last zxid the
-// client read, as go-zookeeper sets its own. path may be "": then own's watch is set
-// alone, and the channel is nil.
+// WatchDataSince is WatchData on the node at path together with, in the same write, a
+// watch on the data of the node at own that lasts the session, as GetW's does, set
+// with no read, as of zxid since (ZooKeeper's setWatches): a lock's waiter watches
+// the node ahead and, with it, its own node, which it must watch once it holds. A
+// change of own's data after since, or own gone, notifies at once, so the caller must
+// know own as of since (its czxid, for a node the caller made and never changed).
+// own's notifications reach the client's OnWatchEvent subscribers, and no channel;
+// its watch is set again on every new connection of the session, as of the last zxid
+// the client read, as go-zookeeper sets its own. The server checks no ACL for such a
+// watch, and one from 3.9.2 on delivers a node's notifications only to a session
+// that may read it: own must be a node anyone may read (CreateTrace.AnyoneReads).
+// path's watch is WatchData's, a read, refused as WatchData's is (ErrNoNode for a
+// node gone, ErrNoAuth for one we may not read). path may be "": then own's watch
+// is set alone, and the channel is nil.
 //
-// ownSet reports whether own's watch was set: not where the client cannot write its
-// own requests (see WatchData), where path's watch is WatchData's alone, and the
-// caller must watch own some other way (GetW).
+// ownSet reports whether own's watch was set, whatever path's error: not where the
+// client cannot write its own requests (see WatchData), where path's watch is
+// WatchData's alone, and the caller must watch own some other way (GetW).
 func (p Plumbing) WatchDataSince(ctx context.Context, c *Client, since int64, path, own string) (_ <-chan Event, ownSet bool, err error) {
 	ownFull, err := c.fix(own, false)
 	if err != nil {
@@ -131,22 +133,39 @@ func (p Plumbing) WatchDataSince(ctx context.Context, c *Client, since int64, pa
 		target = own
 	}
 	// go-zookeeper's request (fallback) runs on a goroutine that may outlive the
-	// call: its watch comes back as the result, the direct one's on this goroutine.
+	// call: its watch comes back as the result; the direct ones' are set on this
+	// goroutine (send, then read).
 	type result struct {
 		watch    <-chan zk.Event
 		fallback bool
 	}
 	var watch <-chan zk.Event
+	var got <-chan wire.Reply
 	r, err := callDirect(c, ctx, opGetW, target, false, direct[result]{
 		send: func(t *wire.Conn, full string) <-chan wire.Reply {
+			ownSet = false
 			if path == "" {
-				full = ""
+				return t.SetWatches(since, ownFull)
 			}
-			reply, w := t.SetWatches(since, full, ownFull)
-			watch = w
-			return reply
+			var set <-chan wire.Reply
+			got, watch, set = t.GetWAndSetWatches(full, since, ownFull)
+			return set // answered after got
 		},
-		read: func(r wire.Reply) (result, error) { return result{}, r.Err() },
+		read: func(r wire.Reply) (result, error) {
+			if err := r.Err(); err != nil {
+				return result{}, err
+			}
+			ownSet = true
+			if path == "" {
+				return result{}, nil
+			}
+			g, ok := <-got
+			if !ok {
+				return result{}, wire.ErrConnectionLost
+			}
+			_, _, err := g.DataReply()
+			return result{}, err
+		},
 	}, func(conn *zk.Conn, full string) (result, error) {
 		if path == "" {
 			return result{fallback: true}, nil
@@ -156,11 +175,11 @@ func (p Plumbing) WatchDataSince(ctx context.Context, c *Client, since int64, pa
 	})
 	switch {
 	case err != nil:
-		return nil, false, err
-	case r.fallback:
-		return r.watch, false, nil
+		return nil, ownSet, err
 	case path == "":
-		return nil, true, nil
+		return nil, ownSet, nil
+	case r.fallback:
+		return r.watch, ownSet, nil
 	}
-	return watch, true, nil
+	return watch, ownSet, nil
 }

@@ -36,7 +36,7 @@ func TestLatchHandOverFlights(t *testing.T) {
 	require.Equal(t, []int32{create}, d.Flight(t, 1))
 	require.NoError(t, <-started)
 	require.Equal(t, []int32{getChildren2}, d.Flight(t, 1), "the listing")
-	require.Equal(t, []int32{101}, d.Flight(t, 1), "the watch on the leader's node and our node's, in one request")
+	require.Equal(t, []int32{getData, 101}, d.Flight(t, 2), "the watch on the leader's node (a read) and our node's (a setWatches), in one write")
 	require.NoError(t, leader.Close(ctx))
 	d.Notified(t)
 	require.NoError(t, next.Await(ctx))

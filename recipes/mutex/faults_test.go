@@ -469,3 +469,37 @@ func TestAHoldersWatchLastsItsSession(t *testing.T) {
 	require.ErrorIs(t, err, ErrLost)
 	require.ErrorContains(t, err, "our node was deleted while our session lived")
 }
+
+// A waiter whose own node anyone may read, queued behind a node it may not read
+// (another client's, made under that client's credentials), is refused at once,
+// as Curator's waiter is: its watch on that node is a read. A setWatches, which the
+// server does not refuse, would leave it waiting for good on a server from 3.9.2 on,
+// which keeps that node's notifications from it. Its node is deleted.
+func TestAWaiterBehindANodeItCannotReadIsRefused(t *testing.T) {
+	srv := zkrtest.Server(t)
+	ctx := testCtx(t)
+	alice := newClient(t, []string{srv.Addr()},
+		framework.WithAuth("digest", []byte("alice:secret")), framework.WithACL(creatorOnlyLockNodes{}))
+	bob := newClient(t, []string{srv.Addr()})
+	a := newMutex(t, alice, "/locks/mixed")
+	require.NoError(t, a.Acquire(ctx))
+	b := newMutex(t, bob, "/locks/mixed")
+	err := b.Acquire(ctx)
+	require.ErrorIs(t, err, framework.ErrNoAuth, "refused, not left waiting")
+	require.Equal(t, []string{path.Base(a.Node())}, children(t, bob, "/locks/mixed"), "the waiter's node is deleted")
+	require.NoError(t, a.Release(ctx))
+}
+
+// creatorOnlyLockNodes gives lock participants' nodes an ACL that only their
+// creator's credentials may use, and every other node the open one.
+type creatorOnlyLockNodes struct{}
+
+func (creatorOnlyLockNodes) DefaultACL() []framework.ACL {
+	return framework.WorldACL(framework.PermAll)
+}
+func (creatorOnlyLockNodes) ACLForPath(p string) []framework.ACL {
+	if strings.Contains(path.Base(p), LockName) {
+		return framework.AuthACL(framework.PermAll)
+	}
+	return nil
+}

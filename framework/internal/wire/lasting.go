@@ -18,7 +18,10 @@ import (
 //
 // A watch is dropped by the notification that fires it (a change of data or a
 // deletion: the server's one data watch of the path on the connection, however many
-// asked for it) and by the session's end.
+// asked for it) and by the session's end. One set as of a zxid whose node changed
+// since, or is gone, fires at once; like any notification, it reaches everything of
+// the client's that listens on the path (go-zookeeper's watchers, the subscribers,
+// the persistent watches).
 type lastingWatches struct {
 	mu    sync.Mutex
 	paths map[string]struct{}

@@ -19,10 +19,10 @@ func setWatchesBody(since int64, data ...string) []byte {
 	return j.Int(0).Int(0)
 }
 
-// One setWatches sets a connection's watch on the node ahead and a lasting one on
-// ours. The connection's ends with it; the lasting one is set again on the next
-// connection of the session, as of go-zookeeper's last zxid, until a notification
-// fires it, and an expired session drops it.
+// A waiter's one write sets a connection's watch on the node ahead (a getData) and a
+// lasting one on ours (a setWatches). The connection's ends with it; the lasting one
+// is set again on the next connection of the session, as of go-zookeeper's last
+// zxid, until a notification fires it, and an expired session drops it.
 func TestALastingWatchIsSetAgainOnEachConnection(t *testing.T) {
 	h := testHandle(t, nil)
 	last := int64(42)
@@ -56,12 +56,17 @@ func TestALastingWatchIsSetAgainOnEachConnection(t *testing.T) {
 	}
 
 	conn, srv, reqs := connect(7)
-	reply, watch := conn.SetWatches(10, "/l/lock-1", "/l/lock-2")
-	req := <-reqs
+	got, watch, set := conn.GetWAndSetWatches("/l/lock-1", 10, "/l/lock-2")
+	get, req := <-reqs, <-reqs
+	require.Equal(t, int32(opcodeGetData), get.Opcode, "the node ahead with a read, which checks our READ")
+	require.Equal(t, append([]byte(wiretest.Jute(nil).Str("/l/lock-1")), 1), get.Body)
 	require.Equal(t, int32(opcodeSetWatches), req.Opcode)
-	require.Equal(t, setWatchesBody(10, "/l/lock-1", "/l/lock-2"), req.Body, "both, as of the zxid given")
-	sendThenPing(t, conn, srv, wiretest.Header(req.Xid, 50, 0))
-	require.NoError(t, (<-reply).Err())
+	require.Equal(t, setWatchesBody(10, "/l/lock-2"), req.Body, "ours as of the zxid given")
+	sendThenPing(t, conn, srv,
+		append(wiretest.Header(get.Xid, 50, 0), append(wiretest.Jute(nil).Int(-1), statBytes(stat)...)...),
+		wiretest.Header(req.Xid, 50, 0))
+	require.NoError(t, (<-got).Err())
+	require.NoError(t, (<-set).Err())
 	require.True(t, conn.watches.on("/l/lock-1"))
 	require.True(t, h.lasting.on("/l/lock-2"))
 	_ = conn.Close()
@@ -80,7 +85,7 @@ func TestALastingWatchIsSetAgainOnEachConnection(t *testing.T) {
 
 	conn, _, reqs = connect(7)
 	require.Equal(t, int32(opcodeExists), next(conn, reqs).Opcode, "nothing to set again")
-	_, _ = conn.SetWatches(60, "", "/l/lock-3")
+	_ = conn.SetWatches(60, "/l/lock-3")
 	req = <-reqs
 	require.Equal(t, setWatchesBody(60, "/l/lock-3"), req.Body, "ours alone")
 	_ = conn.Close()

@@ -65,15 +65,43 @@ func (w *dataWatches) add(xid int32, path string, watch chan zk.Event, child boo
 // ends first. A reply with an error (the node does not exist) sets no watch, and
 // the channel then hears nothing.
 func (t *Conn) GetW(path string) (<-chan Reply, <-chan zk.Event) {
-	watch := make(chan zk.Event, 1)
-	p := newRequest(opcodeGetData, len(path)+5).str(path).bool(true)
-	reply, xid, ok := t.call(p)
-	if !ok || !t.watches.add(xid, path, watch, false) {
-		close(watch)
-		return reply, watch // closed, or closed when end() is done: nothing sent
-	}
-	t.h.cfg.Watches.sendOneShot(t, [][]byte{p}, path)
+	reply, watch, _ := t.GetWAndSetWatches(path, 0)
 	return reply, watch
+}
+
+// GetWAndSetWatches is GetW on path and, in the same write, SetWatches on lasting
+// as of since, whose reply comes on the third channel (nil if lasting is empty): a
+// lock's waiter watches the node ahead with a read, which the server refuses if we
+// may not read it (a server from 3.9.2 on would keep its notifications from us, and
+// a setWatches is not refused for that), and its own node, which it made, with no
+// read.
+func (t *Conn) GetWAndSetWatches(path string, since int64, lasting ...string) (got <-chan Reply, watch <-chan zk.Event, set <-chan Reply) {
+	ch := make(chan zk.Event, 1)
+	p := newRequest(opcodeGetData, len(path)+5).str(path).bool(true)
+	got, xid, ok := t.call(p)
+	if !ok || !t.watches.add(xid, path, ch, false) {
+		close(ch)
+		return got, ch, closedReply(len(lasting) > 0) // closed, or closed when end() is done: nothing sent
+	}
+	ps, paths := [][]byte{p}, []string{path}
+	if len(lasting) > 0 {
+		var sp jute
+		if set, sp = t.setWatches(since, lasting); set != nil {
+			ps, paths = append(ps, sp), append(paths, lasting...)
+		}
+	}
+	t.h.cfg.Watches.sendOneShot(t, ps, paths...)
+	return got, ch, set
+}
+
+// closedReply is a closed reply channel, if want; else nil.
+func closedReply(want bool) <-chan Reply {
+	if !want {
+		return nil
+	}
+	ch := make(chan Reply)
+	close(ch)
+	return ch
 }
 
 // CreateThenList writes a create, as Create, and in the same write a listing of
@@ -108,35 +136,36 @@ func (t *Conn) CreateThenList(path string, data []byte, acl []zk.ACL, flags int3
 	return created, listed, ch
 }
 
-// SetWatches sets data watches with one setWatches request, as of zxid since: a
-// watch of this connection's on path, as GetW's (its event comes on the second
-// channel, which closes without one if the connection ends first), unless path is
-// "", and one on each of lasting that lasts the session (lasting.go). A node whose
-// data changed after since, or that does not exist, notifies at once, before the
-// reply, rather than being watched: the caller must know each node as of since. The
-// reply has no body; one with an error sets no watch of this connection's.
-func (t *Conn) SetWatches(since int64, path string, lasting ...string) (<-chan Reply, <-chan zk.Event) {
-	watch := make(chan zk.Event, 1)
-	paths := lasting
-	if path != "" {
-		paths = append([]string{path}, lasting...)
+// SetWatches sets data watches on lasting that last the session (lasting.go), with
+// one setWatches request as of zxid since: a node whose data changed after since,
+// or that does not exist, notifies at once, before the reply, rather than being
+// watched, so the caller must know each node as of since. The server checks no ACL
+// for it, and one from 3.9.2 on delivers a node's notifications only to a session
+// that may read the node: watch so only a node anyone may read. The reply has no
+// body.
+func (t *Conn) SetWatches(since int64, lasting ...string) <-chan Reply {
+	reply, p := t.setWatches(since, lasting)
+	if p != nil {
+		t.h.cfg.Watches.sendOneShot(t, [][]byte{p}, lasting...)
 	}
+	return reply
+}
+
+// setWatches numbers a setWatches request for lasting and notes them; the caller
+// sends it. A nil packet: the connection has ended, and the reply's channel is
+// closed.
+func (t *Conn) setWatches(since int64, lasting []string) (<-chan Reply, jute) {
 	size := 20
-	for _, p := range paths {
+	for _, p := range lasting {
 		size += 4 + len(p)
 	}
-	p := newRequest(opcodeSetWatches, size).long(since).strs(paths).strs(nil).strs(nil)
-	reply, xid, ok := t.call(p)
+	p := newRequest(opcodeSetWatches, size).long(since).strs(lasting).strs(nil).strs(nil)
+	reply, _, ok := t.call(p)
 	if !ok {
-		close(watch)
-		return reply, watch // closed: nothing sent
-	}
-	if path == "" || !t.watches.add(xid, path, watch, false) {
-		close(watch) // none asked, or the connection ended (and the reply's channel with it)
+		return reply, nil
 	}
 	t.h.lasting.add(lasting)
-	t.h.cfg.Watches.sendOneShot(t, [][]byte{p}, paths...)
-	return reply, watch
+	return reply, p
 }
 
 // replied notes the reply to xid, before its caller has it: a failed request of

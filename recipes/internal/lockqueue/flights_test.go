@@ -92,7 +92,7 @@ func TestUncontendedAcquireFlights(t *testing.T) {
 }
 
 // A waiter behind the first node sets its own node's watch with the watch on that
-// node, in one request; when the holder goes, the notification itself hands the
+// node, in one write; when the holder goes, the notification itself hands the
 // lock over, with no request (issue 45 items 1 and 3). Deleting the new holder's
 // node still ends its hold (issue 35).
 func TestHandOverOnTheNotification(t *testing.T) {
@@ -106,7 +106,7 @@ func TestHandOverOnTheNotification(t *testing.T) {
 
 	d.Hold()
 	acquired := acquireInBackground(t, q)
-	require.Equal(t, []int32{opSetWatches}, joined(t, d, 1), "the watches on the holder's node and on ours, in one request")
+	require.Equal(t, []int32{opGetData, opSetWatches}, joined(t, d, 2), "the watches on the holder's node and on ours, in one write")
 	require.NoError(t, first.Release(ctx))
 	d.Notified(t)
 	h := <-acquired
@@ -140,7 +140,7 @@ func TestDowngradeAheadOfAWaitingWriter(t *testing.T) {
 
 	d.Hold()
 	acquired := acquireInBackground(t, q)
-	require.Equal(t, []int32{opSetWatches}, joined(t, d, 1), "the watches on the writer's node and on ours, in one request")
+	require.Equal(t, []int32{opGetData, opSetWatches}, joined(t, d, 2), "the watches on the writer's node and on ours, in one write")
 	seq, _ := Sequence(w.Node.Name(), []string{"write-"})
 	r, err := reader.HoldAt(ctx, nil, seq)
 	require.NoError(t, err)
@@ -171,7 +171,7 @@ func TestNoHandOverOnTheNotificationAmongForeignNodes(t *testing.T) {
 
 	d.Hold()
 	acquired := acquireInBackground(t, q)
-	require.Equal(t, []int32{opSetWatches}, joined(t, d, 1), "the watches on the holder's node and on ours, in one request")
+	require.Equal(t, []int32{opGetData, opSetWatches}, joined(t, d, 2), "the watches on the holder's node and on ours, in one write")
 	require.NoError(t, first.Release(ctx))
 	d.Notified(t)
 	require.Equal(t, []int32{opGetChildren2}, d.Flight(t, 1), "a listing after the notification, alone")

@@ -232,11 +232,13 @@ func (t *Tracker) watch(ctx context.Context, n *Node) error {
 // armWith sets our node's data watch as of the zxid at which we know the node
 // (known), with no read: a change since, a revocation request written into it, or
 // its deletion notifies at once, and a node made again at its path by someone else
-// is a change since. If ahead is not "", the waiter's watch on the node ahead is set
-// in the same request, and comes on the channel (framework.Plumbing.WatchDataSince).
-// It reports whether our watch was set so; if not (a change heard and not read yet,
-// a client that cannot write its own requests), the caller reads the node (watch),
-// and the channel, if any, is ahead's watch alone.
+// is a change since. Only a node anyone may read is watched so (known stays 0 for
+// others: see follow). If ahead is not "", the waiter's watch on the node ahead, a
+// read, which the server refuses if we may not read that node, is set in the same
+// write, and comes on the channel (framework.Plumbing.WatchDataSince); its error is
+// returned. It reports whether our watch was set so; if not (a change heard and not
+// read yet, a client that cannot write its own requests), the caller reads the node
+// (watch), and the channel, if any, is ahead's watch alone.
 func (t *Tracker) armWith(ctx context.Context, n *Node, ahead string) (<-chan framework.Event, bool, error) {
 	t.mu.Lock()
 	since := t.known
@@ -248,13 +250,12 @@ func (t *Tracker) armWith(ctx context.Context, n *Node, ahead string) (<-chan fr
 		return nil, false, nil
 	}
 	ch, ok, err := t.q.client.ForRecipes().WatchDataSince(ctx, t.q.client, since, ahead, n.Path)
-	if err != nil || !ok {
-		return ch, false, err
+	if ok {
+		t.mu.Lock()
+		t.armed = !t.fired && t.node == n && !t.deleted
+		t.mu.Unlock()
 	}
-	t.mu.Lock()
-	defer t.mu.Unlock()
-	t.armed = !t.fired && t.node == n
-	return ch, true, nil
+	return ch, ok, err
 }
 
 // watchWith runs fn, and, if arm and t's watch is not armed, t.watch in the same

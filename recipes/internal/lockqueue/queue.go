@@ -372,10 +372,10 @@ func (q *Queue) wait(ctx context.Context, n *Node, t *Tracker, wait bool, first 
 
 // watchAhead sets the waiter's watch on the node ahead, for this connection only (see
 // framework.Plumbing.WatchData): a lost connection changes the client's state, which
-// wakes the wait and lists again anyway. With it, in the same request, it sets our
-// own node's watch, the one we must have once we hold (Tracker.armWith), whether or
-// not we expect to hold soon: a waiter that set it only then (expect) set it, once
-// woken by a deletion, with its next listing, a request of its own on every grant. A
+// wakes the wait and lists again anyway. With it, in the same write, it sets our own
+// node's watch, the one we must have once we hold (Tracker.armWith), whether or not
+// we expect to hold soon: a waiter that set it only then (expect) set it, once woken
+// by a deletion, with its next listing, a request of its own on every grant. A
 // waiter that cannot set both so sets ours beside the listing, once it expects to
 // hold.
 func (q *Queue) watchAhead(ctx context.Context, t *Tracker, n *Node, expect bool, ahead string) (*Tracker, <-chan framework.Event, error) {
