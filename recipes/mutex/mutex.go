@@ -76,7 +76,7 @@ func New(c *framework.Client, path string, opts ...Option) (*Mutex, error) {
 	if err := args.Apply(&o, opts); err != nil {
 		return nil, fmt.Errorf("%w: %w", ErrInvalid, err)
 	}
-	q := lockqueue.New(c, path, LockName, lockqueue.Exclusive, lockqueue.HandOverOnNotification(), lockqueue.OnRevoke(o.onRevoke),
+	q := lockqueue.New(c, path, LockName, lockqueue.Exclusive, lockqueue.HandOverOnNotification(), lockqueue.WatchOwnNodeWhileQueued(), lockqueue.OnRevoke(o.onRevoke),
 		lockqueue.Observed(lockqueue.Observe(c, "mutex")))
 	id := []byte(o.id)
 	r := lockqueue.NewReentrant(func(ctx context.Context, wait bool) (*lockqueue.Held, error) {

@@ -81,8 +81,8 @@ func New(c *framework.Client, path string, opts ...Option) (*RWLock, error) {
 	rule := lockqueue.ReadWrite(o.writeName)
 	id := []byte(o.id)
 	l := &RWLock{
-		read:  &Lock{q: lockqueue.New(c, path, o.readName, rule, lockqueue.Names(names...), lockqueue.Observed(lockqueue.Observe(c, "rwlock.read"))), name: o.readName},
-		write: &Lock{q: lockqueue.New(c, path, o.writeName, rule, lockqueue.Names(names...), lockqueue.Observed(lockqueue.Observe(c, "rwlock.write"))), name: o.writeName},
+		read:  &Lock{q: lockqueue.New(c, path, o.readName, rule, lockqueue.Names(names...), lockqueue.WatchOwnNodeWhileQueued(), lockqueue.Observed(lockqueue.Observe(c, "rwlock.read"))), name: o.readName},
+		write: &Lock{q: lockqueue.New(c, path, o.writeName, rule, lockqueue.Names(names...), lockqueue.WatchOwnNodeWhileQueued(), lockqueue.Observed(lockqueue.Observe(c, "rwlock.write"))), name: o.writeName},
 	}
 	l.write.r = lockqueue.NewReentrant(func(ctx context.Context, wait bool) (*lockqueue.Held, error) {
 		if l.read.r.Held() != nil {

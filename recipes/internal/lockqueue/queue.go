@@ -27,6 +27,7 @@ type Queue struct {
 	watchChildren bool
 	handOver      bool      // HandOverOnNotification
 	unwatched     bool      // Unwatched
+	watchQueued   bool      // WatchOwnNodeWhileQueued
 	onRevoke      func()    // OnRevoke
 	observer      *Observer // nil: nothing hears the queue
 	holdersOnce   sync.Once
@@ -82,6 +83,14 @@ func HandOverOnNotification() QueueOption { return func(q *Queue) { q.handOver =
 // internal lock): it saves the holder's watch, a request. Default: a holder watches
 // its node.
 func Unwatched() QueueOption { return func(q *Queue) { q.unwatched = true } }
+
+// WatchOwnNodeWhileQueued makes every waiter set its own node's watch (the one it
+// needs once it holds) with its first watch on the node ahead, in the same write,
+// not only the waiter next in line: for a lock whose waits are short and many (a
+// mutex, a read/write lock), where a waiter further back would otherwise send it
+// after its wake, beside its listing. It costs a server watch per queued waiter.
+// Default: the waiter next in line sets it (a latch, whose candidates wait long).
+func WatchOwnNodeWhileQueued() QueueOption { return func(q *Queue) { q.watchQueued = true } }
 
 // OnRevoke makes f be called when another client asks a holder of the queue to
 // release (Curator's Revoker writes RevokeMessage into its node). Default: nothing
@@ -249,12 +258,13 @@ func (q *Queue) join(ctx context.Context, data []byte, wait bool) (*Node, snapsh
 // fails. first, if not nil, is a listing made with our node's create, which may lack
 // our node.
 //
-// A waiter sets its own node's watch (the holder's watch) in the same request as
-// its watch on the node ahead (watchAhead), so that the grant reads nothing after;
-// one that holds without it (at its first listing) sets it once it holds, in a
-// flight the grant does not wait for. Where the two cannot go in one request, a
-// waiter whose watched node is the first of its listing sets ours in the same flight
-// as the watch on that node, and one woken by a deletion with its next listing.
+// A waiter whose watched node is the first of its listing will likely hold when
+// that node goes: it sets its own node's watch (the holder's watch) in the same
+// write as its watch on that node (watchAhead), so that the grant reads nothing
+// after; where the queue says so, every waiter does (WatchOwnNodeWhileQueued). A
+// waiter woken by a deletion without it sets it with its next listing; one that
+// holds without it (at its first listing) sets it once it holds, in a flight the
+// grant does not wait for.
 //
 // Where the queue allows it (HandOverOnNotification), such a waiter holds on the
 // notification of that node's deletion itself, with no listing. The argument: under
@@ -373,13 +383,13 @@ func (q *Queue) wait(ctx context.Context, n *Node, t *Tracker, wait bool, first 
 // watchAhead sets the waiter's watch on the node ahead, for this connection only (see
 // framework.Plumbing.WatchData): a lost connection changes the client's state, which
 // wakes the wait and lists again anyway. With it, in the same write, it sets our own
-// node's watch, the one we must have once we hold (Tracker.armWith), whether or not
-// we expect to hold soon: a waiter that set it only then (expect) set it, once woken
-// by a deletion, with its next listing, a request of its own on every grant. A
-// waiter that cannot set both so sets ours beside the listing, once it expects to
-// hold.
+// node's watch, the one we must have once we hold (Tracker.armWith), if we expect to
+// hold soon (expect), or whatever our place if the queue says so
+// (WatchOwnNodeWhileQueued): else a waiter woken by a deletion sets it with its next
+// listing. A waiter that cannot set both so sets ours beside the listing, once it
+// expects to hold.
 func (q *Queue) watchAhead(ctx context.Context, t *Tracker, n *Node, expect bool, ahead string) (*Tracker, <-chan framework.Event, error) {
-	if !q.unwatched && (t == nil || !t.ready()) {
+	if !q.unwatched && (expect || q.watchQueued) && (t == nil || !t.ready()) {
 		t = q.tracking(t, true)
 		t.follow(n)
 		changed, ok, err := t.armWith(ctx, n, ahead)
