@@ -57,8 +57,8 @@ func TestSmoke(t *testing.T) {
 	require.LessOrEqual(t, cycles.value(recipesName), 4.0, "and at most the holder's watch on its node")
 	watches, _ := rep.row("waiters-watches")
 	waiters := float64(s.Waiters)
-	require.InDelta(t, (waiters+2)/waiters, watches.value(recipesName), 0.01,
-		"each waiter watches one node, the holder its own, and the first waiter its own, since it holds next")
+	require.InDelta(t, (2*waiters+1)/waiters, watches.value(recipesName), 0.01,
+		"each waiter watches the node before it and its own (set in one write), the holder its own")
 	handover, _ := rep.row("handover-p50")
 	require.False(t, math.IsNaN(handover.value(recipesName)))
 	semaphore, _ := rep.row("semaphore-rate")

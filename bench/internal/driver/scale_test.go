@@ -66,8 +66,8 @@ func TestScaleSmoke(t *testing.T) {
 		return 0
 	}
 	waiters := float64(lockSizes[0])
-	require.InDelta(t, (waiters+2)/waiters, figure("lock", recipesName, "lock-watches"), 0.01,
-		"a waiter watches the one node before it, the holder its own, and the first waiter its own, since it holds next")
+	require.InDelta(t, (2*waiters+1)/waiters, figure("lock", recipesName, "lock-watches"), 0.01,
+		"a waiter watches the one node before it and its own (set in one write), the holder its own")
 	require.InDelta(t, 6, figure("lock", recipesName, "requests"), 0.5, "create, list, watch, list, the holder's exists, delete; the first holder's 4")
 	require.Positive(t, figure("lock", recipesName, "bytes"))
 	require.InDelta(t, 2, figure("cache", recipesName, "requests"), 0.1, "a node's data and its children, each read once")
