@@ -90,7 +90,7 @@ func TestALastingWatchIsSetAgainOnEachConnection(t *testing.T) {
 	require.Equal(t, setWatchesBody(60, "/l/lock-3"), req.Body, "ours alone")
 	_ = conn.Close()
 
-	conn, _, _ = connect(0) // the session expired
+	_, _, _ = connect(0) // the session expired
 	require.False(t, h.lasting.on("/l/lock-3"), "dropped with its session")
 	conn, _, reqs = connect(8)
 	require.Equal(t, int32(opcodeExists), next(conn, reqs).Opcode, "nothing to set again on the new session")
