@@ -140,30 +140,32 @@ func (p Plumbing) WatchDataSince(ctx context.Context, c *Client, since int64, pa
 		fallback bool
 	}
 	var watch <-chan zk.Event
-	var got <-chan wire.Reply
+	var set <-chan wire.Reply
 	r, err := callDirect(c, ctx, opGetW, target, false, direct[result]{
 		send: func(t *wire.Conn, full string) <-chan wire.Reply {
 			ownSet = false
 			if path == "" {
 				return t.SetWatches(since, ownFull)
 			}
-			var set <-chan wire.Reply
+			var got <-chan wire.Reply
 			got, watch, set = t.GetWAndSetWatches(full, since, ownFull)
-			return set // answered after got
+			return got
 		},
 		read: func(r wire.Reply) (result, error) {
-			if err := r.Err(); err != nil {
-				return result{}, err
-			}
-			ownSet = true
 			if path == "" {
+				if err := r.Err(); err != nil {
+					return result{}, err
+				}
+				ownSet = true
 				return result{}, nil
 			}
-			g, ok := <-got
-			if !ok {
-				return result{}, wire.ErrConnectionLost
+			// own's answer comes right after path's, or the connection's end: its
+			// watch lasts the session, and the next connection sets it again, so only
+			// a refusal leaves it unset. A cut after path's answer fails nothing.
+			if s, ok := <-set; !ok || s.Code == 0 {
+				ownSet = true
 			}
-			_, _, err := g.DataReply()
+			_, _, err := r.DataReply()
 			return result{}, err
 		},
 	}, func(conn *zk.Conn, full string) (result, error) {

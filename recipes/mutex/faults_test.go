@@ -395,6 +395,10 @@ func TestAWaiterCutWithoutRetriesStillHolds(t *testing.T) {
 		i := strings.Index(out, ahead+"\n")
 		return i >= 0 && strings.Contains(strings.SplitN(out[i+len(ahead)+1:], "/", 2)[0], sid)
 	}, wait, 5*time.Millisecond, "the waiter's watch on %s", ahead)
+	// The server answers a session's requests in order: once this reply is in, so is
+	// the watch's, which could still be on its way when the server lists the watch.
+	_, _, err := c.Exists(ctx, "/locks/cut-noretry")
+	require.NoError(t, err)
 
 	proxy.Cut()
 	require.Equal(t, framework.Suspended, <-states)
