@@ -124,13 +124,13 @@ func (p Plumbing) WatchData(ctx context.Context, c *Client, path string) (<-chan
 // client cannot write its own requests (see WatchData), where path's watch is
 // WatchData's alone, and the caller must watch own some other way (GetW).
 func (p Plumbing) WatchDataSince(ctx context.Context, c *Client, since int64, path, own string) (_ <-chan Event, ownSet bool, err error) {
+	if path == "" {
+		ownSet, err = c.watchLasting(ctx, since, own)
+		return nil, ownSet, err
+	}
 	ownFull, err := c.fix(own, false)
 	if err != nil {
 		return nil, false, err
-	}
-	target := path
-	if target == "" {
-		target = own
 	}
 	// go-zookeeper's request (fallback) runs on a goroutine that may outlive the
 	// call: its watch comes back as the result; the direct ones' are set on this
@@ -141,24 +141,14 @@ func (p Plumbing) WatchDataSince(ctx context.Context, c *Client, since int64, pa
 	}
 	var watch <-chan zk.Event
 	var set <-chan wire.Reply
-	r, err := callDirect(c, ctx, opGetW, target, false, direct[result]{
+	r, err := callDirect(c, ctx, opGetW, path, false, direct[result]{
 		send: func(t *wire.Conn, full string) <-chan wire.Reply {
 			ownSet = false
-			if path == "" {
-				return t.SetWatches(since, ownFull)
-			}
 			var got <-chan wire.Reply
 			got, watch, set = t.GetWAndSetWatches(full, since, ownFull)
 			return got
 		},
 		read: func(r wire.Reply) (result, error) {
-			if path == "" {
-				if err := r.Err(); err != nil {
-					return result{}, err
-				}
-				ownSet = true
-				return result{}, nil
-			}
 			// own's answer comes right after path's, or the connection's end: its
 			// watch lasts the session, and the next connection sets it again, so only
 			// a refusal leaves it unset. A cut after path's answer fails nothing.
@@ -169,19 +159,32 @@ func (p Plumbing) WatchDataSince(ctx context.Context, c *Client, since int64, pa
 			return result{}, err
 		},
 	}, func(conn *zk.Conn, full string) (result, error) {
-		if path == "" {
-			return result{fallback: true}, nil
-		}
 		_, _, w, err := conn.GetW(full)
 		return result{watch: w, fallback: true}, err
 	})
 	switch {
 	case err != nil:
 		return nil, ownSet, err
-	case path == "":
-		return nil, ownSet, nil
 	case r.fallback:
 		return r.watch, ownSet, nil
 	}
 	return watch, ownSet, nil
+}
+
+// watchLasting is WatchDataSince with no path: own's watch alone.
+func (c *Client) watchLasting(ctx context.Context, since int64, own string) (set bool, err error) {
+	_, err = callDirect(c, ctx, opGetW, own, false, direct[struct{}]{
+		send: func(t *wire.Conn, full string) <-chan wire.Reply {
+			set = false
+			return t.SetWatches(since, full)
+		},
+		read: func(r wire.Reply) (struct{}, error) {
+			err := r.Err()
+			set = err == nil
+			return struct{}{}, err
+		},
+	}, func(*zk.Conn, string) (struct{}, error) {
+		return struct{}{}, nil // go-zookeeper has no setWatches: the caller watches own its own way
+	})
+	return set, err
 }

@@ -271,7 +271,7 @@ func TestClientCloseLosesTheHold(t *testing.T) {
 func TestAnUnreadableNodeLosesTheHold(t *testing.T) {
 	srv := zktest.NewServer(t)
 	ctx := testCtx(t)
-	c := newClient(t, []string{srv.Addr()}, framework.WithACL(unreadableLockNodes{}))
+	c := newClient(t, []string{srv.Addr()}, framework.WithACL(unreadableLockNodes))
 	m := newMutex(t, c, "/locks/unreadable")
 	require.NoError(t, m.Acquire(ctx))
 	select {
@@ -287,14 +287,21 @@ func TestAnUnreadableNodeLosesTheHold(t *testing.T) {
 	require.Empty(t, kids, "no node left")
 }
 
-// unreadableLockNodes gives lock participants' nodes an ACL without read, and every
-// other node the open one.
-type unreadableLockNodes struct{}
+// lockNodesACL gives lock participants' nodes its ACL, and every other node the
+// open one.
+type lockNodesACL []framework.ACL
 
-func (unreadableLockNodes) DefaultACL() []framework.ACL { return framework.WorldACL(framework.PermAll) }
-func (unreadableLockNodes) ACLForPath(p string) []framework.ACL {
+// unreadableLockNodes: participants' nodes without READ.
+var unreadableLockNodes = lockNodesACL(framework.WorldACL(framework.PermWrite | framework.PermAdmin))
+
+// creatorOnlyLockNodes: participants' nodes that only their creator's credentials
+// may use.
+var creatorOnlyLockNodes = lockNodesACL(framework.AuthACL(framework.PermAll))
+
+func (lockNodesACL) DefaultACL() []framework.ACL { return framework.WorldACL(framework.PermAll) }
+func (a lockNodesACL) ACLForPath(p string) []framework.ACL {
 	if strings.Contains(path.Base(p), LockName) {
-		return framework.WorldACL(framework.PermWrite | framework.PermAdmin)
+		return a
 	}
 	return nil
 }
@@ -483,7 +490,7 @@ func TestAWaiterBehindANodeItCannotReadIsRefused(t *testing.T) {
 	srv := zkrtest.Server(t)
 	ctx := testCtx(t)
 	alice := newClient(t, []string{srv.Addr()},
-		framework.WithAuth("digest", []byte("alice:secret")), framework.WithACL(creatorOnlyLockNodes{}))
+		framework.WithAuth("digest", []byte("alice:secret")), framework.WithACL(creatorOnlyLockNodes))
 	bob := newClient(t, []string{srv.Addr()})
 	a := newMutex(t, alice, "/locks/mixed")
 	require.NoError(t, a.Acquire(ctx))
@@ -492,18 +499,4 @@ func TestAWaiterBehindANodeItCannotReadIsRefused(t *testing.T) {
 	require.ErrorIs(t, err, framework.ErrNoAuth, "refused, not left waiting")
 	require.Equal(t, []string{path.Base(a.Node())}, children(t, bob, "/locks/mixed"), "the waiter's node is deleted")
 	require.NoError(t, a.Release(ctx))
-}
-
-// creatorOnlyLockNodes gives lock participants' nodes an ACL that only their
-// creator's credentials may use, and every other node the open one.
-type creatorOnlyLockNodes struct{}
-
-func (creatorOnlyLockNodes) DefaultACL() []framework.ACL {
-	return framework.WorldACL(framework.PermAll)
-}
-func (creatorOnlyLockNodes) ACLForPath(p string) []framework.ACL {
-	if strings.Contains(path.Base(p), LockName) {
-		return framework.AuthACL(framework.PermAll)
-	}
-	return nil
 }

@@ -13,9 +13,15 @@ import (
 // the channel returned (read on a goroutine: a pipe's write waits for its read).
 func sessionOn(t *testing.T, conn *Conn, srv *wiretest.Conn) <-chan wiretest.Request {
 	t.Helper()
+	return sessionWithID(t, conn, srv, 7)
+}
+
+// sessionWithID is sessionOn with the session id the server answers (0: expired).
+func sessionWithID(t *testing.T, conn *Conn, srv *wiretest.Conn, id int64) <-chan wiretest.Request {
+	t.Helper()
 	reqs := make(chan wiretest.Request, 16)
 	go func() {
-		if srv.Send(wiretest.ConnectResponse(4000, 7)) != nil {
+		if srv.Send(wiretest.ConnectResponse(4000, id)) != nil {
 			return
 		}
 		for {

@@ -391,7 +391,7 @@ func (t *Conn) connected(m connectResponse) {
 	t.h.cfg.Answered()
 	t.hold.begin(t.h.oneShots.connected(m.session == 0))
 	if m.session == 0 {
-		t.h.lasting.connected(true)
+		t.h.lasting.expired()
 		// Expired: go-zookeeper gives this session up and connects again for a new
 		// one, leaving this connection open and unread (v1.0.4's loop closes it only
 		// on other errors). Ended here, it fails what of ours waits on it, and its

@@ -49,15 +49,17 @@ func (w *lastingWatches) fired(typ zk.EventType, path string) {
 	w.mu.Unlock()
 }
 
-// connected returns the paths to watch again on a new connection; an expired
-// session dropped them all.
-func (w *lastingWatches) connected(expired bool) []string {
+// expired drops every watch: their session has ended.
+func (w *lastingWatches) expired() {
+	w.mu.Lock()
+	w.paths = nil
+	w.mu.Unlock()
+}
+
+// all returns the paths watched, to watch again on a new connection.
+func (w *lastingWatches) all() []string {
 	w.mu.Lock()
 	defer w.mu.Unlock()
-	if expired {
-		w.paths = nil
-		return nil
-	}
 	paths := make([]string, 0, len(w.paths))
 	for p := range w.paths {
 		paths = append(paths, p)
@@ -79,7 +81,7 @@ func (w *lastingWatches) on(path string) bool {
 // response: the requests wait behind the gate. A refusal drops the connection, and
 // the next one sets them again.
 func (w *lastingWatches) setAgain(t *Conn) {
-	paths := w.connected(false)
+	paths := w.all()
 	p := t.h.lastZxid.Load()
 	if len(paths) == 0 || p == nil {
 		return
@@ -103,13 +105,14 @@ func (w *lastingWatches) setAgain(t *Conn) {
 func setWatchesBodies(since int64, paths []string) [][]byte {
 	var bodies [][]byte
 	for len(paths) > 0 {
-		size, n := 0, 0
-		for n < len(paths) && (n == 0 || size+4+len(paths[n]) <= setWatches2Limit) {
-			size += 4 + len(paths[n])
-			n++
-		}
-		bodies = append(bodies, jute(nil).long(since).strs(paths[:n]).strs(nil).strs(nil))
-		paths = paths[n:]
+		size := 0
+		bodies = append(bodies, setWatchesBody(nil, since, takeUnderLimit(&paths, &size)))
 	}
 	return bodies
+}
+
+// setWatchesBody appends to j the body of a setWatches request that sets data
+// watches on paths as of since.
+func setWatchesBody(j jute, since int64, paths []string) jute {
+	return j.long(since).strs(paths).strs(nil).strs(nil)
 }

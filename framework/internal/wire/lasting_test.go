@@ -9,9 +9,9 @@ import (
 	"github.com/zkrecipes/zkrecipes/framework/internal/wire/wiretest"
 )
 
-// setWatchesBody is a setWatches request's body: relative zxid, then the data,
-// exist and child watches' paths.
-func setWatchesBody(since int64, data ...string) []byte {
+// wantSetWatches is a setWatches request's body, written here apart from the
+// package's: relative zxid, then the data, exist and child watches' paths.
+func wantSetWatches(since int64, data ...string) []byte {
 	j := wiretest.Jute(nil).Long(since).Int(int32(len(data)))
 	for _, p := range data {
 		j = j.Str(p)
@@ -30,23 +30,7 @@ func TestALastingWatchIsSetAgainOnEachConnection(t *testing.T) {
 	connect := func(session int64) (*Conn, *wiretest.Conn, <-chan wiretest.Request) {
 		conn, server := pipeHandleConn(t, h)
 		srv := &wiretest.Conn{Conn: server}
-		reqs := make(chan wiretest.Request, 16)
-		go func() {
-			if srv.Send(wiretest.ConnectResponse(4000, session)) != nil {
-				return
-			}
-			for {
-				r, err := srv.ReadRequest()
-				if err != nil {
-					close(reqs)
-					return
-				}
-				reqs <- r
-			}
-		}()
-		_, err := readAs(conn)
-		require.NoError(t, err)
-		return conn, srv, reqs
+		return conn, srv, sessionWithID(t, conn, srv, session)
 	}
 	// next is the first request on a connection that the test makes after it is up:
 	// whatever the connection set again comes before it.
@@ -61,9 +45,9 @@ func TestALastingWatchIsSetAgainOnEachConnection(t *testing.T) {
 	require.Equal(t, int32(opcodeGetData), get.Opcode, "the node ahead with a read, which checks our READ")
 	require.Equal(t, append([]byte(wiretest.Jute(nil).Str("/l/lock-1")), 1), get.Body)
 	require.Equal(t, int32(opcodeSetWatches), req.Opcode)
-	require.Equal(t, setWatchesBody(10, "/l/lock-2"), req.Body, "ours as of the zxid given")
+	require.Equal(t, wantSetWatches(10, "/l/lock-2"), req.Body, "ours as of the zxid given")
 	sendThenPing(t, conn, srv,
-		append(wiretest.Header(get.Xid, 50, 0), append(wiretest.Jute(nil).Int(-1), statBytes(stat)...)...),
+		getDataReply(get.Xid, 50),
 		wiretest.Header(req.Xid, 50, 0))
 	require.NoError(t, (<-got).Err())
 	require.NoError(t, (<-set).Err())
@@ -76,7 +60,7 @@ func TestALastingWatchIsSetAgainOnEachConnection(t *testing.T) {
 	conn, srv, reqs = connect(7)
 	again := next(conn, reqs)
 	require.Equal(t, int32(opcodeSetWatches), again.Opcode, "set again first")
-	require.Equal(t, setWatchesBody(50, "/l/lock-2"), again.Body, "ours alone, as of go-zookeeper's last zxid: the reply's")
+	require.Equal(t, wantSetWatches(50, "/l/lock-2"), again.Body, "ours alone, as of go-zookeeper's last zxid: the reply's")
 	require.Equal(t, int32(opcodeExists), (<-reqs).Opcode)
 	notification := wiretest.Notification(60, int32(zk.EventNodeDeleted), "/l/lock-2")
 	sendThenPing(t, conn, srv, wiretest.Header(again.Xid, 55, 0), notification)
@@ -87,7 +71,7 @@ func TestALastingWatchIsSetAgainOnEachConnection(t *testing.T) {
 	require.Equal(t, int32(opcodeExists), next(conn, reqs).Opcode, "nothing to set again")
 	_ = conn.SetWatches(60, "/l/lock-3")
 	req = <-reqs
-	require.Equal(t, setWatchesBody(60, "/l/lock-3"), req.Body, "ours alone")
+	require.Equal(t, wantSetWatches(60, "/l/lock-3"), req.Body, "ours alone")
 	_ = conn.Close()
 
 	_, _, _ = connect(0) // the session expired

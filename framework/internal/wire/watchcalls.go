@@ -27,17 +27,21 @@ import (
 // data watches, and child watches (the first listing of a lock whose waiters watch
 // the children, sent with its create).
 type dataWatches struct {
-	mu       sync.Mutex
-	byPath   map[string][]chan zk.Event
-	children map[string][]chan zk.Event
-	asked    map[int32]askedWatch // the requests not answered yet, by xid
-	ended    bool
+	mu     sync.Mutex
+	byPath map[watchOn][]chan zk.Event
+	asked  map[int32]askedWatch // the requests not answered yet, by xid
+	ended  bool
+}
+
+// watchOn is what a watch is on: a path's data, or its children.
+type watchOn struct {
+	path  string
+	child bool
 }
 
 type askedWatch struct {
-	path  string
+	on    watchOn
 	watch chan zk.Event
-	child bool
 }
 
 // add registers watch, a data or child watch on path asked by request xid; it
@@ -49,14 +53,11 @@ func (w *dataWatches) add(xid int32, path string, watch chan zk.Event, child boo
 		return false
 	}
 	if w.asked == nil {
-		w.byPath, w.children, w.asked = map[string][]chan zk.Event{}, map[string][]chan zk.Event{}, map[int32]askedWatch{}
+		w.byPath, w.asked = map[watchOn][]chan zk.Event{}, map[int32]askedWatch{}
 	}
-	m := w.byPath
-	if child {
-		m = w.children
-	}
-	m[path] = append(m[path], watch)
-	w.asked[xid] = askedWatch{path, watch, child}
+	on := watchOn{path, child}
+	w.byPath[on] = append(w.byPath[on], watch)
+	w.asked[xid] = askedWatch{on, watch}
 	return true
 }
 
@@ -119,20 +120,14 @@ func (t *Conn) CreateThenList(path string, data []byte, acl []zk.ACL, flags int3
 	if !watch || !listOK || !t.watches.add(xid, list, ch, true) {
 		close(ch)
 	}
-	var ps [][]byte
-	if createOK {
-		ps = append(ps, cp)
+	if !createOK || !listOK {
+		return created, listed, ch // ended: the channels are closed, or closed when end() is done
 	}
-	if listOK {
-		ps = append(ps, lp)
+	var watched []string
+	if watch {
+		watched = []string{list}
 	}
-	switch {
-	case len(ps) == 0: // ended: the channels are closed
-	case watch:
-		t.h.cfg.Watches.sendOneShot(t, ps, list)
-	default:
-		_, _ = t.send(nil, ps...) // a failure ends the connection, and the channels
-	}
+	t.h.cfg.Watches.sendOneShot(t, [][]byte{cp, lp}, watched...) // a failure ends the connection, and the channels
 	return created, listed, ch
 }
 
@@ -159,7 +154,7 @@ func (t *Conn) setWatches(since int64, lasting []string) (<-chan Reply, jute) {
 	for _, p := range lasting {
 		size += 4 + len(p)
 	}
-	p := newRequest(opcodeSetWatches, size).long(since).strs(lasting).strs(nil).strs(nil)
+	p := setWatchesBody(newRequest(opcodeSetWatches, size), since, lasting)
 	reply, _, ok := t.call(p)
 	if !ok {
 		return reply, nil
@@ -181,15 +176,11 @@ func (w *dataWatches) replied(xid, code int32) {
 	if code == 0 {
 		return
 	}
-	m := w.byPath
-	if a.child {
-		m = w.children
-	}
-	ws := slices.DeleteFunc(m[a.path], func(ch chan zk.Event) bool { return ch == a.watch })
+	ws := slices.DeleteFunc(w.byPath[a.on], func(ch chan zk.Event) bool { return ch == a.watch })
 	if len(ws) == 0 {
-		delete(m, a.path)
+		delete(w.byPath, a.on)
 	} else {
-		m[a.path] = ws
+		w.byPath[a.on] = ws
 	}
 }
 
@@ -198,13 +189,15 @@ func (w *dataWatches) replied(xid, code int32) {
 func (w *dataWatches) fired(typ zk.EventType, state int32, path string) {
 	var ws []chan zk.Event
 	w.mu.Lock()
+	fire := func(on watchOn) {
+		ws = append(ws, w.byPath[on]...)
+		delete(w.byPath, on)
+	}
 	if typ == zk.EventNodeDataChanged || typ == zk.EventNodeDeleted {
-		ws = w.byPath[path]
-		delete(w.byPath, path)
+		fire(watchOn{path, false})
 	}
 	if typ == zk.EventNodeChildrenChanged || typ == zk.EventNodeDeleted {
-		ws = append(ws, w.children[path]...)
-		delete(w.children, path)
+		fire(watchOn{path, true})
 	}
 	w.mu.Unlock()
 	for _, ch := range ws {
@@ -216,20 +209,18 @@ func (w *dataWatches) fired(typ zk.EventType, state int32, path string) {
 func (w *dataWatches) on(path string) bool {
 	w.mu.Lock()
 	defer w.mu.Unlock()
-	return len(w.byPath[path]) > 0 || len(w.children[path]) > 0
+	return len(w.byPath[watchOn{path, false}]) > 0 || len(w.byPath[watchOn{path, true}]) > 0
 }
 
 // end closes every watch's channel: the connection has ended, and its watches with it.
 func (w *dataWatches) end() {
 	w.mu.Lock()
-	byPath, children := w.byPath, w.children
-	w.byPath, w.children, w.asked, w.ended = nil, nil, nil, true
+	byPath := w.byPath
+	w.byPath, w.asked, w.ended = nil, nil, true
 	w.mu.Unlock()
-	for _, m := range []map[string][]chan zk.Event{byPath, children} {
-		for _, ws := range m {
-			for _, ch := range ws {
-				close(ch)
-			}
+	for _, ws := range byPath {
+		for _, ch := range ws {
+			close(ch)
 		}
 	}
 }

@@ -9,6 +9,12 @@ import (
 	"github.com/zkrecipes/zkrecipes/framework/internal/wire/wiretest"
 )
 
+// getDataReply is the server's answer to getData request xid, at zxid: no data (-1),
+// and stat.
+func getDataReply(xid int32, zxid int64) []byte {
+	return append(wiretest.Header(xid, zxid, 0), append(wiretest.Jute(nil).Int(-1), statBytes(stat)...)...)
+}
+
 // A data watch of the framework's own is set by its getData, with the watch flag,
 // and hears the next change of its node's data or its deletion once; the
 // notification reaches go-zookeeper too.
@@ -20,7 +26,7 @@ func TestAConnectionsDataWatchHearsItsNodeOnce(t *testing.T) {
 	req := <-reqs
 	require.Equal(t, int32(opcodeGetData), req.Opcode)
 	require.Equal(t, append([]byte(wiretest.Jute(nil).Str("/l/lock-1")), 1), req.Body, "the watch asked for")
-	sendThenPing(t, conn, srv, append(wiretest.Header(req.Xid, 5, 0), append(wiretest.Jute(nil).Int(-1), statBytes(stat)...)...))
+	sendThenPing(t, conn, srv, getDataReply(req.Xid, 5))
 	r := <-reply
 	require.NoError(t, r.Err())
 	require.True(t, conn.watches.on("/l/lock-1"))
@@ -51,12 +57,12 @@ func TestAFailedGetDataLeavesNoDataWatch(t *testing.T) {
 	reply, watch := conn.GetW("/gone")
 	failed := <-reqs
 	sendThenPing(t, conn, srv,
-		append(wiretest.Header(kept.Xid, 5, 0), append(wiretest.Jute(nil).Int(-1), statBytes(stat)...)...),
+		getDataReply(kept.Xid, 5),
 		wiretest.Header(failed.Xid, 5, codeNoNode))
 	require.ErrorIs(t, (<-reply).Err(), zk.ErrNoNode)
 	conn.watches.mu.Lock()
-	require.Len(t, conn.watches.byPath["/gone"], 1, "the failed one's dropped, the other's kept")
-	require.NotEqual(t, (<-chan zk.Event)(conn.watches.byPath["/gone"][0]), watch)
+	require.Len(t, conn.watches.byPath[watchOn{"/gone", false}], 1, "the failed one's dropped, the other's kept")
+	require.NotEqual(t, (<-chan zk.Event)(conn.watches.byPath[watchOn{"/gone", false}][0]), watch)
 	conn.watches.mu.Unlock()
 }
 
@@ -109,7 +115,7 @@ func TestADataWatchHearsANotificationAfterGoZookeeper(t *testing.T) {
 	reqs := sessionOn(t, conn, srv)
 	reply, watch := conn.GetW("/l/lock-1")
 	req := <-reqs
-	sendThenPing(t, conn, srv, append(wiretest.Header(req.Xid, 5, 0), append(wiretest.Jute(nil).Int(-1), statBytes(stat)...)...))
+	sendThenPing(t, conn, srv, getDataReply(req.Xid, 5))
 	require.NoError(t, (<-reply).Err())
 
 	notification := wiretest.Notification(6, int32(zk.EventNodeDeleted), "/l/lock-1")

@@ -294,19 +294,26 @@ const setWatches2Limit = 128 << 10
 func setWatches2Bodies(persistent, recursive []string) [][]byte {
 	var bodies [][]byte
 	for len(persistent)+len(recursive) > 0 {
-		var p, r []string
 		size := 0
-		for len(persistent) > 0 && (size == 0 || size+4+len(persistent[0]) <= setWatches2Limit) {
-			size += 4 + len(persistent[0])
-			p, persistent = append(p, persistent[0]), persistent[1:]
-		}
-		for len(recursive) > 0 && (size == 0 || size+4+len(recursive[0]) <= setWatches2Limit) {
-			size += 4 + len(recursive[0])
-			r, recursive = append(r, recursive[0]), recursive[1:]
-		}
+		p := takeUnderLimit(&persistent, &size)
+		r := takeUnderLimit(&recursive, &size)
 		bodies = append(bodies, jute(nil).long(0).strs(nil).strs(nil).strs(nil).strs(p).strs(r))
 	}
 	return bodies
+}
+
+// takeUnderLimit takes paths from the front of *paths while a request of *size
+// bytes of paths so far stays under setWatches2Limit with them (one at least, into
+// an empty request), and counts them into *size.
+func takeUnderLimit(paths *[]string, size *int) []string {
+	n := 0
+	for n < len(*paths) && (*size == 0 || *size+4+len((*paths)[n]) <= setWatches2Limit) {
+		*size += 4 + len((*paths)[n])
+		n++
+	}
+	taken := (*paths)[:n]
+	*paths = (*paths)[n:]
+	return taken
 }
 
 // notify hands a notification to the watches it is for, on the reader's goroutine:
@@ -383,11 +390,12 @@ func (pw *Watches) afterOneShot(t *Conn, b []byte, path string, opcode int32) (i
 }
 
 // Close ends every watch for good: the client closed.
-// sendOneShot sends p, the framework's own request that sets a one-shot watch on
-// path (watchcalls.go), and after it, where a persistent watch is on path, what
-// keeps it on a 3.8 server, as afterOneShot does for go-zookeeper's.
+// sendOneShot sends ps, the framework's own requests that set one-shot watches on
+// paths (watchcalls.go: none, for a batch that sets no watch), and after them, where
+// a persistent watch is on one of the paths, what keeps it on a 3.8 server, as
+// afterOneShot does for go-zookeeper's.
 func (pw *Watches) sendOneShot(t *Conn, ps [][]byte, paths ...string) {
-	if pw.handle.Load() != t.h {
+	if len(paths) == 0 || pw.handle.Load() != t.h {
 		_, _ = t.send(nil, ps...)
 		return
 	}

@@ -336,7 +336,7 @@ func (q *Queue) wait(ctx context.Context, n *Node, t *Tracker, wait bool, first 
 		expect := ahead || q.watchChildren
 		if changed == nil {
 			t, changed, err = q.watchAhead(ctx, t, n, expect, path.Join(q.path, watch))
-		} else {
+		} else { // the children's watch came with the listing: ours alone, if expected
 			t = q.tracking(t, expect)
 			t.watchWith(ctx, n, expect, func() {})
 		}
