@@ -145,7 +145,7 @@ func (c *gssClient) checkAPRep(token []byte) error {
 	if err := rep.Unmarshal(msg); err != nil {
 		return fmt.Errorf("%w: AP-REP: %w", ErrMalformedToken, err)
 	}
-	plain, err := crypto.DecryptEncPart(rep.EncPart, c.sessionKey, keyusage.AP_REP_ENCPART)
+	plain, err := decrypt(rep.EncPart.Cipher, c.sessionKey, keyusage.AP_REP_ENCPART)
 	if err != nil {
 		return fmt.Errorf("%w: its AP-REP: %w", ErrServerNotVerified, err)
 	}
@@ -198,4 +198,18 @@ func (c *gssClient) chooseLayer(token []byte) ([]byte, error) {
 		return nil, fmt.Errorf("sasl: GSSAPI: %w", err)
 	}
 	return answer.Marshal()
+}
+
+// decrypt opens a server's ciphertext with key. gokrb5 slices the checksum off the
+// end without looking at the length (v8.4.4 panics on fewer bytes than the checksum),
+// so a ciphertext too short to hold a confounder and a checksum is refused here.
+func decrypt(cipher []byte, key types.EncryptionKey, usage uint32) ([]byte, error) {
+	et, err := crypto.GetEtype(key.KeyType)
+	if err != nil {
+		return nil, err
+	}
+	if least := et.GetConfounderByteSize() + et.GetHMACBitLength()/8; len(cipher) < least {
+		return nil, fmt.Errorf("%w: %d bytes of ciphertext, fewer than the %d of a confounder and a checksum", ErrMalformedToken, len(cipher), least)
+	}
+	return crypto.DecryptMessage(cipher, key, usage)
 }
