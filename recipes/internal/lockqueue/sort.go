@@ -2,8 +2,8 @@ package lockqueue
 
 import (
 	"cmp"
+	"math"
 	"slices"
-	"strconv"
 	"strings"
 )
 
@@ -80,18 +80,28 @@ func sequence(child string, names []string) (string, int32, bool) {
 // small negative one, a minus and ten digits without a leading zero for a large
 // one. Every listing parses every child, so this allocates nothing.
 func serverSequence(seq string) (int32, bool) {
+	negative := len(seq) > 0 && seq[0] == '-'
 	digits := seq
-	if len(seq) > 0 && seq[0] == '-' {
+	if negative {
 		digits = seq[1:]
 	}
-	switch {
-	case len(seq) != 10 && !(len(seq) == 11 && digits != seq && digits[0] != '0'):
-		return 0, false
-	case strings.ContainsFunc(digits, func(r rune) bool { return r < '0' || r > '9' }):
+	if len(seq) != 10 && !(len(seq) == 11 && negative && digits[0] != '0') {
 		return 0, false
 	}
-	n, err := strconv.ParseInt(seq, 10, 32)
-	if err != nil || (n == 0 && digits != seq) { // "-000000000" is no number's
+	// By hand: strconv.ParseInt was a fifth of decide's time in a profile of the
+	// bench's 32 sessions.
+	var n int64
+	for i := range len(digits) {
+		d := digits[i] - '0'
+		if d > 9 {
+			return 0, false
+		}
+		n = n*10 + int64(d)
+	}
+	if negative {
+		n = -n
+	}
+	if n < math.MinInt32 || n > math.MaxInt32 || (n == 0 && negative) { // "-000000000" is no number's
 		return 0, false
 	}
 	return int32(n), true
@@ -140,6 +150,7 @@ type entry struct {
 
 // participants appends the participants among children to entries.
 func participants(entries []entry, children []string, names []string) []entry {
+	entries = slices.Grow(entries, len(children))
 	for i, c := range children {
 		if _, seq, ok := sequence(c, names); ok {
 			entries = append(entries, entry{c, seq, i})
