@@ -1,6 +1,7 @@
 package wire
 
 import (
+	"bytes"
 	"encoding/binary"
 	"errors"
 	"fmt"
@@ -183,7 +184,9 @@ func (r Reply) DataReply() ([]byte, *zk.Stat, error) {
 	if d.err != nil {
 		return nil, nil, fmt.Errorf("%w: a read: %w", ErrReply, d.err)
 	}
-	return data, stat, nil
+	// A copy: the body's slice would keep the stat's bytes alive with the data, 80
+	// bytes a node in a cache that holds every node's data (BENCHMARKS-scale.md, 2026-12-06).
+	return bytes.Clone(data), stat, nil
 }
 
 // PathReply decodes a create's reply: the path made.

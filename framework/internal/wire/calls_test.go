@@ -1,6 +1,7 @@
 package wire
 
 import (
+	"fmt"
 	"testing"
 
 	"github.com/go-zookeeper/zk"
@@ -115,6 +116,10 @@ func TestCallsWriteTheirRequestsAndReadTheirReplies(t *testing.T) {
 		require.NoError(t, err)
 		require.Equal(t, []byte("value"), data)
 		require.Equal(t, stat, s)
+		// The data is a copy: a slice of the body would keep the stat's bytes alive
+		// for as long as a cache keeps the node's data.
+		clear(r.Body)
+		require.Equal(t, []byte("value"), data)
 	})
 	t.Run("get of a node without data", func(t *testing.T) {
 		_, r := exchange(t, func(c *Conn) <-chan Reply { return c.Get("/a") }, 0,
@@ -234,4 +239,25 @@ func TestACallsZxidIsGoZookeepersLast(t *testing.T) {
 	<-ch
 	require.Equal(t, int64(99), *goZookeeperLastZxid(&zc))
 	require.True(t, conn.h.Direct())
+}
+
+// A reply of ours is read into a buffer of its own: the connection keeps none the
+// size of the largest it has read (each session's copy of a lock's listing of every
+// waiter, in the scale benchmark).
+func TestALargeReplyOfOursLeavesNoBufferBehind(t *testing.T) {
+	conn, server := pipeConn(t)
+	srv := &wiretest.Conn{Conn: server}
+	reqs := sessionOn(t, conn, srv)
+	ch := conn.Children("/locks")
+	req := <-reqs
+	listing := wiretest.Jute(nil).Int(1000)
+	for i := range 1000 {
+		listing = listing.Str(fmt.Sprintf("_c_0f8fad5b-d9cb-469f-a165-70867728950e-lock-%010d", i))
+	}
+	sendThenPing(t, conn, srv, append(append(wiretest.Header(req.Xid, 42, 0), listing...), statBytes(stat)...))
+	r := <-ch
+	names, _, err := r.ChildrenReply()
+	require.NoError(t, err)
+	require.Len(t, names, 1000)
+	require.Less(t, cap(conn.buf), 1024, "the connection's packet buffer after a reply of %d bytes", len(r.Body))
 }

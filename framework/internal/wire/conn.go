@@ -195,28 +195,18 @@ func (t *Conn) readPacket() error {
 	if t.h.cfg.Zxid != nil {
 		t.h.cfg.Zxid(hd.zxid) // before go-zookeeper has the reply: a Sync's zxid is known when it returns
 	}
-	if hd.xid >= 0 {
+	switch {
+	case hd.xid >= 0:
 		return t.goReply(p, n-(replyHeader-4), hd.xid, hd.zxid, hd.code)
+	case isOurXid(hd.xid):
+		return t.ourReply(n-(replyHeader-4), hd)
 	}
-	// A notification, the reply to a ping, or ours: read whole.
+	// A notification or the reply to a ping: read whole.
 	if p, err = t.fill(len(p), n); err != nil {
 		return err
 	}
 	body := p[replyHeader:]
 	switch {
-	case isOurXid(hd.xid):
-		if hd.zxid > 0 {
-			// go-zookeeper's last zxid, as its own replies set it (lastzxid.go)
-			if t.hold.holding() && !t.hold.wait(t.h, t.closed) {
-				return net.ErrClosed
-			}
-			t.h.sawZxid(hd.zxid)
-		}
-		t.h.cfg.Creates.replied(hd.xid, hd.zxid, hd.code)
-		t.refusedForAuth(hd.code)
-		t.watches.replied(hd.xid, hd.code)
-		t.reply(hd.xid, Reply{Zxid: hd.zxid, Code: hd.code, Body: append([]byte(nil), body...)})
-		return nil // go-zookeeper never sees it
 	case hd.xid == xidNotification:
 		ev, err := decodeNotification(body)
 		if err != nil {
@@ -228,6 +218,33 @@ func (t *Conn) readPacket() error {
 		t.h.cfg.Watches.notify(t.h, ev.typ, ev.path, hd.zxid)
 	}
 	t.pending = p
+	return nil
+}
+
+// ourReply reads the body of a reply to a request of ours, left bytes, into a
+// buffer of the reply's own: through t.buf, each connection would keep a buffer the
+// size of the largest (a lock's listing of its waiters: 1 KB a waiter, with twenty
+// sessions queued, in BENCHMARKS-scale.md's run of 2026-12-06). go-zookeeper never
+// sees it.
+func (t *Conn) ourReply(left int, hd header) error {
+	var body []byte
+	if left > 0 {
+		body = make([]byte, left)
+		if err := t.readFull(body); err != nil {
+			return err
+		}
+	}
+	if hd.zxid > 0 {
+		// go-zookeeper's last zxid, as its own replies set it (lastzxid.go)
+		if t.hold.holding() && !t.hold.wait(t.h, t.closed) {
+			return net.ErrClosed
+		}
+		t.h.sawZxid(hd.zxid)
+	}
+	t.h.cfg.Creates.replied(hd.xid, hd.zxid, hd.code)
+	t.refusedForAuth(hd.code)
+	t.watches.replied(hd.xid, hd.code)
+	t.reply(hd.xid, Reply{Zxid: hd.zxid, Code: hd.code, Body: body})
 	return nil
 }
 
