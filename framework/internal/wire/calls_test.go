@@ -63,6 +63,13 @@ func sendThenPing(t *testing.T, conn *Conn, srv *wiretest.Conn, packets ...[]byt
 // returns the request and the reply the call got.
 func exchange(t *testing.T, send func(*Conn) <-chan Reply, code int32, body []byte) (wiretest.Request, Reply) {
 	t.Helper()
+	req, r, _ := exchangeOn(t, send, code, body)
+	return req, r
+}
+
+// exchangeOn is exchange that also returns the connection.
+func exchangeOn(t *testing.T, send func(*Conn) <-chan Reply, code int32, body []byte) (wiretest.Request, Reply, *Conn) {
+	t.Helper()
 	conn, server := pipeConn(t)
 	srv := &wiretest.Conn{Conn: server}
 	reqs := sessionOn(t, conn, srv)
@@ -72,7 +79,7 @@ func exchange(t *testing.T, send func(*Conn) <-chan Reply, code int32, body []by
 	r, ok := <-ch
 	require.True(t, ok, "the call's reply")
 	require.True(t, isOurXid(req.Xid), "xid %d in the framework's range", req.Xid)
-	return req, r
+	return req, r, conn
 }
 
 var stat = &zk.Stat{Czxid: 1, Mzxid: 2, Ctime: 3, Mtime: 4, Version: 5, Cversion: 6, Aversion: 7,
@@ -245,17 +252,12 @@ func TestACallsZxidIsGoZookeepersLast(t *testing.T) {
 // size of the largest it has read (each session's copy of a lock's listing of every
 // waiter, in the scale benchmark).
 func TestALargeReplyOfOursLeavesNoBufferBehind(t *testing.T) {
-	conn, server := pipeConn(t)
-	srv := &wiretest.Conn{Conn: server}
-	reqs := sessionOn(t, conn, srv)
-	ch := conn.Children("/locks")
-	req := <-reqs
 	listing := wiretest.Jute(nil).Int(1000)
 	for i := range 1000 {
 		listing = listing.Str(fmt.Sprintf("_c_0f8fad5b-d9cb-469f-a165-70867728950e-lock-%010d", i))
 	}
-	sendThenPing(t, conn, srv, append(append(wiretest.Header(req.Xid, 42, 0), listing...), statBytes(stat)...))
-	r := <-ch
+	_, r, conn := exchangeOn(t, func(c *Conn) <-chan Reply { return c.Children("/locks") }, 0,
+		append(listing, statBytes(stat)...))
 	names, _, err := r.ChildrenReply()
 	require.NoError(t, err)
 	require.Len(t, names, 1000)

@@ -205,10 +205,8 @@ func (t *Conn) readPacket() error {
 	if p, err = t.fill(len(p), n); err != nil {
 		return err
 	}
-	body := p[replyHeader:]
-	switch {
-	case hd.xid == xidNotification:
-		ev, err := decodeNotification(body)
+	if hd.xid == xidNotification {
+		ev, err := decodeNotification(p[replyHeader:])
 		if err != nil {
 			return t.drop(err)
 		}
