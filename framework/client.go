@@ -64,7 +64,7 @@ type core struct {
 
 	phases
 	requests requests       // background work and the request goroutines (workers.go)
-	loops    sync.WaitGroup // the state goroutine and each handle's event drain
+	loops    sync.WaitGroup // the state goroutine and each replaced handle's close
 	once     sync.Once
 }
 

@@ -20,6 +20,7 @@ import (
 type handle struct {
 	gen     int
 	conn    *zk.Conn
+	events  <-chan zk.Event // go-zookeeper's, closed once its goroutines are done (see dial)
 	log     *slog.Logger    // where a failed attempt is told; nil for slog.Default()
 	ctx     context.Context // ends when the handle closes: stops a TLS handshake
 	cancel  context.CancelFunc
@@ -56,6 +57,8 @@ func (h *handle) close() {
 	h.conn.Close()
 	if t := h.net.Load(); t != nil {
 		_ = t.Conn.Close()
+	}
+	for range h.events { // up to six old events, then its close
 	}
 }
 
@@ -172,6 +175,11 @@ func (c *Client) dial(gen int) *handle {
 	// Connect fails only for an empty server list (New refuses it) or when its host
 	// provider cannot resolve a name; ours resolves a name when it comes to dial it
 	// (hosts.go), so that a DNS outage delays a connection instead of breaking the client.
+	// Every event reaches the callback. go-zookeeper also offers each to a channel,
+	// which it never blocks on (it drops an event the channel has no room for), so
+	// nobody reads it while the handle lives: a goroutine draining it would be woken
+	// for every notification, two a contended lock acquisition. close reads it to its
+	// end, which says go-zookeeper's goroutines are done.
 	conn, events, _ := zk.Connect(c.servers, c.opts.sessionTimeout,
 		zk.WithDialer(dialer),
 		zk.WithHostProvider(h.hosts),
@@ -184,16 +192,10 @@ func (c *Client) dial(gen int) *handle {
 			}
 			c.watchEvent(ev)
 		}))
-	h.conn = conn
+	h.conn, h.events = conn, events
 	// The first connection holds nothing (no watches yet): the count is there by the
 	// time a hold can begin.
 	h.wire.Follow(conn)
-	c.loops.Add(1)
-	go func() {
-		defer c.loops.Done()
-		for range events { // we use the callback; draining lets go-zookeeper finish
-		}
-	}()
 	return h
 }
 
