@@ -64,6 +64,10 @@ type Conn struct {
 	calls map[int32]chan Reply
 	xids  uint32
 	ended bool // reading ended: no reply will come
+	// A batch's replies handed out together (handOutAfter): the reply to a key of
+	// after waits, in held, for the reply to its value.
+	after map[int32]int32
+	held  map[int32]heldReply
 
 	watches dataWatches // the framework's own one-shot watches (watchcalls.go)
 }
@@ -112,9 +116,12 @@ func (t *Conn) end() {
 		close(t.closed)
 		t.cmu.Lock()
 		t.ended = true
-		calls := t.calls
-		t.calls = nil
+		calls, held := t.calls, t.held
+		t.calls, t.held, t.after = nil, nil, nil
 		t.cmu.Unlock()
+		for _, h := range held {
+			h.ch <- h.r // came: handed out, though the request it waited for has no reply
+		}
 		for _, ch := range calls {
 			close(ch)
 		}
@@ -425,15 +432,53 @@ func (t *Conn) connected(m connectResponse) {
 	}
 }
 
-// reply hands a reply to the request waiting for it.
+// reply hands a reply to the request waiting for it, unless it is to wait for a
+// later one's (handOutAfter); with a reply, those that waited for it.
 func (t *Conn) reply(xid int32, r Reply) {
 	t.cmu.Lock()
 	ch := t.calls[xid]
 	delete(t.calls, xid)
+	if last, ok := t.after[xid]; ok {
+		delete(t.after, xid)
+		if _, waiting := t.calls[last]; waiting && ch != nil {
+			t.held[last] = heldReply{ch, r}
+			t.cmu.Unlock()
+			return
+		}
+	}
+	h, released := t.held[xid]
+	delete(t.held, xid)
 	t.cmu.Unlock()
 	if ch != nil {
 		ch <- r
 	}
+	if released {
+		h.ch <- h.r
+	}
+}
+
+// heldReply is a reply not handed out yet, and its channel.
+type heldReply struct {
+	ch chan Reply
+	r  Reply
+}
+
+// handOutAfter makes the reply to first wait for the reply to last, both requests of
+// ours written in one batch, then handed out last's first: a caller that waits on
+// first's and then reads last's is woken once, not once a reply (a lock's create
+// and its listing, a waiter's read and its setWatches). The server answers in order,
+// so first's waits for no more than the rest of the batch, or the connection's end,
+// which hands it out. Called before the batch is written.
+func (t *Conn) handOutAfter(first, last int32) {
+	t.cmu.Lock()
+	defer t.cmu.Unlock()
+	if t.ended {
+		return
+	}
+	if t.after == nil {
+		t.after, t.held = map[int32]int32{}, map[int32]heldReply{}
+	}
+	t.after[first] = last
 }
 
 // ErrConnectionLost is the error of a request of the framework's own whose

@@ -75,7 +75,7 @@ func (t *Conn) GetW(path string) (<-chan Reply, <-chan zk.Event) {
 // lock's waiter watches the node ahead with a read, which the server refuses if we
 // may not read it (a server from 3.9.2 on would keep its notifications from us, and
 // a setWatches is not refused for that), and its own node, which it made, with no
-// read.
+// read. The read's reply is handed out after the setWatches' (handOutAfter).
 func (t *Conn) GetWAndSetWatches(path string, since int64, lasting ...string) (got <-chan Reply, watch <-chan zk.Event, set <-chan Reply) {
 	ch := make(chan zk.Event, 1)
 	p := newRequest(opcodeGetData, len(path)+5).str(path).bool(true)
@@ -87,8 +87,10 @@ func (t *Conn) GetWAndSetWatches(path string, since int64, lasting ...string) (g
 	ps, paths := [][]byte{p}, []string{path}
 	if len(lasting) > 0 {
 		var sp jute
-		if set, sp = t.setWatches(since, lasting); set != nil {
+		var setXid int32
+		if set, sp, setXid = t.setWatches(since, lasting); sp != nil {
 			ps, paths = append(ps, sp), append(paths, lasting...)
+			t.handOutAfter(xid, setXid)
 		}
 	}
 	t.h.cfg.Watches.sendOneShot(t, ps, paths...)
@@ -109,11 +111,12 @@ func closedReply(want bool) <-chan Reply {
 // list's children, as Children, with a child watch of this connection's own if
 // watch (its event comes on the third channel, as GetW's data watch's): the server
 // answers the create first. A lock's create and first listing are so one round
-// trip and one system call. The listing's channel closes without a reply if the
+// trip and one system call, and the create's reply is handed out after the
+// listing's (handOutAfter). The listing's channel closes without a reply if the
 // connection ends first, as the create's.
 func (t *Conn) CreateThenList(path string, data []byte, acl []zk.ACL, flags int32, list string, watch bool) (created, listed <-chan Reply, children <-chan zk.Event) {
 	cp := createRequest(path, data, acl, flags)
-	created, _, createOK := t.call(cp)
+	created, createXid, createOK := t.call(cp)
 	lp := newRequest(opcodeGetChildren2, len(list)+5).str(list).bool(watch)
 	listed, xid, listOK := t.call(lp)
 	ch := make(chan zk.Event, 1)
@@ -127,6 +130,7 @@ func (t *Conn) CreateThenList(path string, data []byte, acl []zk.ACL, flags int3
 	if watch {
 		watched = []string{list}
 	}
+	t.handOutAfter(createXid, xid)
 	t.h.cfg.Watches.sendOneShot(t, [][]byte{cp, lp}, watched...) // a failure ends the connection, and the channels
 	return created, listed, ch
 }
@@ -139,7 +143,7 @@ func (t *Conn) CreateThenList(path string, data []byte, acl []zk.ACL, flags int3
 // that may read the node: watch so only a node anyone may read. The reply has no
 // body.
 func (t *Conn) SetWatches(since int64, lasting ...string) <-chan Reply {
-	reply, p := t.setWatches(since, lasting)
+	reply, p, _ := t.setWatches(since, lasting)
 	if p != nil {
 		t.h.cfg.Watches.sendOneShot(t, [][]byte{p}, lasting...)
 	}
@@ -149,18 +153,18 @@ func (t *Conn) SetWatches(since int64, lasting ...string) <-chan Reply {
 // setWatches numbers a setWatches request for lasting and notes them; the caller
 // sends it. A nil packet: the connection has ended, and the reply's channel is
 // closed.
-func (t *Conn) setWatches(since int64, lasting []string) (<-chan Reply, jute) {
+func (t *Conn) setWatches(since int64, lasting []string) (<-chan Reply, jute, int32) {
 	size := 20
 	for _, p := range lasting {
 		size += 4 + len(p)
 	}
 	p := setWatchesBody(newRequest(opcodeSetWatches, size), since, lasting)
-	reply, _, ok := t.call(p)
+	reply, xid, ok := t.call(p)
 	if !ok {
-		return reply, nil
+		return reply, nil, 0
 	}
 	t.h.lasting.add(lasting)
-	return reply, p
+	return reply, p, xid
 }
 
 // replied notes the reply to xid, before its caller has it: a failed request of

@@ -172,3 +172,68 @@ func TestACreateThenItsListing(t *testing.T) {
 		require.False(t, conn.watches.on("/l"), "fired once, and gone")
 	}
 }
+
+// A batch's first reply is handed out once the last has come, so that its caller,
+// waiting on the first and then reading the last, wakes once; a connection that ends
+// between them still hands out the first, which came, and closes the last's.
+func TestABatchsFirstReplyWaitsForItsLast(t *testing.T) {
+	createReply := func(xid int32) []byte {
+		return append(wiretest.Header(xid, 9, 0), wiretest.Jute(nil).Str("/l/lock-0000000001")...)
+	}
+	pending := func(ch <-chan Reply) bool {
+		select {
+		case <-ch:
+			return false
+		default:
+			return true
+		}
+	}
+	t.Run("a create and its listing", func(t *testing.T) {
+		conn, server := pipeConn(t)
+		srv := &wiretest.Conn{Conn: server}
+		reqs := sessionOn(t, conn, srv)
+		created, listed, _ := conn.CreateThenList("/l/lock-", nil, zk.WorldACL(zk.PermAll), zk.FlagEphemeral|zk.FlagSequence, "/l", false)
+		create, list := <-reqs, <-reqs
+		sendThenPing(t, conn, srv, createReply(create.Xid))
+		require.True(t, pending(created), "the create's reply, before the listing's came")
+		sendThenPing(t, conn, srv, append(wiretest.Header(list.Xid, 9, 0), append(wiretest.Jute(nil).Int(0), statBytes(stat)...)...))
+		require.False(t, pending(listed), "the listing's reply, with the create's")
+		p, err := (<-created).PathReply()
+		require.NoError(t, err)
+		require.Equal(t, "/l/lock-0000000001", p)
+	})
+	t.Run("a read and its setWatches", func(t *testing.T) {
+		conn, server := pipeConn(t)
+		srv := &wiretest.Conn{Conn: server}
+		reqs := sessionOn(t, conn, srv)
+		got, _, set := conn.GetWAndSetWatches("/l/lock-0000000001", 9, "/l/lock-0000000002")
+		get, setw := <-reqs, <-reqs
+		require.Equal(t, int32(opcodeSetWatches), setw.Opcode)
+		sendThenPing(t, conn, srv, append(wiretest.Header(get.Xid, 9, 0), append(wiretest.Jute(nil).Str("x"), statBytes(stat)...)...))
+		require.True(t, pending(got), "the read's reply, before the setWatches'")
+		sendThenPing(t, conn, srv, wiretest.Header(setw.Xid, 9, 0))
+		require.False(t, pending(set), "the setWatches' reply, with the read's")
+		data, _, err := (<-got).DataReply()
+		require.NoError(t, err)
+		require.Equal(t, []byte("x"), data)
+	})
+	t.Run("an end between them", func(t *testing.T) {
+		conn, server := pipeConn(t)
+		srv := &wiretest.Conn{Conn: server}
+		reqs := sessionOn(t, conn, srv)
+		created, listed, _ := conn.CreateThenList("/l/lock-", nil, zk.WorldACL(zk.PermAll), zk.FlagEphemeral|zk.FlagSequence, "/l", false)
+		create := <-reqs
+		<-reqs
+		sendThenPing(t, conn, srv, createReply(create.Xid))
+		require.True(t, pending(created), "held")
+		require.NoError(t, server.Close())
+		_, err := readAs(conn)
+		require.Error(t, err, "the connection ended")
+		r, ok := <-created
+		require.True(t, ok, "the create's reply, which came")
+		_, err = r.PathReply()
+		require.NoError(t, err)
+		_, ok = <-listed
+		require.False(t, ok, "the listing's: closed")
+	})
+}
