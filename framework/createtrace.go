@@ -82,6 +82,7 @@ func (t *CreateTrace) Listing(ctx context.Context) (children []string, watch <-c
 			return nil, nil, false, nil
 		}
 		names, _, err := r.ChildrenReply()
+		r.Done()
 		if err != nil {
 			return nil, nil, true, fmt.Errorf("framework: %s: %w", l.path, err)
 		}

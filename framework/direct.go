@@ -68,6 +68,7 @@ func (d direct[T]) decode(r wire.Reply, ok bool) (T, error) {
 		var zero T
 		return zero, wire.ErrConnectionLost
 	}
+	defer r.Done() // read copies what it keeps
 	return d.read(r)
 }
 

@@ -23,24 +23,27 @@ import (
 // the instrumentation off (no providers) under a context that cannot end and under
 // one that can (off-deadline: every request then runs on a request goroutine, so
 // that the caller can stop waiting), with metrics only, and on (the SDK, with a
-// reader that is never collected and spans exported to nowhere):
+// reader that is never collected and spans exported to nowhere). zk.Lock-32 and
+// off-32 are the first two with 32 participants, where each listing names 32 nodes:
 //
 //	go test -run '^$' -bench ContendedAcquisition -benchtime 2000x -count 6 ./recipes/mutex/
 //
 // Add -cpuprofile to see where a contended acquisition's CPU goes (bench/analysis.md).
 func BenchmarkContendedAcquisition(b *testing.B) {
 	srv := zktest.NewServer(b)
-	b.Run("zk.Lock", func(b *testing.B) { benchmarkContendedZKLock(b, srv) })
-	b.Run("off", func(b *testing.B) { benchmarkContended(b, srv, context.Background()) })
+	b.Run("zk.Lock", func(b *testing.B) { benchmarkContendedZKLock(b, srv, 2) })
+	b.Run("off", func(b *testing.B) { benchmarkContended(b, srv, context.Background(), 2) })
+	b.Run("zk.Lock-32", func(b *testing.B) { benchmarkContendedZKLock(b, srv, 32) })
+	b.Run("off-32", func(b *testing.B) { benchmarkContended(b, srv, context.Background(), 32) })
 	b.Run("off-deadline", func(b *testing.B) {
 		ctx, cancel := context.WithTimeout(context.Background(), time.Hour)
 		defer cancel()
-		benchmarkContended(b, srv, ctx)
+		benchmarkContended(b, srv, ctx, 2)
 	})
 	b.Run("metrics", func(b *testing.B) {
 		mp := sdkmetric.NewMeterProvider(sdkmetric.WithReader(sdkmetric.NewManualReader()))
 		defer func() { _ = mp.Shutdown(context.Background()) }()
-		benchmarkContended(b, srv, context.Background(), framework.WithMeterProvider(mp))
+		benchmarkContended(b, srv, context.Background(), 2, framework.WithMeterProvider(mp))
 	})
 	b.Run("on", func(b *testing.B) {
 		mp := sdkmetric.NewMeterProvider(sdkmetric.WithReader(sdkmetric.NewManualReader()))
@@ -49,12 +52,12 @@ func BenchmarkContendedAcquisition(b *testing.B) {
 			_ = mp.Shutdown(context.Background())
 			_ = tp.Shutdown(context.Background())
 		}()
-		benchmarkContended(b, srv, context.Background(), framework.WithMeterProvider(mp), framework.WithTracerProvider(tp))
+		benchmarkContended(b, srv, context.Background(), 2, framework.WithMeterProvider(mp), framework.WithTracerProvider(tp))
 	})
 }
 
-func benchmarkContended(b *testing.B, srv *zktest.Server, ctx context.Context, opts ...framework.Option) {
-	var mutexes [2]locker
+func benchmarkContended(b *testing.B, srv *zktest.Server, ctx context.Context, sessions int, opts ...framework.Option) {
+	mutexes := make([]locker, sessions)
 	for i := range mutexes {
 		c, err := framework.New([]string{srv.Addr()}, opts...)
 		if err != nil {
@@ -68,13 +71,13 @@ func benchmarkContended(b *testing.B, srv *zktest.Server, ctx context.Context, o
 			b.Fatal(err)
 		}
 	}
-	runContended(b, ctx, mutexes[:])
+	runContended(b, ctx, mutexes)
 }
 
 // benchmarkContendedZKLock is the same with go-zookeeper's bare zk.Lock, the floor
 // our client CPU is measured against.
-func benchmarkContendedZKLock(b *testing.B, srv *zktest.Server) {
-	var mutexes [2]locker
+func benchmarkContendedZKLock(b *testing.B, srv *zktest.Server, sessions int) {
+	mutexes := make([]locker, sessions)
 	for i := range mutexes {
 		conn, events, err := zk.Connect([]string{srv.Addr()}, 10*time.Second, zk.WithLogInfo(false))
 		if err != nil {
@@ -91,7 +94,7 @@ func benchmarkContendedZKLock(b *testing.B, srv *zktest.Server) {
 		}
 		mutexes[i] = zkLock{zk.NewLock(conn, "/bench/zklock", framework.WorldACL(framework.PermAll))}
 	}
-	runContended(b, context.Background(), mutexes[:])
+	runContended(b, context.Background(), mutexes)
 }
 
 // locker is what the benchmark takes and releases: a Mutex, or zk.Lock through zkLock.
@@ -111,9 +114,9 @@ func runContended(b *testing.B, ctx context.Context, mutexes []locker) {
 	before := cpuTime()
 	var wg sync.WaitGroup
 	for i, m := range mutexes {
-		n := b.N / 2
+		n := b.N / len(mutexes)
 		if i == 0 {
-			n += b.N % 2
+			n += b.N % len(mutexes)
 		}
 		wg.Add(1)
 		go func() {

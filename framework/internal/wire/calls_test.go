@@ -105,6 +105,9 @@ func TestCallsWriteTheirRequestsAndReadTheirReplies(t *testing.T) {
 		require.NoError(t, err)
 		require.Equal(t, []string{"lock-1", "lock-2"}, names)
 		require.Equal(t, stat, s)
+		// Copies: the body's buffer serves another reply once this one is done.
+		overwrite(r.Body)
+		require.Equal(t, []string{"lock-1", "lock-2"}, names)
 	})
 	t.Run("exists", func(t *testing.T) {
 		req, r := exchange(t, func(c *Conn) <-chan Reply { return c.Exists("/a") }, 0, statBytes(stat))
@@ -124,9 +127,11 @@ func TestCallsWriteTheirRequestsAndReadTheirReplies(t *testing.T) {
 		require.Equal(t, []byte("value"), data)
 		require.Equal(t, stat, s)
 		// The data is a copy: a slice of the body would keep the stat's bytes alive
-		// for as long as a cache keeps the node's data.
-		clear(r.Body)
+		// for as long as a cache keeps the node's data, and the body's buffer serves
+		// another reply once this one is done.
+		overwrite(r.Body)
 		require.Equal(t, []byte("value"), data)
+		require.Equal(t, stat, s)
 	})
 	t.Run("get of a node without data", func(t *testing.T) {
 		_, r := exchange(t, func(c *Conn) <-chan Reply { return c.Get("/a") }, 0,
@@ -162,7 +167,34 @@ func TestCallsWriteTheirRequestsAndReadTheirReplies(t *testing.T) {
 		require.NoError(t, err)
 		require.Equal(t, "/l/lock-0000000001", p)
 		require.Equal(t, int64(42), r.Zxid, "the create's zxid: the node's czxid")
+		overwrite(r.Body)
+		require.Equal(t, "/l/lock-0000000001", p, "a copy")
 	})
+}
+
+// overwrite fills b as another reply read into its buffer would.
+func overwrite(b []byte) {
+	for i := range b {
+		b[i] = 'x'
+	}
+}
+
+// A reply's body buffer has the body's length, from the pool up to maxPooledBody
+// bytes, and a body larger than that is never pooled.
+func TestAReplysBodyBuffer(t *testing.T) {
+	for _, n := range []int{1, 68, minPooledBody, minPooledBody + 1, 5000, maxPooledBody, maxPooledBody + 1} {
+		r := Reply{buf: newBody(n)}
+		require.Len(t, *r.buf, n)
+		r.Done()
+	}
+	// A buffer too large to pool is not put back, for a small body to keep.
+	big := newBody(maxPooledBody + 1)
+	require.Len(t, *big, maxPooledBody+1)
+	Reply{buf: big}.Done()
+	for range 8 {
+		p := newBody(10)
+		require.LessOrEqual(t, cap(*p), maxPooledBody, "never a buffer too large to pool")
+	}
 }
 
 // A reply's error code is go-zookeeper's error of that code, as a call of

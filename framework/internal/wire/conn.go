@@ -78,7 +78,8 @@ type Reply struct {
 	Code int32
 	Body []byte
 
-	tooLarge error // why the reply was dropped, for Code codeTooLarge
+	buf      *[]byte // Body's buffer, pooled (bodies.go)
+	tooLarge error   // why the reply was dropped, for Code codeTooLarge
 }
 
 // SetReadDeadline is go-zookeeper's, bounded by Config.Handshake until the connect
@@ -227,14 +228,16 @@ func (t *Conn) readPacket() error {
 }
 
 // ourReply reads the body of a reply to a request of ours, left bytes, into a
-// buffer of the reply's own: through t.buf, each connection would keep a buffer the
-// size of the largest (a lock's listing of its waiters: 1 KB a waiter, with twenty
-// sessions queued, in BENCHMARKS-scale.md's run of 2026-12-06). go-zookeeper never
-// sees it.
+// buffer of the reply's own (bodies.go): through t.buf, each connection would keep a
+// buffer the size of the largest (a lock's listing of its waiters: 1 KB a waiter,
+// with twenty sessions queued, in BENCHMARKS-scale.md's run of 2026-12-06).
+// go-zookeeper never sees it.
 func (t *Conn) ourReply(left int, hd header) error {
 	var body []byte
+	var buf *[]byte
 	if left > 0 {
-		body = make([]byte, left)
+		buf = newBody(left)
+		body = *buf
 		if err := t.readFull(body); err != nil {
 			return err
 		}
@@ -249,7 +252,7 @@ func (t *Conn) ourReply(left int, hd header) error {
 	t.h.cfg.Creates.replied(hd.xid, hd.zxid, hd.code)
 	t.refusedForAuth(hd.code)
 	t.watches.replied(hd.xid, hd.code)
-	t.reply(hd.xid, Reply{Zxid: hd.zxid, Code: hd.code, Body: body})
+	t.reply(hd.xid, Reply{Zxid: hd.zxid, Code: hd.code, Body: body, buf: buf})
 	return nil
 }
 
