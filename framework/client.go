@@ -64,7 +64,7 @@ type core struct {
 
 	phases
 	requests requests       // background work and the request goroutines (workers.go)
-	loops    sync.WaitGroup // the state goroutine and each replaced handle's close
+	loops    sync.WaitGroup // the client's own goroutines: the state goroutine, tracking, probes, a replaced handle's close
 	once     sync.Once
 }
 

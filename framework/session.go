@@ -179,7 +179,7 @@ func (c *Client) dial(gen int) *handle {
 	// which it never blocks on (it drops an event the channel has no room for), so
 	// nobody reads it while the handle lives: a goroutine draining it would be woken
 	// for every notification, two a contended lock acquisition. close reads it to its
-	// end, which says go-zookeeper's goroutines are done.
+	// end, which says go-zookeeper's connection loop is done.
 	conn, events, _ := zk.Connect(c.servers, c.opts.sessionTimeout,
 		zk.WithDialer(dialer),
 		zk.WithHostProvider(h.hosts),

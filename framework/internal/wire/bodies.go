@@ -18,8 +18,8 @@ const (
 	maxPooledBody = 64 << 10 // a larger body (a large node's data) is not kept for another
 )
 
-// newBody is a buffer of n bytes for a reply's body, from the pool if it has one
-// large enough. Its bytes are not zeroed: the reply is read over them.
+// newBody is a buffer of n bytes for a reply's body: the pool's, if the one it gives
+// is large enough. Its bytes are not zeroed: the reply is read over them.
 func newBody(n int) *[]byte {
 	if n > maxPooledBody {
 		b := make([]byte, n)
@@ -29,8 +29,8 @@ func newBody(n int) *[]byte {
 		*p = (*p)[:n]
 		return p
 	}
-	// None, or one too small, which is dropped: the pool's buffers grow to the
-	// largest bodies read.
+	// None, or one too small, which is dropped (a lock's listings, its largest
+	// bodies, come once or twice a grant, and its small replies fit in 1 KB).
 	b := make([]byte, n, max(minPooledBody, 1<<bits.Len(uint(n-1))))
 	return &b
 }

@@ -180,6 +180,17 @@ func TestABatchsFirstReplyWaitsForItsLast(t *testing.T) {
 	createReply := func(xid int32) []byte {
 		return append(wiretest.Header(xid, 9, 0), wiretest.Jute(nil).Str("/l/lock-0000000001")...)
 	}
+	handedOut := func(t *testing.T, ch <-chan Reply) Reply {
+		t.Helper()
+		select {
+		case r, ok := <-ch:
+			require.True(t, ok, "a reply, not the channel's close")
+			return r
+		default:
+			t.Fatal("the reply is not handed out")
+			return Reply{}
+		}
+	}
 	pending := func(ch <-chan Reply) bool {
 		select {
 		case <-ch:
@@ -198,7 +209,7 @@ func TestABatchsFirstReplyWaitsForItsLast(t *testing.T) {
 		require.True(t, pending(created), "the create's reply, before the listing's came")
 		sendThenPing(t, conn, srv, append(wiretest.Header(list.Xid, 9, 0), append(wiretest.Jute(nil).Int(0), statBytes(stat)...)...))
 		require.False(t, pending(listed), "the listing's reply, with the create's")
-		p, err := (<-created).PathReply()
+		p, err := handedOut(t, created).PathReply()
 		require.NoError(t, err)
 		require.Equal(t, "/l/lock-0000000001", p)
 	})
@@ -213,7 +224,7 @@ func TestABatchsFirstReplyWaitsForItsLast(t *testing.T) {
 		require.True(t, pending(got), "the read's reply, before the setWatches'")
 		sendThenPing(t, conn, srv, wiretest.Header(setw.Xid, 9, 0))
 		require.False(t, pending(set), "the setWatches' reply, with the read's")
-		data, _, err := (<-got).DataReply()
+		data, _, err := handedOut(t, got).DataReply()
 		require.NoError(t, err)
 		require.Equal(t, []byte("x"), data)
 	})
@@ -229,11 +240,9 @@ func TestABatchsFirstReplyWaitsForItsLast(t *testing.T) {
 		require.NoError(t, server.Close())
 		_, err := readAs(conn)
 		require.Error(t, err, "the connection ended")
-		r, ok := <-created
-		require.True(t, ok, "the create's reply, which came")
-		_, err = r.PathReply()
+		_, err = handedOut(t, created).PathReply()
 		require.NoError(t, err)
-		_, ok = <-listed
+		_, ok := <-listed
 		require.False(t, ok, "the listing's: closed")
 	})
 }
