@@ -179,22 +179,31 @@ func overwrite(b []byte) {
 	}
 }
 
-// A reply's body buffer has the body's length, from the pool up to maxPooledBody
-// bytes, and a body larger than that is never pooled.
-func TestAReplysBodyBuffer(t *testing.T) {
-	for _, n := range []int{1, 68, minPooledBody, minPooledBody + 1, 5000, maxPooledBody, maxPooledBody + 1} {
-		r := Reply{buf: newBody(n)}
-		require.Len(t, *r.buf, n)
-		r.Done()
+// A reply's body has its length; one of middling size is read into the
+// connection's spare buffer once the last reply read there is done, and the spare
+// is one buffer, never larger than maxSpareBody.
+func TestAReplysBodyAndTheSpare(t *testing.T) {
+	var s spareBody
+	for _, n := range []int{1, smallBody, maxSpareBody + 1} {
+		b, buf := s.body(n)
+		require.Len(t, b, n)
+		require.Nil(t, buf, "%d bytes: not the spare's", n)
 	}
-	// A buffer too large to pool is not put back, for a small body to keep.
-	big := newBody(maxPooledBody + 1)
-	require.Len(t, *big, maxPooledBody+1)
-	Reply{buf: big}.Done()
-	for range 8 {
-		p := newBody(10)
-		require.LessOrEqual(t, cap(*p), maxPooledBody, "never a buffer too large to pool")
-	}
+	b, buf := s.body(2000)
+	require.Len(t, b, 2000)
+	r := Reply{Body: b, buf: buf, spare: &s}
+	r.Done()
+	again, _ := s.body(1500)
+	require.Len(t, again, 1500)
+	require.Same(t, &b[0], &again[0], "the spare, once the reply was done")
+	_, notDone := s.body(1500)
+	require.NotSame(t, buf, notDone, "the spare is taken until its reply is done")
+	Reply{buf: notDone, spare: &s}.Done()
+	Reply{buf: buf, spare: &s}.Done() // the spare is there: this one is dropped
+	require.Same(t, notDone, s.p.Load())
+	big, _ := s.body(maxSpareBody)
+	require.Len(t, big, maxSpareBody)
+	require.LessOrEqual(t, cap(big), maxSpareBody)
 }
 
 // A reply's error code is go-zookeeper's error of that code, as a call of

@@ -39,6 +39,7 @@ type Conn struct {
 	fire   notification
 	firing bool
 	buf    []byte // the packets read whole: the connect response, notifications, ours
+	spare  spareBody
 	hold   replyHold
 
 	established atomic.Bool   // the connect response came, with a session
@@ -78,8 +79,9 @@ type Reply struct {
 	Code int32
 	Body []byte
 
-	buf      *[]byte // Body's buffer, pooled (bodies.go)
-	tooLarge error   // why the reply was dropped, for Code codeTooLarge
+	buf      *[]byte    // Body's buffer, to give back to spare (bodies.go)
+	spare    *spareBody // the connection's
+	tooLarge error      // why the reply was dropped, for Code codeTooLarge
 }
 
 // SetReadDeadline is go-zookeeper's, bounded by Config.Handshake until the connect
@@ -228,16 +230,15 @@ func (t *Conn) readPacket() error {
 }
 
 // ourReply reads the body of a reply to a request of ours, left bytes, into a
-// buffer of the reply's own (bodies.go): through t.buf, each connection would keep a
-// buffer the size of the largest (a lock's listing of its waiters: 1 KB a waiter,
-// with twenty sessions queued, in BENCHMARKS-scale.md's run of 2026-12-06).
-// go-zookeeper never sees it.
+// buffer of the reply's own, or the spare (bodies.go): through t.buf, each
+// connection would keep a buffer the size of the largest (a lock's listing of its
+// waiters: 1 KB a waiter, with twenty sessions queued, in BENCHMARKS-scale.md's run
+// of 2026-12-06). go-zookeeper never sees it.
 func (t *Conn) ourReply(left int, hd header) error {
 	var body []byte
 	var buf *[]byte
 	if left > 0 {
-		buf = newBody(left)
-		body = *buf
+		body, buf = t.spare.body(left)
 		if err := t.readFull(body); err != nil {
 			return err
 		}
@@ -252,7 +253,11 @@ func (t *Conn) ourReply(left int, hd header) error {
 	t.h.cfg.Creates.replied(hd.xid, hd.zxid, hd.code)
 	t.refusedForAuth(hd.code)
 	t.watches.replied(hd.xid, hd.code)
-	t.reply(hd.xid, Reply{Zxid: hd.zxid, Code: hd.code, Body: body, buf: buf})
+	r := Reply{Zxid: hd.zxid, Code: hd.code, Body: body}
+	if buf != nil {
+		r.buf, r.spare = buf, &t.spare
+	}
+	t.reply(hd.xid, r)
 	return nil
 }
 
