@@ -248,21 +248,22 @@ demo:
 # metrics against metrics and traces (scripts/bench-telemetry.sh, benchstat), into
 # docs/benchmarks/BENCHMARKS-telemetry.md. On ZooKeeper 3.9.6 with Curator 5.7.1 by
 # default, each report naming both as the server and the peer report them; ZKTEST_ZOOKEEPER=3.8 ZKTEST_CURATOR=5.4 make bench for 3.8 and 5.4.
-# And the lock scenarios in round trips (issue 45, -delay): zkrecipes, zk.Lock and
-# Curator through bench's own proxy, which delays every byte 5 ms each way, the unit
-# being one request through it, into docs/benchmarks/BENCHMARKS-latency.md.
+# First of all, the lock scenarios in round trips (issue 45, -delay): zkrecipes, zk.Lock
+# and Curator through bench's own proxy, which delays every byte 5 ms each way, the unit
+# being one request through it, into docs/benchmarks/BENCHMARKS-latency.md; BENCHMARKS.md
+# repeats its table and targets (-latency).
 BENCH_DIR := docs/benchmarks
-BENCH_ARGS ?= -out $(BENCH_DIR)/BENCHMARKS.md -plot bench/benchmarks.png
+BENCH_ARGS ?= -out $(BENCH_DIR)/BENCHMARKS.md -plot bench/benchmarks.png -latency build/bench-latency.json
 BENCH_ENSEMBLE_ARGS ?= -ensemble 3 -out $(BENCH_DIR)/BENCHMARKS-ensemble.md -plot '' -analysis '' -save build/bench-ensemble.json
 BENCH_RECIPES_ARGS ?= -recipes -out $(BENCH_DIR)/BENCHMARKS-recipes.md -plot '' -analysis '' -save build/bench-recipes.json
 BENCH_LATENCY_ARGS ?= -delay 5ms -out $(BENCH_DIR)/BENCHMARKS-latency.md -plot '' -analysis '' -save build/bench-latency.json
 .PHONY: bench build/bench
 bench: deps curator-peer build/bench
 	@scripts/deps.sh kazoo
+	build/bench $(BENCH_LATENCY_ARGS)
 	build/bench $(BENCH_ARGS)
 	build/bench $(BENCH_ENSEMBLE_ARGS)
 	build/bench $(BENCH_RECIPES_ARGS)
-	build/bench $(BENCH_LATENCY_ARGS)
 	GO=$(GO) scripts/bench-telemetry.sh $(BENCH_DIR)/BENCHMARKS-telemetry.md
 
 build/bench:

@@ -50,7 +50,7 @@ func TestReportPaths(t *testing.T) {
 // A report written where make bench writes it links its plot by a path that
 // resolves from there; the scale report's plots are written beside it.
 func TestReportLinksFromItsPlace(t *testing.T) {
-	md := (&driver.Report{}).Markdown(defaultOut, defaultPlot, "")
+	md := (&driver.Report{}).Markdown(defaultOut, defaultPlot, "", nil)
 	require.Contains(t, md, "](../../bench/benchmarks.png)")
 	_, err := os.Stat(filepath.Join(root, filepath.Dir(defaultOut), "../../bench/benchmarks.png"))
 	require.NoError(t, err)

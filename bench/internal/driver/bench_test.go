@@ -65,7 +65,7 @@ func TestSmoke(t *testing.T) {
 	require.True(t, math.IsNaN(semaphore.value(zkLockName)), "zk.Lock has no semaphore")
 
 	dir := t.TempDir()
-	md := rep.Markdown(filepath.Join(dir, "BENCHMARKS.md"), filepath.Join(dir, "b.png"), "")
+	md := rep.Markdown(filepath.Join(dir, "BENCHMARKS.md"), filepath.Join(dir, "b.png"), "", nil)
 	require.Contains(t, md, "| uncontended cycle, p50 (µs)")
 	require.Contains(t, md, "](b.png)")
 	require.NoError(t, rep.Save(filepath.Join(dir, "results.json")))
@@ -179,7 +179,12 @@ func TestLatencySmoke(t *testing.T) {
 		require.True(t, ok, id)
 		require.False(t, math.IsNaN(row.value(recipesName)), id)
 	}
-	require.Contains(t, rep.Markdown(filepath.Join(t.TempDir(), "B.md"), "", ""), "delays every byte by 1ms each way")
+	require.Contains(t, rep.Markdown(filepath.Join(t.TempDir(), "B.md"), "", "", nil), "delays every byte by 1ms each way")
+	// The main report repeats the latency run's table and targets in a section.
+	withRT := (&Report{}).Markdown(filepath.Join(t.TempDir(), "B.md"), "", "", rep)
+	require.Contains(t, withRT, "## In round trips")
+	require.Contains(t, withRT, "uncontended cycle, p50 (round trips)")
+	require.Contains(t, withRT, "latch hand-over ≤ 1.4 round trips")
 	for _, c := range cs {
 		require.NoError(t, c.Close())
 	}

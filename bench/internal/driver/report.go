@@ -467,7 +467,7 @@ var contenderText = map[string]string{
 
 // Markdown is the whole of BENCHMARKS.md, written at out, embedding the image plot
 // (if not empty) and the hand-written analysis file (if it exists).
-func (r *Report) Markdown(out, plot, analysis string) string {
+func (r *Report) Markdown(out, plot, analysis string, latency *Report) string {
 	var sb strings.Builder
 	w := func(format string, args ...any) { fmt.Fprintf(&sb, format, args...) }
 	where := "one ZooKeeper server"
@@ -514,6 +514,9 @@ func (r *Report) Markdown(out, plot, analysis string) string {
 	}
 
 	w("## Targets\n\n%s\n", r.TargetsText())
+	if latency != nil {
+		w("%s", latency.roundTrips())
+	}
 	if analysis != "" {
 		if text, err := os.ReadFile(analysis); err == nil {
 			w("%s\n\n", strings.TrimSpace(string(text)))
@@ -596,4 +599,24 @@ func (r *Report) Handovers() map[string][]time.Duration {
 		slices.Sort(out[c])
 	}
 	return out
+}
+
+// roundTrips is a latency run's table and targets, as a section of another report
+// (the main one, which issue 45 asks to show them): its own report, with every run
+// and the scenarios, is the one its -out wrote (BENCHMARKS-latency.md).
+func (r *Report) roundTrips() string {
+	var sb strings.Builder
+	w := func(format string, args ...any) { fmt.Fprintf(&sb, format, args...) }
+	w("## In round trips\n\n")
+	w("The lock scenarios again, from the latency run of %s (`build/bench %s`, %d runs per contender and scenario): ",
+		r.Date.Format("2006-01-02 15:04 MST"), strings.Join(r.Args, " "), r.Settings.Runs)
+	w("every contender reached the server through a proxy that delays every byte by %v each way, as a network would, ", r.Settings.Delay)
+	w("and one request through it, %v, is the unit of the figures in round trips. Its own report, with every run, ", r.Settings.RoundTrip.Round(10*time.Microsecond))
+	w("is BENCHMARKS-latency.md.\n\n")
+	if warn := r.BusyWarning(); warn != "" {
+		w("**%s**\n\n", warn)
+	}
+	w("%s\n", r.Table())
+	w("%s\n", r.TargetsText())
+	return sb.String()
 }
