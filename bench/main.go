@@ -55,7 +55,7 @@ type options struct {
 	analysis   string
 	save       string
 	from       string
-	latency    string
+	latency    *driver.Report // -latency's, read before anything runs
 	cpuprofile string
 }
 
@@ -101,9 +101,21 @@ func parseFlags() (options, error) {
 	flag.StringVar(&o.analysis, "analysis", defaultAnalysis, "hand-written analysis to include in the report, if the file exists")
 	flag.StringVar(&o.save, "save", "build/bench-results.json", "where to keep the raw results (empty: nowhere)")
 	flag.StringVar(&o.from, "from", "", "render the report from raw results saved earlier, without running anything (with -curves: several runs' files, comma-separated, merged)")
-	flag.StringVar(&o.latency, "latency", "", "raw results of a latency run (-delay, saved with -save) whose table and targets the report repeats in a section of its own (make bench runs it first)")
+	latency := flag.String("latency", "", "raw results of a latency run (-delay, saved with -save) whose table and targets the report repeats in a section of its own (make bench runs it first)")
 	flag.StringVar(&o.cpuprofile, "cpuprofile", "", "write a CPU profile of this process (the Go contenders) to this file")
 	flag.Parse()
+	if *latency != "" {
+		// Read now: a file missing or of the wrong kind fails the command before a run
+		// of minutes, not after it.
+		rep, err := driver.LoadReport(*latency)
+		if err != nil {
+			return o, fmt.Errorf("-latency: %w", err)
+		}
+		if rep.Settings.Delay <= 0 {
+			return o, fmt.Errorf("-latency: %s holds no latency run (made without -delay)", *latency)
+		}
+		o.latency = rep
+	}
 	if *zookeeper != "" {
 		// zktest's own choice of version, for every server the driver starts.
 		if err := os.Setenv("ZKTEST_ZOOKEEPER", *zookeeper); err != nil {
@@ -248,16 +260,6 @@ func run() error {
 
 // write prints the table and the targets, and writes the plot and the report.
 func write(rep *driver.Report, o options) error {
-	var latency *driver.Report
-	if o.latency != "" {
-		var err error
-		if latency, err = driver.LoadReport(o.latency); err != nil {
-			return fmt.Errorf("-latency: %w", err)
-		}
-		if latency.Settings.Delay <= 0 {
-			return fmt.Errorf("-latency: %s holds no latency run (made without -delay)", o.latency)
-		}
-	}
 	fmt.Println()
 	fmt.Print(rep.Table())
 	fmt.Println()
@@ -277,7 +279,7 @@ func write(rep *driver.Report, o options) error {
 		if err := os.MkdirAll(filepath.Dir(o.out), 0o755); err != nil {
 			return err
 		}
-		if err := os.WriteFile(o.out, []byte(rep.Markdown(o.out, plot, o.analysis, latency)), 0o644); err != nil {
+		if err := os.WriteFile(o.out, []byte(rep.Markdown(o.out, plot, o.analysis, o.latency)), 0o644); err != nil {
 			return err
 		}
 		driver.Say("wrote %s", o.out)

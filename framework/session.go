@@ -20,7 +20,7 @@ import (
 type handle struct {
 	gen     int
 	conn    *zk.Conn
-	events  <-chan zk.Event // go-zookeeper's, closed once its goroutines are done (see dial)
+	events  <-chan zk.Event // go-zookeeper's, closed once its connection loop is done (see dial)
 	log     *slog.Logger    // where a failed attempt is told; nil for slog.Default()
 	ctx     context.Context // ends when the handle closes: stops a TLS handshake
 	cancel  context.CancelFunc
