@@ -197,10 +197,15 @@ func (c *Client) Create(ctx context.Context, path string, data []byte, opts ...C
 // a dead session's leftover, not ours (Curator's CURATOR-498).
 func (c *Client) createProtected(ctx context.Context, full string, data []byte, o createOptions) (string, error) {
 	parent := parentPath(full)
-	target, id := protectedPath(parent, baseName(full))
+	// The id says whether anyone may read the node (saysAnyoneReads): asked of the
+	// ACL its path gets, the path that says so.
+	target, id := protectedPath(parent, baseName(full), true)
+	readable := anyoneReads(c.nodeACL(target, o))
+	if !readable {
+		target, id = protectedPath(parent, baseName(full), false)
+	}
 	if o.trace != nil {
 		f := c.creates.Follow(target, (*traceWritten)(o.trace))
-		readable := anyoneReads(c.nodeACL(target, o))
 		defer func() {
 			c.creates.Stop(f)
 			o.trace.mu.Lock()

@@ -118,8 +118,14 @@ func (p Plumbing) WatchData(ctx context.Context, c *Client, path string) (<-chan
 // watch, and one from 3.9.2 on delivers a node's notifications only to a session
 // that may read it: own must be a node anyone may read (CreateTrace.AnyoneReads).
 // path's watch is WatchData's, a read, refused as WatchData's is (ErrNoNode for a
-// node gone, ErrNoAuth for one we may not read). path may be "": then own's watch
-// is set alone, and the channel is nil.
+// node gone, ErrNoAuth for one we may not read), unless path's name is protected
+// with an id that says anyone may read the node (a lock's participant's, made by
+// this module with an ACL that lets anyone read it): then it is set in the
+// setWatches too, with no read, and a node gone, or changed since since, notifies
+// at once on the channel rather than failing. A node ahead of own in a lock's
+// queue was made before own, so that own's czxid is such a zxid unless the node
+// was written since (a revocation request), which wakes its waiter once for
+// nothing. path may be "": then own's watch is set alone, and the channel is nil.
 //
 // ownSet reports whether own's watch was set, whatever path's error: not where the
 // client cannot write its own requests (see WatchData), where path's watch is
@@ -142,14 +148,25 @@ func (p Plumbing) WatchDataSince(ctx context.Context, c *Client, since int64, pa
 	}
 	var watch <-chan zk.Event
 	var set <-chan wire.Reply
+	unread := saysAnyoneReads(baseName(path))
 	r, err := callDirect(c, ctx, opGetW, path, false, direct[result]{
 		send: func(t *wire.Conn, full string) <-chan wire.Reply {
 			ownSet = false
+			if unread {
+				var both <-chan wire.Reply
+				both, watch = t.WatchAndSetWatches(full, since, ownFull)
+				return both
+			}
 			var got <-chan wire.Reply
 			got, watch, set = t.GetWAndSetWatches(full, since, ownFull)
 			return got
 		},
 		read: func(r wire.Reply) (result, error) {
+			if unread {
+				err := r.Err()
+				ownSet = err == nil
+				return result{}, err
+			}
 			// own's answer comes right after path's, or the connection's end: its
 			// watch lasts the session, and the next connection sets it again, so only
 			// a refusal leaves it unset. A cut after path's answer fails nothing.

@@ -115,10 +115,14 @@ func FuzzProtectedName(f *testing.F) {
 		if protectedName(id, stripped) != name {
 			t.Fatalf("%q does not come back from id %q and name %q", name, id, stripped)
 		}
-		// Any name we protect is recognised, with our id.
-		_, mine := protectedPath("/", stripped)
-		if got, ok := ProtectedID(protectedName(mine, stripped)); !ok || got != mine {
-			t.Fatalf("our protected %q is read back as %q, %v", protectedName(mine, stripped), got, ok)
+		// Any name we protect is recognised, with our id, and says what its id says.
+		for _, anyoneReads := range []bool{false, true} {
+			_, mine := protectedPath("/", stripped, anyoneReads)
+			ours := protectedName(mine, stripped)
+			if got, ok := ProtectedID(ours); !ok || got != mine || saysAnyoneReads(ours) != anyoneReads {
+				t.Fatalf("our protected %q (anyone reads: %v) is read back as %q, %v, %v",
+					ours, anyoneReads, got, ok, saysAnyoneReads(ours))
+			}
 		}
 	})
 }

@@ -26,15 +26,20 @@ const (
 )
 
 // protectedPath returns the path under parent of a protected create of the node
-// name (see protectedName), with a fresh id, and that id: a random (version 4) UUID
-// in the lowercase dashed form that Curator writes. Use one id per logical create
-// and keep it across that create's retries, or the recovery cannot find the node.
-// The path is made in one allocation, the id being a part of it: every lock's
-// acquisition makes one.
-func protectedPath(parent, name string) (p, id string) {
+// name (see protectedName), with a fresh id, and that id: a random UUID in the
+// lowercase dashed form that Curator writes, of version 4, or of version 8 if
+// anyoneReads (see saysAnyoneReads). Use one id per logical create and keep it
+// across that create's retries, or the recovery cannot find the node. The path is
+// made in one allocation, the id being a part of it: every lock's acquisition makes
+// one.
+func protectedPath(parent, name string, anyoneReads bool) (p, id string) {
 	var u [16]byte
-	_, _ = rand.Read(u[:])  // never fails (crypto/rand)
-	u[6] = u[6]&0x0f | 0x40 // version 4
+	_, _ = rand.Read(u[:]) // never fails (crypto/rand)
+	version := byte(0x40)
+	if anyoneReads {
+		version = 0x80
+	}
+	u[6] = u[6]&0x0f | version
 	u[8] = u[8]&0x3f | 0x80 // the variant of RFC 9562
 	var dashed [protectedIDLen]byte
 	hex.Encode(dashed[0:8], u[0:4])
@@ -100,4 +105,26 @@ func StripProtection(name string) string {
 		return name
 	}
 	return name[protectedPrefixLen:]
+}
+
+// A protected id of version 8 (RFC 9562's version for ids laid out as their maker
+// chooses, random here as version 4's) says that its creator gave the node an ACL
+// that lets anyone read it (world:anyone has READ). A waiter sees only the names of
+// the nodes ahead of it, and must know this of the one it watches to watch it
+// without reading it, in the request that sets its own node's watch
+// (Plumbing.WatchDataSince): a server from 3.9.2 on delivers a node's notifications
+// only to a session that may read it, and refuses the read, not the watch, to one
+// that may not. Curator reads no more of an id than its text, and writes version 4:
+// its nodes, and ours whose ACL keeps anyone from reading them, are watched with a
+// read. A creator whose id says so of a node anyone may not read (or an ACL changed
+// since) can only keep its waiter waiting, as a creator that never lets go can.
+const anyoneReadsVersion = '8'
+
+// protectedVersionAt is where the version digit of a protected name's id is.
+const protectedVersionAt = len(protectedMarker) + 14
+
+// saysAnyoneReads reports whether the node name is protected and its id says that
+// anyone may read the node.
+func saysAnyoneReads(name string) bool {
+	return IsProtectedName(name) && name[protectedVersionAt] == anyoneReadsVersion
 }

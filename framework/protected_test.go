@@ -66,14 +66,20 @@ func TestProtectedNameRoundTrip(t *testing.T) {
 	seen := map[string]bool{}
 	for i := range 100 {
 		parent := []string{"/", "/a/b"}[i%2]
-		p, id := protectedPath(parent, "lock-")
+		anyoneReads := i%3 == 0
+		p, id := protectedPath(parent, "lock-", anyoneReads)
 		require.Equal(t, joinPath(parent, protectedName(id, "lock-")), p)
 		require.Len(t, id, 36)
 		require.Equal(t, strings.ToLower(id), id, "Curator writes lower case")
 		u, err := uuid.Parse(id)
 		require.NoError(t, err)
-		require.Equal(t, uuid.Version(4), u.Version(), id)
+		version := uuid.Version(4)
+		if anyoneReads {
+			version = 8
+		}
+		require.Equal(t, version, u.Version(), id)
 		require.Equal(t, uuid.RFC4122, u.Variant(), id)
+		require.Equal(t, anyoneReads, saysAnyoneReads(protectedName(id, "lock-0000000001")), id)
 		require.False(t, seen[id], "ids repeat")
 		seen[id] = true
 
@@ -100,5 +106,32 @@ func TestProtectedPathIsOneAllocation(t *testing.T) {
 	if raceEnabled {
 		t.Skip("the race detector's instrumentation allocates")
 	}
-	require.Equal(t, 1.0, testing.AllocsPerRun(100, func() { _, _ = protectedPath("/locks/a", "lock-") }))
+	require.Equal(t, 1.0, testing.AllocsPerRun(100, func() { _, _ = protectedPath("/locks/a", "lock-", true) }))
+}
+
+// A protected node's id says whether the ACL it was made with lets anyone read it,
+// the ACL the server holds: so a waiter behind it may watch it with no read
+// (Plumbing.WatchDataSince).
+func TestAProtectedIDSaysWhetherAnyoneReads(t *testing.T) {
+	srv := sharedServer(t)
+	ctx := testCtx(t)
+	c := newClient(t, []string{srv.Addr()}, WithAuth("digest", []byte("alice:secret")))
+	for _, tt := range []struct {
+		acl         []ACL
+		anyoneReads bool
+	}{
+		{WorldACL(PermAll), true},
+		{WorldACL(PermRead), true},
+		{append(AuthACL(PermAll), WorldACL(PermRead)...), true},
+		{WorldACL(PermWrite | PermAdmin), false}, // ADMIN: GetACL needs it without READ
+		{AuthACL(PermAll), false},
+	} {
+		p, err := c.Create(ctx, "/protected-ids/lock-", nil, Protected(), Ephemeral(), Sequential(),
+			CreatingParentContainers(), WithNodeACL(tt.acl...))
+		require.NoError(t, err)
+		acl, _, err := c.GetACL(ctx, p)
+		require.NoError(t, err)
+		require.Equal(t, tt.anyoneReads, anyoneReads(acl), "the server's ACL")
+		require.Equal(t, tt.anyoneReads, saysAnyoneReads(baseName(p)), "%s made with %v", p, tt.acl)
+	}
 }

@@ -12,12 +12,13 @@ import (
 )
 
 // A latch behind the leader: its create, then its listing, then the watch on the
-// leader's node with its own node's watch in the same flight, since it leads next
+// leader's node with its own node's watch in one setWatches, with no read (the
+// leader's node's name says anyone may read it), since it leads next
 // (issue 45 item 7: a candidate further back watches only the one before it). The
 // leader's Close hands the leadership over on the notification, with no request
 // (issue 45 item 3).
 func TestLatchHandOverFlights(t *testing.T) {
-	const create, getData, getChildren2 = 1, 4, 12
+	const create, getChildren2, setWatches = 1, 12, 101
 	srv := zkrtest.Server(t)
 	ctx := testCtx(t)
 	d := zkrtest.NewFlightDialer()
@@ -36,7 +37,7 @@ func TestLatchHandOverFlights(t *testing.T) {
 	require.Equal(t, []int32{create}, d.Flight(t, 1))
 	require.NoError(t, <-started)
 	require.Equal(t, []int32{getChildren2}, d.Flight(t, 1), "the listing")
-	require.Equal(t, []int32{getData, 101}, d.Flight(t, 2), "the watch on the leader's node (a read) and our node's (a setWatches), in one write")
+	require.Equal(t, []int32{setWatches}, d.Flight(t, 1), "the watches on the leader's node and on ours, in one request")
 	require.NoError(t, leader.Close(ctx))
 	d.Notified(t)
 	require.NoError(t, next.Await(ctx))

@@ -79,3 +79,49 @@ func TestALastingWatchIsSetAgainOnEachConnection(t *testing.T) {
 	conn, _, reqs = connect(8)
 	require.Equal(t, int32(opcodeExists), next(conn, reqs).Opcode, "nothing to set again on the new session")
 }
+
+// A waiter that may read the node ahead watches it, with ours, in one setWatches
+// and no read: the node ahead is the connection's watch, and only ours lasts. A node
+// ahead already gone notifies at once, before the reply, as the server does, and
+// its watch hears it.
+func TestTheWatchAheadAndOursInOneSetWatches(t *testing.T) {
+	h := testHandle(t, nil)
+	last := int64(42)
+	h.lastZxid.Store(&last)
+	conn, server := pipeHandleConn(t, h)
+	srv := &wiretest.Conn{Conn: server}
+	reqs := sessionWithID(t, conn, srv, 7)
+
+	set, watch := conn.WatchAndSetWatches("/l/lock-1", 10, "/l/lock-2")
+	req := <-reqs
+	require.Equal(t, int32(opcodeSetWatches), req.Opcode)
+	require.Equal(t, wantSetWatches(10, "/l/lock-1", "/l/lock-2"), req.Body, "both as of the zxid given, in one request")
+	sendThenPing(t, conn, srv, wiretest.Header(req.Xid, 50, 0))
+	require.NoError(t, (<-set).Err())
+	require.True(t, conn.watches.on("/l/lock-1"), "the node ahead: the connection's watch")
+	require.False(t, h.lasting.on("/l/lock-1"), "not set again on the next connection")
+	require.True(t, h.lasting.on("/l/lock-2"), "ours lasts")
+	sendThenPing(t, conn, srv, wiretest.Notification(60, int32(zk.EventNodeDeleted), "/l/lock-1"))
+	require.Equal(t, zk.Event{Type: zk.EventNodeDeleted, State: 3, Path: "/l/lock-1"}, <-watch)
+
+	set, watch = conn.WatchAndSetWatches("/l/lock-0", 10, "/l/lock-2")
+	req = <-reqs
+	require.Equal(t, wantSetWatches(10, "/l/lock-0", "/l/lock-2"), req.Body)
+	sendThenPing(t, conn, srv,
+		wiretest.Notification(70, int32(zk.EventNodeDeleted), "/l/lock-0"), // gone: at once
+		wiretest.Header(req.Xid, 70, 0))
+	require.Equal(t, zk.Event{Type: zk.EventNodeDeleted, State: 3, Path: "/l/lock-0"}, <-watch)
+	require.NoError(t, (<-set).Err())
+	require.False(t, conn.watches.on("/l/lock-0"), "fired, and gone")
+
+	_, watch = conn.WatchAndSetWatches("/l/lock-9", 10)
+	req = <-reqs
+	sendThenPing(t, conn, srv, wiretest.Header(req.Xid, 80, -102)) // NoAuth
+	require.False(t, conn.watches.on("/l/lock-9"), "a refused request sets no watch")
+	_ = conn.Close()
+	select {
+	case ev, ok := <-watch:
+		t.Fatalf("a watch the server refused heard %+v, %v", ev, ok)
+	default:
+	}
+}

@@ -88,13 +88,33 @@ func (t *Conn) GetWAndSetWatches(path string, since int64, lasting ...string) (g
 	if len(lasting) > 0 {
 		var sp jute
 		var setXid int32
-		if set, sp, setXid = t.setWatches(since, lasting); sp != nil {
+		if set, sp, setXid = t.setWatches(since, lasting, lasting); sp != nil {
 			ps, paths = append(ps, sp), append(paths, lasting...)
 			t.handOutAfter(xid, setXid)
 		}
 	}
 	t.h.cfg.Watches.sendOneShot(t, ps, paths...)
 	return got, ch, set
+}
+
+// WatchAndSetWatches sets, with one setWatches request as of zxid since and no
+// read, a data watch on path, this connection's only, as GetW's (its event comes on
+// the channel), and data watches on lasting that last the session, as SetWatches':
+// a lock's waiter watches the node ahead and its own node, which it made, in one
+// request. path is watched so only where the caller knows that the server would let
+// us read it (see SetWatches); its data must not have changed since since, or it
+// notifies at once, as a node gone does, before the reply. The reply has no body; a
+// refused request sets no watch, and the channel then hears nothing.
+func (t *Conn) WatchAndSetWatches(path string, since int64, lasting ...string) (set <-chan Reply, watch <-chan zk.Event) {
+	ch := make(chan zk.Event, 1)
+	paths := append([]string{path}, lasting...)
+	set, p, xid := t.setWatches(since, paths, lasting)
+	if p == nil || !t.watches.add(xid, path, ch, false) {
+		close(ch)
+		return set, ch // closed, or closed when end() is done: nothing sent
+	}
+	t.h.cfg.Watches.sendOneShot(t, [][]byte{p}, paths...)
+	return set, ch
 }
 
 // closedReply is a closed reply channel, if want; else nil.
@@ -143,22 +163,22 @@ func (t *Conn) CreateThenList(path string, data []byte, acl []zk.ACL, flags int3
 // that may read the node: watch so only a node anyone may read. The reply has no
 // body.
 func (t *Conn) SetWatches(since int64, lasting ...string) <-chan Reply {
-	reply, p, _ := t.setWatches(since, lasting)
+	reply, p, _ := t.setWatches(since, lasting, lasting)
 	if p != nil {
 		t.h.cfg.Watches.sendOneShot(t, [][]byte{p}, lasting...)
 	}
 	return reply
 }
 
-// setWatches numbers a setWatches request for lasting and notes them; the caller
-// sends it. A nil packet: the connection has ended, and the reply's channel is
-// closed.
-func (t *Conn) setWatches(since int64, lasting []string) (<-chan Reply, jute, int32) {
+// setWatches numbers a setWatches request for data watches on paths and notes
+// those of lasting (some of paths) as lasting the session; the caller sends it. A
+// nil packet: the connection has ended, and the reply's channel is closed.
+func (t *Conn) setWatches(since int64, paths, lasting []string) (<-chan Reply, jute, int32) {
 	size := 20
-	for _, p := range lasting {
+	for _, p := range paths {
 		size += 4 + len(p)
 	}
-	p := setWatchesBody(newRequest(opcodeSetWatches, size), since, lasting)
+	p := setWatchesBody(newRequest(opcodeSetWatches, size), since, paths)
 	reply, xid, ok := t.call(p)
 	if !ok {
 		return reply, nil, 0

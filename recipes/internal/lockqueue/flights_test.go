@@ -5,6 +5,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/google/uuid"
 	"github.com/stretchr/testify/require"
 
 	"github.com/zkrecipes/zkrecipes/framework"
@@ -92,9 +93,11 @@ func TestUncontendedAcquireFlights(t *testing.T) {
 }
 
 // A waiter behind the first node sets its own node's watch with the watch on that
-// node, in one write; when the holder goes, the notification itself hands the
-// lock over, with no request (issue 45 items 1 and 3). Deleting the new holder's
-// node still ends its hold (issue 35).
+// node, in one request: a setWatches, with no read, for a node whose name says
+// anyone may read it (framework's protected ids, as ours are with the default ACL).
+// When the holder goes, the notification itself hands the lock over, with no
+// request (issue 45 items 1 and 3). Deleting the new holder's node still ends its
+// hold (issue 35).
 func TestHandOverOnTheNotification(t *testing.T) {
 	srv := zktest.NewServer(t)
 	ctx := zkrtest.Context(t)
@@ -106,7 +109,7 @@ func TestHandOverOnTheNotification(t *testing.T) {
 
 	d.Hold()
 	acquired := acquireInBackground(t, q)
-	require.Equal(t, []int32{opGetData, opSetWatches}, joined(t, d, 2), "the watches on the holder's node and on ours, in one write")
+	require.Equal(t, []int32{opSetWatches}, joined(t, d, 1), "the watches on the holder's node and on ours, in one request")
 	require.NoError(t, first.Release(ctx))
 	d.Notified(t)
 	h := <-acquired
@@ -140,7 +143,7 @@ func TestDowngradeAheadOfAWaitingWriter(t *testing.T) {
 
 	d.Hold()
 	acquired := acquireInBackground(t, q)
-	require.Equal(t, []int32{opGetData, opSetWatches}, joined(t, d, 2), "the watches on the writer's node and on ours, in one write")
+	require.Equal(t, []int32{opSetWatches}, joined(t, d, 1), "the watches on the writer's node and on ours, in one request")
 	seq, _ := Sequence(w.Node.Name(), []string{"write-"})
 	r, err := reader.HoldAt(ctx, nil, seq)
 	require.NoError(t, err)
@@ -177,4 +180,62 @@ func TestNoHandOverOnTheNotificationAmongForeignNodes(t *testing.T) {
 	d.Notified(t)
 	require.Equal(t, []int32{opGetChildren2, opSetWatches}, sorted(d.Flight(t, 2)), "a listing after the notification, with the holder's watch")
 	(<-acquired).Forget()
+}
+
+// A node whose name does not say that anyone may read it (Curator's, whose ids are
+// of version 4, or ours made with an ACL that keeps others from it) is watched with
+// a read, whose refusal would tell that its notifications never come (see
+// framework.Plumbing.WatchDataSince): the read and our own node's setWatches go in
+// one write, and the notification still hands the lock over.
+func TestAWaiterReadsANodeNotSaidReadable(t *testing.T) {
+	srv := zktest.NewServer(t)
+	ctx := zkrtest.Context(t)
+	c, d := flightClient(t, srv, "/curator")
+	curator := zkrtest.Client(t, []string{srv.Addr()})
+	first, err := curator.Create(ctx, "/curator/_c_"+uuid.NewString()+"-lock-", nil, framework.Ephemeral(), framework.Sequential())
+	require.NoError(t, err)
+	q := New(c, "/curator", "lock-", Exclusive, HandOverOnNotification())
+
+	d.Hold()
+	acquired := acquireInBackground(t, q)
+	require.Equal(t, []int32{opGetData, opSetWatches}, joined(t, d, 2), "the holder's node with a read, ours with none, in one write")
+	require.NoError(t, curator.Delete(ctx, first, -1))
+	d.Notified(t)
+	h := <-acquired
+	require.Empty(t, d.Pending(), "the hand-over asked the server nothing")
+	d.Release()
+	h.Forget()
+}
+
+// The node ahead, written between our create and our watch on it (a revocation
+// request, say), is not watched as of our create: the setWatches notifies at once,
+// and the waiter, woken for nothing, lists again and watches it with a read. It
+// still holds on the holder's going, and not before.
+func TestANodeAheadWrittenSinceOurCreateIsReadAfterAWake(t *testing.T) {
+	srv := zktest.NewServer(t)
+	ctx := zkrtest.Context(t)
+	c, d := flightClient(t, srv, "/written")
+	other := zkrtest.Client(t, []string{srv.Addr()})
+	first, err := New(other, "/written", "lock-", Exclusive).Acquire(ctx, nil, Options{Wait: true})
+	require.NoError(t, err)
+	q := New(c, "/written", "lock-", Exclusive, HandOverOnNotification())
+
+	d.Hold()
+	acquired := acquireInBackground(t, q)
+	require.Eventually(t, func() bool {
+		kids, _, err := other.Children(ctx, "/written")
+		return err == nil && len(kids) == 2
+	}, zkrtest.Wait, time.Millisecond, "our node made, its answer held")
+	_, err = other.Set(ctx, first.Node.Path, []byte("written since"), -1)
+	require.NoError(t, err)
+	require.Equal(t, []int32{opSetWatches}, joined(t, d, 1), "the watches on the holder's node and on ours, in one request")
+	require.Equal(t, []int32{opGetChildren2}, d.Flight(t, 1), "woken at once: a listing")
+	require.Equal(t, []int32{opGetData}, d.Flight(t, 1), "the holder's node, read this time; ours is set")
+	require.Empty(t, acquired, "no hold while the holder holds")
+	require.NoError(t, first.Release(ctx))
+	d.Notified(t)
+	h := <-acquired
+	require.Empty(t, d.Pending(), "the hand-over asked the server nothing")
+	d.Release()
+	h.Forget()
 }
