@@ -123,9 +123,10 @@ func (p Plumbing) WatchData(ctx context.Context, c *Client, path string) (<-chan
 // this module with an ACL that lets anyone read it): then it is set in the
 // setWatches too, with no read, and a node gone, or changed since since, notifies
 // at once on the channel rather than failing. A node ahead of own in a lock's
-// queue was made before own, so that own's czxid is such a zxid unless the node
-// was written since (a revocation request), which wakes its waiter once for
-// nothing. path may be "": then own's watch is set alone, and the channel is nil.
+// queue was made before own, so that own's czxid is such a zxid, unless it was
+// written since (a revocation request) or made since (a read/write lock's
+// downgrade, a wrapped sequence), which wakes its waiter once for nothing, and
+// everything of the client's that listens on that path. path may be "": then own's watch is set alone, and the channel is nil.
 //
 // ownSet reports whether own's watch was set, whatever path's error: not where the
 // client cannot write its own requests (see WatchData), where path's watch is
@@ -148,11 +149,11 @@ func (p Plumbing) WatchDataSince(ctx context.Context, c *Client, since int64, pa
 	}
 	var watch <-chan zk.Event
 	var set <-chan wire.Reply
-	unread := saysAnyoneReads(baseName(path))
+	noRead := saysAnyoneReads(baseName(path))
 	r, err := callDirect(c, ctx, opGetW, path, false, direct[result]{
 		send: func(t *wire.Conn, full string) <-chan wire.Reply {
 			ownSet = false
-			if unread {
+			if noRead {
 				var both <-chan wire.Reply
 				both, watch = t.WatchAndSetWatches(full, since, ownFull)
 				return both
@@ -162,7 +163,7 @@ func (p Plumbing) WatchDataSince(ctx context.Context, c *Client, since int64, pa
 			return got
 		},
 		read: func(r wire.Reply) (result, error) {
-			if unread {
+			if noRead {
 				err := r.Err()
 				ownSet = err == nil
 				return result{}, err

@@ -48,8 +48,10 @@ func WithID(id string) Option {
 // WithRevocationListener calls fn, on a goroutine of its own, when another client
 // asks the holder to release (Revoke). What to do is up to fn, typically to finish
 // the work at hand and Release. Reading the request costs one more request per
-// acquisition (every holder already watches its node, for its deletion). Default
-// none: a revocation request is not read. A nil fn is refused.
+// acquisition (every holder already watches its node, for its deletion). fn may be
+// called more than once for one request (each notification of a change to the
+// node's data is read again), as Curator's listener may. Default none: a revocation
+// request is not read. A nil fn is refused.
 func WithRevocationListener(fn func()) Option {
 	return func(o *options) error {
 		if fn == nil {

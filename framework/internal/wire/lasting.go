@@ -11,8 +11,8 @@ import (
 // connections. go-zookeeper keeps such watches by setting them again on every new
 // connection (SetWatches, as of the last zxid it read), so that a change or deletion
 // made meanwhile notifies at once; these are kept the same way, by the handle, and
-// set with the framework's own setWatches (Conn.SetWatches), which sets a waiter's
-// watch on the node ahead in the same request. Their notifications reach go-zookeeper,
+// set with the framework's own setWatches (Conn.SetWatches), or with a waiter's
+// watch on the node ahead in the same request (Conn.WatchAndSetWatches). Their notifications reach go-zookeeper,
 // which hands them to the client's subscribers (Client.OnWatchEvent) and to no
 // watcher of its own: nothing here waits on a channel.
 //

@@ -12,8 +12,9 @@ import (
 // (SetWatches) because its callers expect a watch to last the session. A caller that
 // reads again after any connection loss anyway (a lock's waiter, woken by every
 // change of the client's state) needs no more than the connection's: GetW sets one
-// with the framework's own getData, whose notification it hears on the reader's
-// goroutine, and whose channel closes when the connection ends. The notification
+// with the framework's own getData, and WatchAndSetWatches with a setWatches and no
+// read; their notifications are heard on the reader's goroutine, and their channels
+// close when the connection ends. The notification
 // still reaches go-zookeeper too, which hands it to the client's subscribers
 // (Client.OnWatchEvent) and to no watcher of its own.
 //

@@ -239,3 +239,34 @@ func TestANodeAheadWrittenSinceOurCreateIsReadAfterAWake(t *testing.T) {
 	d.Release()
 	h.Forget()
 }
+
+// The node ahead, gone before our watch on it reaches the server, notifies at once,
+// before the setWatches' answer, and the waiter holds on that notification, with no
+// listing: the node was the first of our listing, and our node's watch, set in the
+// same request, is answered with it.
+func TestANodeAheadGoneBeforeOurWatchHandsOver(t *testing.T) {
+	srv := zktest.NewServer(t)
+	ctx := zkrtest.Context(t)
+	c, d := flightClient(t, srv, "/gone")
+	other := zkrtest.Client(t, []string{srv.Addr()})
+	first, err := New(other, "/gone", "lock-", Exclusive).Acquire(ctx, nil, Options{Wait: true})
+	require.NoError(t, err)
+	q := New(c, "/gone", "lock-", Exclusive, HandOverOnNotification())
+
+	d.Hold()
+	acquired := acquireInBackground(t, q)
+	require.Eventually(t, func() bool {
+		kids, _, err := other.Children(ctx, "/gone")
+		return err == nil && len(kids) == 2
+	}, zkrtest.Wait, time.Millisecond, "our node made, its answer held")
+	require.NoError(t, first.Release(ctx))
+	require.Equal(t, []int32{opSetWatches}, joined(t, d, 1), "the watches on the holder's node and on ours, in one request")
+	h := <-acquired
+	require.Empty(t, d.Pending(), "the hand-over asked the server nothing more")
+	d.Release()
+	defer h.Forget()
+	ok, stat, err := other.Exists(ctx, h.Node.Path)
+	require.NoError(t, err)
+	require.True(t, ok)
+	require.Equal(t, stat.Czxid, h.FencingToken())
+}

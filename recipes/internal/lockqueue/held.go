@@ -238,9 +238,10 @@ func (t *Tracker) watch(ctx context.Context, n *Node) error {
 // others: see follow). If ahead is not "", the waiter's watch on the node ahead is
 // set with it and comes on the channel (framework.Plumbing.WatchDataSince): in the
 // same request, as of known, where ahead's name says anyone may read it (made
-// before ours, it has not changed since known unless written since, which wakes us
-// once for nothing); else in the same write, with a read, which the server refuses
-// if we may not read that node, and whose error is returned. It reports whether our watch was set so; if not (a change heard and not
+// before ours, it has not changed since known, unless written or made since, which
+// wakes us once for nothing; then we hold our watch, and read the node ahead);
+// else in the same write, with a read, which the server refuses if we may not read
+// that node, and whose error is returned. It reports whether our watch was set so; if not (a change heard and not
 // read yet, a client that cannot write its own requests), the caller reads the node
 // (watch), and the channel, if any, is ahead's watch alone.
 func (t *Tracker) armWith(ctx context.Context, n *Node, ahead string) (<-chan framework.Event, bool, error) {
