@@ -48,8 +48,12 @@ func TestSmoke(t *testing.T) {
 	rep := b.report(ctx, s, ran, time.Second)
 	cycles, ok := rep.row("uncontended-requests")
 	require.True(t, ok)
-	require.InDelta(t, 3, cycles.value(zkLockName), 0.01, "zk.Lock's uncontended cycle is create, list, delete")
-	require.InDelta(t, 4, cycles.value(limitName), 0.01, "an uncontended cycle is create, list, the holder's watch on its node, delete")
+	// go-zookeeper pings 20 s after it connects, busy or not: on a loaded machine (make
+	// test's parallel jobs under -race) one ping can fall in a measured part, one
+	// request more in s.Cycles; two would not.
+	onePing := 1.5 / float64(s.Cycles)
+	require.InDelta(t, 3, cycles.value(zkLockName), onePing, "zk.Lock's uncontended cycle is create, list, delete")
+	require.InDelta(t, 4, cycles.value(limitName), onePing, "an uncontended cycle is create, list, the holder's watch on its node, delete")
 	// Ours sends the listing once the create is written, in the create's flight, and
 	// the holder's watch on its node once it holds: a release that comes first (as in
 	// this loop) leaves it unsent.
