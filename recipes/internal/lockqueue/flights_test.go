@@ -212,21 +212,9 @@ func TestAWaiterReadsANodeNotSaidReadable(t *testing.T) {
 // and the waiter, woken for nothing, lists again and watches it with a read. It
 // still holds on the holder's going, and not before.
 func TestANodeAheadWrittenSinceOurCreateIsReadAfterAWake(t *testing.T) {
-	srv := zktest.NewServer(t)
 	ctx := zkrtest.Context(t)
-	c, d := flightClient(t, srv, "/written")
-	other := zkrtest.Client(t, []string{srv.Addr()})
-	first, err := New(other, "/written", "lock-", Exclusive).Acquire(ctx, nil, Options{Wait: true})
-	require.NoError(t, err)
-	q := New(c, "/written", "lock-", Exclusive, HandOverOnNotification())
-
-	d.Hold()
-	acquired := acquireInBackground(t, q)
-	require.Eventually(t, func() bool {
-		kids, _, err := other.Children(ctx, "/written")
-		return err == nil && len(kids) == 2
-	}, zkrtest.Wait, time.Millisecond, "our node made, its answer held")
-	_, err = other.Set(ctx, first.Node.Path, []byte("written since"), -1)
+	d, other, first, acquired := joinedBehindAHolder(t, "/written")
+	_, err := other.Set(ctx, first.Node.Path, []byte("written since"), -1)
 	require.NoError(t, err)
 	require.Equal(t, []int32{opSetWatches}, joined(t, d, 1), "the watches on the holder's node and on ours, in one request")
 	require.Equal(t, []int32{opGetChildren2}, d.Flight(t, 1), "woken at once: a listing")
@@ -245,20 +233,8 @@ func TestANodeAheadWrittenSinceOurCreateIsReadAfterAWake(t *testing.T) {
 // listing: the node was the first of our listing, and our node's watch, set in the
 // same request, is answered with it.
 func TestANodeAheadGoneBeforeOurWatchHandsOver(t *testing.T) {
-	srv := zktest.NewServer(t)
 	ctx := zkrtest.Context(t)
-	c, d := flightClient(t, srv, "/gone")
-	other := zkrtest.Client(t, []string{srv.Addr()})
-	first, err := New(other, "/gone", "lock-", Exclusive).Acquire(ctx, nil, Options{Wait: true})
-	require.NoError(t, err)
-	q := New(c, "/gone", "lock-", Exclusive, HandOverOnNotification())
-
-	d.Hold()
-	acquired := acquireInBackground(t, q)
-	require.Eventually(t, func() bool {
-		kids, _, err := other.Children(ctx, "/gone")
-		return err == nil && len(kids) == 2
-	}, zkrtest.Wait, time.Millisecond, "our node made, its answer held")
+	d, other, first, acquired := joinedBehindAHolder(t, "/gone")
 	require.NoError(t, first.Release(ctx))
 	require.Equal(t, []int32{opSetWatches}, joined(t, d, 1), "the watches on the holder's node and on ours, in one request")
 	h := <-acquired
@@ -269,4 +245,26 @@ func TestANodeAheadGoneBeforeOurWatchHandsOver(t *testing.T) {
 	require.NoError(t, err)
 	require.True(t, ok)
 	require.Equal(t, stat.Czxid, h.FencingToken())
+}
+
+// joinedBehindAHolder makes a holder of the lock at p on another client, then a
+// waiter whose answers d holds, and returns once the waiter's node is made, its
+// create's answer held: a test may change the holder's node before the waiter
+// knows of it.
+func joinedBehindAHolder(t *testing.T, p string) (*zkrtest.FlightDialer, *framework.Client, *Held, <-chan *Held) {
+	srv := zktest.NewServer(t)
+	ctx := zkrtest.Context(t)
+	c, d := flightClient(t, srv, p)
+	other := zkrtest.Client(t, []string{srv.Addr()})
+	first, err := New(other, p, "lock-", Exclusive).Acquire(ctx, nil, Options{Wait: true})
+	require.NoError(t, err)
+	q := New(c, p, "lock-", Exclusive, HandOverOnNotification())
+
+	d.Hold()
+	acquired := acquireInBackground(t, q)
+	require.Eventually(t, func() bool {
+		kids, _, err := other.Children(ctx, p)
+		return err == nil && len(kids) == 2
+	}, zkrtest.Wait, time.Millisecond, "our node made, its answer held")
+	return d, other, first, acquired
 }
