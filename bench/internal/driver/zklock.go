@@ -38,13 +38,32 @@ func (s *zkLockSession) WriteLock(string) (locker, error)      { return nil, err
 func (s *zkLockSession) Semaphore(string, int) (locker, error) { return nil, errUnsupported }
 
 func (s *zkLockSession) Latch(_ context.Context, path string, onLeader func()) (candidate, error) {
-	l := zkLocker{zk.NewLock(s.conn, path, openACL)}
+	l := zkLatch{l: zk.NewLock(s.conn, path, openACL), done: make(chan struct{})}
 	go func() {
+		defer close(l.done)
 		if l.l.Lock() == nil {
 			onLeader()
 		}
 	}()
 	return l, nil
+}
+
+// zkLatch is a zk.Lock whose Lock runs on a goroutine of its own: zk.Lock is not
+// safe for concurrent use, so Close unlocks only once that Lock has returned (a
+// candidate still waiting holds nothing; its session's close deletes its node), as
+// the race detector asked of a Close that met a Lock just returned.
+type zkLatch struct {
+	l    *zk.Lock
+	done chan struct{}
+}
+
+func (z zkLatch) Close(context.Context) error {
+	select {
+	case <-z.done:
+		return z.l.Unlock()
+	default:
+		return zk.ErrNotLocked
+	}
 }
 
 type zkLocker struct{ l *zk.Lock }
